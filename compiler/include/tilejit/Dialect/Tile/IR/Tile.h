@@ -1,0 +1,16 @@
+//===- Tile.h - The tile dialect and its operations ----------------------===//
+#ifndef TILEJIT_DIALECT_TILE_IR_TILE_H
+#define TILEJIT_DIALECT_TILE_IR_TILE_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "tilejit/Dialect/Tile/IR/TileDialect.h.inc"
+
+#define GET_OP_CLASSES
+#include "tilejit/Dialect/Tile/IR/TileOps.h.inc"
+
+#endif // TILEJIT_DIALECT_TILE_IR_TILE_H

@@ -1,0 +1,54 @@
+//===- TileDialect.td - The tile dialect: tile-level GPU kernels ---------===//
+//
+// The `tile` dialect holds kernels as the DSL wrote them: work on whole tiles
+// (fragments distributed over a thread block) rather than on threads.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEJIT_DIALECT_TILE_IR_TILEDIALECT_TD
+#define TILEJIT_DIALECT_TILE_IR_TILEDIALECT_TD
+
+include "mlir/IR/OpBase.td"
+
+def Tile_Dialect : Dialect {
+  let name = "tile";
+  let cppNamespace = "::mlir::tile";
+  let summary = "Tile-level GPU kernels: tiles of data moved and computed by a thread block.";
+  let description = [{
+    A kernel is a `func.func` carrying the `tile.threads` attribute (the number
+    of threads of its block). Its arguments are global tensors (strided
+    memrefs with dynamic sizes and strides) and scalars. Its body works on
+    *fragments*: statically shaped `tensor` values that live in the registers
+    of the whole block, each thread holding a part of them. Element-wise
+    arithmetic on fragments uses the `arith` dialect directly.
+
+    Example:
+
+    ```mlir
+    func.func @scale_copy(%x: memref<?x?xf32, strided<[?, ?], offset: ?>>,
+                          %out: memref<?x?xf32, strided<[?, ?], offset: ?>>,
+                          %scale: f32) attributes {tile.threads = 256 : i32} {
+      %bx = tile.block_id 0
+      %c32 = arith.constant 32 : index
+      %row = arith.muli %bx, %c32 : index
+      %c0 = arith.constant 0 : index
+      %t = tile.load %x[%row, %c0] : memref<?x?xf32, strided<[?, ?], offset: ?>> -> tensor<32x64xf32>
+      %s = tile.splat %scale : f32 -> tensor<32x64xf32>
+      %r = arith.mulf %t, %s : tensor<32x64xf32>
+      tile.store %r, %out[%row, %c0] : tensor<32x64xf32>, memref<?x?xf32, strided<[?, ?], offset: ?>>
+      return
+    }
+    ```
+  }];
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// Name of the attribute that marks a func.func as a tile kernel and gives
+    /// its number of threads per block.
+    static constexpr ::llvm::StringLiteral getThreadsAttrName() { return "tile.threads"; }
+  }];
+}
+
+class Tile_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Tile_Dialect, mnemonic, traits>;
+
+#endif // TILEJIT_DIALECT_TILE_IR_TILEDIALECT_TD

@@ -1,0 +1,102 @@
+//===- TileOps.td - Operations of the tile dialect -----------------------===//
+//
+// Block indices, tile loads and stores between global tensors and fragments,
+// and splats of scalars into fragments.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEJIT_DIALECT_TILE_IR_TILEOPS_TD
+#define TILEJIT_DIALECT_TILE_IR_TILEOPS_TD
+
+include "tilejit/Dialect/Tile/IR/TileDialect.td"
+include "mlir/IR/BuiltinTypes.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+// A fragment: a statically shaped tensor held in the registers of a block.
+def Tile_Fragment : Type<And<[AnyRankedTensor.predicate, HasStaticShapePred]>,
+                         "statically shaped tensor (a fragment)", "::mlir::RankedTensorType">;
+
+// A global tensor: a memref in global memory.
+def Tile_GlobalTensor : MemRefOf<[AnyType]>;
+
+def Tile_BlockIdOp : Tile_Op<"block_id", [Pure]> {
+  let summary = "The index of this thread block along one grid dimension.";
+  let description = [{
+    Returns the block's index along grid dimension `dim` (0 = x, 1 = y,
+    2 = z), as `index`.
+
+    Example:
+
+    ```mlir
+    %by = tile.block_id 1
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I32Attr, [IntMinValue<0>, IntMaxValue<2>]>:$dim);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$dim attr-dict";
+}
+
+def Tile_LoadOp : Tile_Op<"load", [MemoryEffects<[MemRead]>]> {
+  let summary = "Load a tile of a global tensor into a fragment.";
+  let description = [{
+    Reads the box of the fragment's shape whose first element is
+    `source[indices]`. Elements of the box that fall outside the tensor
+    (index >= the dimension's size) read as zero, unless `in_bounds` is set,
+    in which case the author promises the whole box is inside and no bounds
+    checks are emitted.
+
+    Example:
+
+    ```mlir
+    %t = tile.load %x[%row, %col] : memref<?x?xf32, strided<[?, ?], offset: ?>> -> tensor<32x64xf32>
+    ```
+  }];
+  let arguments = (ins Tile_GlobalTensor:$source, Variadic<Index>:$indices,
+                       UnitAttr:$in_bounds);
+  let results = (outs Tile_Fragment:$result);
+  let assemblyFormat = [{
+    $source `[` $indices `]` attr-dict `:` type($source) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>]> {
+  let summary = "Store a fragment into a tile of a global tensor.";
+  let description = [{
+    Writes the fragment to the box whose first element is `dest[indices]`.
+    Elements that fall outside the tensor are dropped, unless `in_bounds` is
+    set (then no bounds checks are emitted).
+
+    Example:
+
+    ```mlir
+    tile.store %t, %out[%row, %col] : tensor<32x64xf32>, memref<?x?xf32, strided<[?, ?], offset: ?>>
+    ```
+  }];
+  let arguments = (ins Tile_Fragment:$value, Tile_GlobalTensor:$dest,
+                       Variadic<Index>:$indices, UnitAttr:$in_bounds);
+  let assemblyFormat = [{
+    $value `,` $dest `[` $indices `]` attr-dict `:` type($value) `,` type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_SplatOp : Tile_Op<"splat", [Pure,
+    TypesMatchWith<"element type of the result matches the scalar",
+                   "result", "value",
+                   "::llvm::cast<::mlir::RankedTensorType>($_self).getElementType()">]> {
+  let summary = "Broadcast a scalar to every element of a fragment.";
+  let description = [{
+    Example:
+
+    ```mlir
+    %s = tile.splat %scale : f32 -> tensor<32x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyTypeOf<[AnyInteger, AnyFloat, Index]>:$value);
+  let results = (outs Tile_Fragment:$result);
+  let assemblyFormat = "$value attr-dict `:` type($value) `->` type($result)";
+}
+
+#endif // TILEJIT_DIALECT_TILE_IR_TILEOPS_TD

@@ -1,0 +1,105 @@
+// dsl.h - The embedded C++ tile DSL: build a kernel through a builder.
+#pragma once
+
+#include "tilejit/compiler/kernel.h"
+
+#include <cstdint>
+#include <memory>
+#include <source_location>
+#include <string_view>
+#include <vector>
+
+namespace tilejit::dsl {
+
+class KernelBuilder;
+
+/// A value of the kernel being built: an index, a scalar or a fragment (a
+/// tile held in the registers of the whole block). Cheap to copy.
+class Value {
+public:
+  Value() = default;
+  bool valid() const { return builder_ != nullptr; }
+  /// The underlying mlir::Value as an opaque pointer (for tilejit's compiler).
+  void *raw() const { return value_; }
+  KernelBuilder *builder() const { return builder_; }
+
+private:
+  friend class KernelBuilder;
+  Value(KernelBuilder *b, void *v) : builder_(b), value_(v) {}
+  KernelBuilder *builder_ = nullptr;
+  void *value_ = nullptr; // mlir::Value, opaque
+};
+
+/// A global tensor argument: strided, with run-time sizes and strides.
+class Tensor {
+public:
+  int rank() const { return rank_; }
+  DType dtype() const { return dtype_; }
+  void *raw() const { return value_; }
+
+private:
+  friend class KernelBuilder;
+  KernelBuilder *builder_ = nullptr;
+  void *value_ = nullptr;
+  int rank_ = 0;
+  DType dtype_ = DType::f32;
+};
+
+using Loc = std::source_location;
+
+/// Builds one kernel. Every call records the caller's source line, so a
+/// verifier error names the line of the kernel author's code.
+///
+///   dsl::KernelBuilder k("scale_copy", /*threads=*/256);
+///   auto x = k.tensor("x", DType::f32, 2);
+///   auto row = k.block_id(0) * k.index(32);
+///   auto t = k.load(x, {row, k.index(0)}, {32, 64});
+class KernelBuilder {
+public:
+  KernelBuilder(std::string_view name, int threads, Loc loc = Loc::current());
+  ~KernelBuilder();
+  KernelBuilder(const KernelBuilder &) = delete;
+  KernelBuilder &operator=(const KernelBuilder &) = delete;
+
+  /// A global tensor argument of the given element type and rank.
+  Tensor tensor(std::string_view name, DType dtype, int rank,
+                Loc loc = Loc::current());
+  /// A scalar argument passed by value.
+  Value scalar(std::string_view name, DType dtype, Loc loc = Loc::current());
+
+  /// The block's index along grid dimension `dim` (0, 1 or 2).
+  Value block_id(int dim, Loc loc = Loc::current());
+  /// An index constant.
+  Value index(int64_t value, Loc loc = Loc::current());
+
+  /// Loads the box of `shape` starting at `origin` into a fragment; elements
+  /// outside the tensor read as zero.
+  Value load(const Tensor &src, const std::vector<Value> &origin,
+             const std::vector<int64_t> &shape, Loc loc = Loc::current());
+  /// Stores a fragment at `origin`; elements outside the tensor are dropped.
+  void store(Value fragment, const Tensor &dst,
+             const std::vector<Value> &origin, Loc loc = Loc::current());
+
+  /// Arithmetic; a scalar meeting a fragment is broadcast to its shape.
+  Value add(Value a, Value b, Loc loc = Loc::current());
+  Value sub(Value a, Value b, Loc loc = Loc::current());
+  Value mul(Value a, Value b, Loc loc = Loc::current());
+
+  /// Finishes the kernel and verifies it. Throws UserError whose lines read
+  /// `file:line:col: error: message` at the author's call that is wrong.
+  Kernel build(Loc loc = Loc::current());
+
+  struct Impl;
+
+private:
+  friend Value operator+(Value, Value);
+  friend Value operator-(Value, Value);
+  friend Value operator*(Value, Value);
+  std::unique_ptr<Impl> impl_;
+};
+
+Value operator+(Value a, Value b);
+Value operator-(Value a, Value b);
+Value operator*(Value a, Value b);
+
+} // namespace tilejit::dsl

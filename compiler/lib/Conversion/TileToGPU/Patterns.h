@@ -1,0 +1,43 @@
+//===- Patterns.h - Patterns that lower tile ops to per-thread code ------===//
+//
+// Shared by the files of the TileToGPU conversion. A fragment of N elements in
+// a block of T threads becomes a vector<N/T x elt> in each thread; element l
+// (row-major) of the fragment is slot l / T of thread l % T.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TILEJIT_CONVERSION_TILETOGPU_PATTERNS_H
+#define TILEJIT_CONVERSION_TILETOGPU_PATTERNS_H
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir::tile {
+
+/// What the patterns of one kernel need to know: its block size and the
+/// value of gpu.thread_id x at the kernel's entry.
+struct ThreadMapping {
+  int64_t threads;
+  Value threadId;
+};
+
+/// Fragments -> per-thread vectors; every other type is kept.
+void populateFragmentTypeConversion(TypeConverter &converter,
+                                    const ThreadMapping &mapping);
+
+/// tile.block_id -> gpu.block_id.
+void populateIndexingToGPUPatterns(const TypeConverter &converter,
+                                   RewritePatternSet &patterns);
+
+/// tile.load and tile.store -> bounds-checked memref.load/store per slot.
+void populateLoadStoreToGPUPatterns(const TypeConverter &converter,
+                                    const ThreadMapping &mapping,
+                                    RewritePatternSet &patterns);
+
+/// tile.splat, arith.constant and element-wise arith ops on fragments -> the
+/// same on vectors.
+void populateElementwiseToGPUPatterns(const TypeConverter &converter,
+                                      RewritePatternSet &patterns);
+
+} // namespace mlir::tile
+
+#endif // TILEJIT_CONVERSION_TILETOGPU_PATTERNS_H

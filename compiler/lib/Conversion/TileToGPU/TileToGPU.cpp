@@ -1,0 +1,138 @@
+//===- TileToGPU.cpp - Turn tile kernels into gpu.func kernels -----------===//
+//
+// The pass driver of the conversion: moves each kernel into the module's
+// gpu.module, checks that its fragments divide among its threads, and runs
+// the patterns of LoadStoreToGPU.cpp and ElementwiseToGPU.cpp.
+//
+//===----------------------------------------------------------------------===//
+#include "Patterns.h"
+
+#include "tilejit/Conversion/Passes.h"
+#include "tilejit/Dialect/Tile/IR/Tile.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::tile {
+#define GEN_PASS_DEF_CONVERTTILETOGPU
+#include "tilejit/Conversion/Passes.h.inc"
+} // namespace mlir::tile
+
+using namespace mlir;
+using namespace mlir::tile;
+
+/// Name of the gpu.module that receives every kernel of a module.
+static constexpr StringLiteral kKernelModuleName = "tilejit_kernels";
+
+void mlir::tile::populateFragmentTypeConversion(TypeConverter &converter,
+                                                const ThreadMapping &mapping) {
+  converter.addConversion([](Type type) { return type; });
+  int64_t threads = mapping.threads;
+  converter.addConversion(
+      [threads](RankedTensorType type) -> std::optional<Type> {
+        if (!type.hasStaticShape() || type.getNumElements() % threads != 0)
+          return std::nullopt;
+        return VectorType::get({type.getNumElements() / threads},
+                               type.getElementType());
+      });
+}
+
+/// Every fragment must split evenly among the kernel's threads.
+static LogicalResult checkFragmentsDivide(Operation *kernel, int64_t threads) {
+  WalkResult result = kernel->walk([&](Operation *op) {
+    for (Type type : op->getResultTypes()) {
+      auto fragment = dyn_cast<RankedTensorType>(type);
+      if (!fragment || fragment.getNumElements() % threads == 0)
+        continue;
+      op->emitError() << "fragment " << fragment << " has "
+                      << fragment.getNumElements()
+                      << " elements; requires a multiple of the kernel's "
+                      << threads << " threads";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+static gpu::GPUModuleOp getOrCreateKernelModule(ModuleOp module) {
+  if (auto existing = module.lookupSymbol<gpu::GPUModuleOp>(kKernelModuleName))
+    return existing;
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                  b.getUnitAttr());
+  return gpu::GPUModuleOp::create(b, module.getLoc(), kKernelModuleName);
+}
+
+/// Moves the body of `func` into a new gpu.func kernel of `gpuModule`.
+static gpu::GPUFuncOp
+outlineKernel(func::FuncOp func, gpu::GPUModuleOp gpuModule, int64_t threads) {
+  OpBuilder b = OpBuilder::atBlockEnd(gpuModule.getBody());
+  auto kernel = gpu::GPUFuncOp::create(b, func.getLoc(), func.getName(),
+                                       func.getFunctionType());
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  kernel.setKnownBlockSizeAttr(
+      b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
+  kernel.getBody().getBlocks().clear();
+  kernel.getBody().takeBody(func.getBody());
+  kernel.walk([&](func::ReturnOp ret) {
+    OpBuilder rb(ret);
+    gpu::ReturnOp::create(rb, ret.getLoc());
+    ret.erase();
+  });
+  func.erase();
+  return kernel;
+}
+
+namespace {
+struct ConvertTileToGPUPass
+    : mlir::tile::impl::ConvertTileToGPUBase<ConvertTileToGPUPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<func::FuncOp> kernels;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (func->hasAttr(TileDialect::getThreadsAttrName()))
+        kernels.push_back(func);
+    if (kernels.empty())
+      return;
+    gpu::GPUModuleOp gpuModule = getOrCreateKernelModule(module);
+    for (func::FuncOp func : kernels) {
+      int64_t threads =
+          cast<IntegerAttr>(func->getAttr(TileDialect::getThreadsAttrName()))
+              .getInt();
+      if (failed(checkFragmentsDivide(func, threads)))
+        return signalPassFailure();
+      gpu::GPUFuncOp kernel = outlineKernel(func, gpuModule, threads);
+      if (failed(lowerFragments(kernel, threads)))
+        return signalPassFailure();
+    }
+  }
+
+  LogicalResult lowerFragments(gpu::GPUFuncOp kernel, int64_t threads) {
+    MLIRContext *ctx = &getContext();
+    OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
+    ThreadMapping mapping{threads, gpu::ThreadIdOp::create(b, kernel.getLoc(),
+                                                           gpu::Dimension::x)};
+
+    TypeConverter converter;
+    populateFragmentTypeConversion(converter, mapping);
+    RewritePatternSet patterns(ctx);
+    populateIndexingToGPUPatterns(converter, patterns);
+    populateLoadStoreToGPUPatterns(converter, mapping, patterns);
+    populateElementwiseToGPUPatterns(converter, patterns);
+
+    ConversionTarget target(*ctx);
+    target.addIllegalDialect<TileDialect>();
+    target.addLegalDialect<gpu::GPUDialect, scf::SCFDialect,
+                           vector::VectorDialect, memref::MemRefDialect>();
+    target.markUnknownOpDynamicallyLegal(
+        [&](Operation *op) { return converter.isLegal(op); });
+    return applyPartialConversion(kernel, target, std::move(patterns));
+  }
+};
+} // namespace

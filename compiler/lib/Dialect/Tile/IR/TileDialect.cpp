@@ -1,0 +1,38 @@
+//===- TileDialect.cpp - The tile dialect and its kernel attribute -------===//
+#include "tilejit/Dialect/Tile/IR/Tile.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+
+#include "tilejit/Dialect/Tile/IR/TileDialect.cpp.inc"
+
+void TileDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "tilejit/Dialect/Tile/IR/TileOps.cpp.inc"
+      >();
+}
+
+/// `tile.threads` marks a kernel: it sits on a func.func and gives the number
+/// of threads of the block, a multiple of the warp size up to 1024.
+LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
+                                                    NamedAttribute attr) {
+  if (attr.getName() != getThreadsAttrName())
+    return op->emitError() << "unknown tile dialect attribute '"
+                           << attr.getName().getValue() << "'";
+  if (!isa<func::FuncOp>(op))
+    return op->emitError() << "'" << getThreadsAttrName()
+                           << "' may only be set on a func.func";
+  auto threads = dyn_cast<IntegerAttr>(attr.getValue());
+  if (!threads || !threads.getType().isInteger(32))
+    return op->emitError() << "'" << getThreadsAttrName()
+                           << "' must be an i32 integer attribute";
+  int64_t n = threads.getInt();
+  if (n < 32 || n > 1024 || n % 32 != 0)
+    return op->emitError() << "'" << getThreadsAttrName() << "' is " << n
+                           << "; requires a multiple of 32 between 32 and 1024";
+  return success();
+}

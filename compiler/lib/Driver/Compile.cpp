@@ -1,0 +1,85 @@
+//===- Compile.cpp - tilejit::compile: a Kernel to PTX via the pipeline --===//
+#include "Diagnostics.h"
+#include "KernelImpl.h"
+
+#include "tilejit/Pipeline/Pipeline.h"
+#include "tilejit/compiler/compile.h"
+#include "tilejit/error.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+using namespace mlir;
+
+namespace tilejit {
+
+std::string_view name_of(Stage s) {
+  switch (s) {
+  case Stage::tile:
+    return "tile";
+  case Stage::gpu:
+    return "gpu";
+  case Stage::mlir:
+    return "mlir";
+  case Stage::llvm:
+    return "llvm";
+  case Stage::ptx:
+    return "ptx";
+  case Stage::sass:
+    return "sass";
+  }
+  return "?";
+}
+
+std::optional<Stage> parse_stage(std::string_view name) {
+  for (Stage s : kAllStages)
+    if (name_of(s) == name)
+      return s;
+  return std::nullopt;
+}
+
+int abi_words(const KernelParam &param) {
+  return param.kind == KernelParam::Kind::tensor ? 3 + 2 * param.rank : 1;
+}
+
+CompiledKernel compile(const Kernel &kernel, const CompileOptions &options) {
+  Kernel::Impl &impl = kernel.impl();
+  OwningOpRef<ModuleOp> module(impl.module->clone());
+
+  CompiledKernel out;
+  out.name = impl.name;
+  out.threads = impl.threads;
+  out.params = impl.params;
+
+  PipelineObserver observer;
+  observer.wantsText = [&](StringRef stage) {
+    std::optional<Stage> s = parse_stage(std::string_view(stage));
+    return s && std::find(options.keep.begin(), options.keep.end(), *s) !=
+                    options.keep.end();
+  };
+  observer.onText = [&](StringRef stage, StringRef text) {
+    out.stages[*parse_stage(std::string_view(stage))] = text.str();
+  };
+  observer.onTiming = [&](StringRef stage, double ms) {
+    out.timings.push_back({stage.str(), ms});
+  };
+
+  PipelineOptions pipeline;
+  pipeline.chip = options.chip;
+  pipeline.features = options.features;
+  pipeline.optLevel = options.opt_level;
+
+  DiagnosticCollector diags(impl.context.get());
+  FailureOr<std::string> ptx = lowerToPTX(*module, pipeline, observer);
+  if (failed(ptx))
+    throw InternalError(fmt::format(
+        "internal error: lowering kernel '{}' failed after it verified:\n{}",
+        impl.name, diags.text()));
+  out.ptx = std::move(*ptx);
+  if (std::find(options.keep.begin(), options.keep.end(), Stage::ptx) !=
+      options.keep.end())
+    out.stages[Stage::ptx] = out.ptx;
+  return out;
+}
+
+} // namespace tilejit

@@ -1,0 +1,26 @@
+//===- Diagnostics.h - Collect MLIR diagnostics as `file:line:col` text --===//
+#ifndef TILEJIT_DRIVER_DIAGNOSTICS_H
+#define TILEJIT_DRIVER_DIAGNOSTICS_H
+
+#include "mlir/IR/Diagnostics.h"
+
+#include <string>
+
+namespace tilejit {
+
+/// While alive, captures every diagnostic of `ctx` as one line
+/// `file:line:col: error: message` (notes indented below their error).
+class DiagnosticCollector {
+public:
+  explicit DiagnosticCollector(mlir::MLIRContext *ctx);
+  const std::string &text() const { return text_; }
+  bool empty() const { return text_.empty(); }
+
+private:
+  std::string text_;
+  mlir::ScopedDiagnosticHandler handler_;
+};
+
+} // namespace tilejit
+
+#endif // TILEJIT_DRIVER_DIAGNOSTICS_H

@@ -1,0 +1,167 @@
+//===- Pipeline.cpp - The one place that orders tilejit's passes ---------===//
+//
+// Every stage is named, can be printed (PipelineObserver::onText) and timed
+// (PipelineObserver::onTiming). The runtime and the CLI both call lowerToPTX;
+// neither builds a pipeline of its own.
+//
+//===----------------------------------------------------------------------===//
+#include "tilejit/Pipeline/Pipeline.h"
+
+#include "tilejit/Conversion/Passes.h"
+#include "tilejit/InitTilejit.h"
+
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/Transforms/OptimizeForNVVM.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "llvm/IR/Module.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+
+using namespace mlir;
+
+namespace {
+
+/// Runs one named stage and reports its time and, if wanted, its output.
+class StageRunner {
+public:
+  StageRunner(const tilejit::PipelineObserver &observer) : observer(observer) {}
+
+  template <typename Fn> auto timed(StringRef stage, Fn &&fn) {
+    auto start = std::chrono::steady_clock::now();
+    auto result = fn();
+    std::chrono::duration<double, std::milli> ms =
+        std::chrono::steady_clock::now() - start;
+    if (observer.onTiming)
+      observer.onTiming(stage, ms.count());
+    return result;
+  }
+
+  void print(StringRef stage, Operation *op) {
+    if (!wants(stage))
+      return;
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    op->print(os);
+    observer.onText(stage, text);
+  }
+
+  bool wants(StringRef stage) const {
+    return observer.onText && observer.wantsText && observer.wantsText(stage);
+  }
+
+  const tilejit::PipelineObserver &observer;
+};
+
+/// tile -> gpu: tile kernels become gpu.func kernels on per-thread vectors.
+void addTileToGPUPasses(OpPassManager &pm) {
+  pm.addPass(tile::createConvertTileToGPU());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+/// gpu -> mlir: upstream lowering of the gpu.module to the LLVM and NVVM
+/// dialects (the kernel half of gpu-lower-to-nvvm-pipeline).
+void addGPUToNVVMPasses(OpPassManager &pm,
+                        const tilejit::PipelineOptions &options) {
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = options.features;
+  target.optLevel = options.optLevel;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createArithToLLVMConversionPass());
+  ConvertIndexToLLVMPassOptions index;
+  index.indexBitwidth = 64;
+  pm.addPass(createConvertIndexToLLVMPass(index));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  ConvertGpuOpsToNVVMOpsOptions nvvm;
+  nvvm.indexBitwidth = 64;
+  kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+  kernels.addPass(LLVM::createNVVMOptimizeForTargetPass());
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+}
+
+/// mlir -> llvm -> ptx through the NVVM target attribute's serializer, which
+/// translates to LLVM IR, optimises it and runs the NVPTX back end.
+FailureOr<std::string> serializeToPTX(gpu::GPUModuleOp kernels,
+                                      StageRunner &runner) {
+  auto targets = kernels.getTargetsAttr();
+  if (!targets || targets.size() != 1)
+    return kernels.emitError("expected exactly one NVVM target on the module");
+  auto target = dyn_cast<gpu::TargetAttrInterface>(targets[0]);
+  if (!target)
+    return kernels.emitError(
+        "target attribute does not implement serialization");
+
+  std::string ptx;
+  auto optimizedIR = [&](llvm::Module &module) {
+    if (!runner.wants("llvm"))
+      return;
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module.print(os, nullptr);
+    runner.observer.onText("llvm", text);
+  };
+  auto isa = [&](StringRef text) { ptx = text.str(); };
+  SymbolTable *symbols = nullptr;
+  gpu::TargetOptions options(
+      /*toolkitPath=*/{}, /*librariesToLink=*/{}, /*cmdOptions=*/{},
+      /*elfSection=*/{}, gpu::CompilationTarget::Assembly,
+      [&]() { return symbols; }, /*initialLlvmIRCallback=*/{},
+      /*linkedLlvmIRCallback=*/{}, optimizedIR, isa);
+  std::optional<SmallVector<char, 0>> object =
+      target.serializeToObject(kernels, options);
+  if (!object)
+    return kernels.emitError("NVPTX code generation failed");
+  if (ptx.empty())
+    ptx.assign(object->begin(), object->end());
+  return ptx;
+}
+
+} // namespace
+
+FailureOr<std::string> tilejit::lowerToPTX(ModuleOp module,
+                                           const PipelineOptions &options,
+                                           const PipelineObserver &observer) {
+  initializeNVPTXBackend();
+  StageRunner runner(observer);
+  MLIRContext *ctx = module.getContext();
+
+  runner.print("tile", module);
+
+  PassManager toGPU(ctx);
+  addTileToGPUPasses(toGPU);
+  if (failed(runner.timed("gpu", [&] { return toGPU.run(module); })))
+    return failure();
+  runner.print("gpu", module);
+
+  PassManager toNVVM(ctx);
+  addGPUToNVVMPasses(toNVVM, options);
+  if (failed(runner.timed("mlir", [&] { return toNVVM.run(module); })))
+    return failure();
+  runner.print("mlir", module);
+
+  auto kernels = module.lookupSymbol<gpu::GPUModuleOp>("tilejit_kernels");
+  if (!kernels)
+    return module.emitError("the module holds no tile kernel");
+  return runner.timed("ptx", [&] { return serializeToPTX(kernels, runner); });
+}

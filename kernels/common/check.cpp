@@ -1,0 +1,67 @@
+// check.cpp - Argument validation for host entry points.
+#include "common/check.h"
+
+#include "tilejit/error.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <span>
+
+namespace tilejit::ops {
+
+static std::string shape_of(const rt::TensorView &t) {
+  return fmt::format("[{}]",
+                     fmt::join(std::span(t.shape.data(), t.rank), ", "));
+}
+
+void check_dtype(std::string_view op, std::string_view arg,
+                 const rt::TensorView &t, DType want) {
+  if (t.dtype != want)
+    throw UserError(fmt::format("{}: argument '{}' has dtype {}; requires {}",
+                                op, arg, name_of(t.dtype), name_of(want)));
+}
+
+void check_rank(std::string_view op, std::string_view arg,
+                const rt::TensorView &t, int want) {
+  if (t.rank != want)
+    throw UserError(fmt::format(
+        "{}: argument '{}' has shape {} (rank {}); requires rank {}", op, arg,
+        shape_of(t), t.rank, want));
+}
+
+void check_same_shape(std::string_view op, std::string_view a_name,
+                      const rt::TensorView &a, std::string_view b_name,
+                      const rt::TensorView &b) {
+  bool same = a.rank == b.rank;
+  for (int i = 0; same && i < a.rank; ++i)
+    same = a.shape[i] == b.shape[i];
+  if (!same)
+    throw UserError(fmt::format(
+        "{}: argument '{}' has shape {}; requires the shape of '{}', {}", op,
+        b_name, shape_of(b), a_name, shape_of(a)));
+}
+
+void check_pointer(std::string_view op, std::string_view arg,
+                   const rt::TensorView &t) {
+  for (int i = 0; i < t.rank; ++i)
+    if (t.strides[i] < 0)
+      throw UserError(fmt::format(
+          "{}: argument '{}' has stride[{}] = {}; requires a non-negative "
+          "stride",
+          op, arg, i, t.strides[i]));
+  if (t.numel() == 0)
+    return;
+  if (t.data == 0)
+    throw UserError(fmt::format(
+        "{}: argument '{}' is a null pointer with shape {}; requires device "
+        "memory",
+        op, arg, shape_of(t)));
+  std::size_t align = size_of(t.dtype);
+  if (t.data % align != 0)
+    throw UserError(fmt::format(
+        "{}: argument '{}' has address {:#x}; requires {}-byte alignment", op,
+        arg, static_cast<uint64_t>(t.data), align));
+}
+
+} // namespace tilejit::ops

@@ -1,0 +1,23 @@
+// check.h - Argument validation for host entry points: each failure throws
+// UserError naming the op, the argument, the value and the requirement.
+#pragma once
+
+#include "tilejit/runtime/tensor.h"
+
+#include <string_view>
+
+namespace tilejit::ops {
+
+void check_dtype(std::string_view op, std::string_view arg,
+                 const rt::TensorView &t, DType want);
+void check_rank(std::string_view op, std::string_view arg,
+                const rt::TensorView &t, int want);
+/// `b` must have the same shape as `a`.
+void check_same_shape(std::string_view op, std::string_view a_name,
+                      const rt::TensorView &a, std::string_view b_name,
+                      const rt::TensorView &b);
+/// Non-null unless empty, aligned to its element size, strides >= 0.
+void check_pointer(std::string_view op, std::string_view arg,
+                   const rt::TensorView &t);
+
+} // namespace tilejit::ops

@@ -1,0 +1,37 @@
+// scale_copy.h - out = x * scale over a strided 2-D tensor: the foundation's
+// proving kernel (element-wise work, tails, strides, the whole JIT path).
+#pragma once
+
+#include "tilejit/compiler/kernel.h"
+#include "tilejit/runtime/tensor.h"
+
+#include <cuda.h>
+
+namespace tilejit::elementwise {
+
+/// The static parameters a scale_copy kernel is specialised on.
+struct ScaleCopySpec {
+  DType dtype = DType::f32;
+  int block_m = 32;  ///< rows of the tile one block handles
+  int block_n = 128; ///< columns of the tile one block handles
+  int threads = 256;
+};
+
+/// out[i, j] = x[i, j] * scale for a 2-D f32 tensor `x` with any
+/// non-negative strides; `out` has x's shape and its own strides. Size 0 is a
+/// no-op. Throws UserError naming the argument for a wrong dtype, rank, shape,
+/// null or misaligned pointer; nothing is written then.
+///
+///   scale_copy(x, out, 2.0f, stream);
+void scale_copy(const rt::TensorView &x, const rt::TensorView &out, float scale,
+                CUstream stream = nullptr);
+
+/// The kernel in the DSL (scale_copy.dsl.cpp).
+Kernel scale_copy_kernel(const ScaleCopySpec &spec);
+
+/// The CPU reference (scale_copy_ref.cpp) on host memory, same layout rules.
+void scale_copy_ref(const float *x, const int64_t x_strides[2], float *out,
+                    const int64_t out_strides[2], int64_t rows, int64_t cols,
+                    float scale);
+
+} // namespace tilejit::elementwise

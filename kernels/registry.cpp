@@ -1,0 +1,50 @@
+// registry.cpp - The table of ops by name.
+#include "registry.h"
+
+#include "elementwise/scale_copy.h"
+
+#include "tilejit/error.h"
+
+#include <charconv>
+#include <fmt/format.h>
+
+namespace tilejit::ops {
+
+RunResult run_scale_copy(const OpArgs &args, const RunOptions &options);
+Kernel build_scale_copy(const OpArgs &args);
+
+double OpArgs::number(std::string_view op, std::string_view name,
+                      double fallback) const {
+  auto it = set.find(std::string(name));
+  if (it == set.end())
+    return fallback;
+  double value = 0;
+  const std::string &text = it->second;
+  auto [end, ec] =
+      std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size())
+    throw UserError(
+        fmt::format("{}: --set {}={} is not a number", op, name, text));
+  return value;
+}
+
+const std::vector<OpInfo> &all_ops() {
+  static const std::vector<OpInfo> ops = {
+      {"scale_copy",
+       "out = x * scale over a strided 2-D f32 tensor (foundation kernel)",
+       {"scale"},
+       {8192, 8192},
+       build_scale_copy,
+       run_scale_copy},
+  };
+  return ops;
+}
+
+const OpInfo *find_op(std::string_view name) {
+  for (const OpInfo &op : all_ops())
+    if (op.name == name)
+      return &op;
+  return nullptr;
+}
+
+} // namespace tilejit::ops

@@ -1,0 +1,61 @@
+// registry.h - The table of ops the CLI, the GPU tests and the benchmarks
+// reach by name: how to build each op's kernel and how to run and check it.
+#pragma once
+
+#include "tilejit/compiler/kernel.h"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tilejit::ops {
+
+/// An op invocation as the CLI describes it: `--shape`, `--dtype` and
+/// `--set NAME=VALUE` (NAME is the TileKernels argument name).
+struct OpArgs {
+  std::vector<int64_t> shape;
+  std::optional<DType> dtype;
+  std::map<std::string, std::string> set;
+
+  /// `--set name=...` as a number, or `fallback`; UserError if not a number.
+  double number(std::string_view op, std::string_view name,
+                double fallback) const;
+};
+
+struct RunOptions {
+  int warmup = 3;
+  int iters = 0;        ///< timed iterations; 0 runs and checks only
+  uint64_t seed = 2026; ///< input generator seed
+};
+
+/// What one run on the GPU found.
+struct RunResult {
+  std::string shape; ///< as printed, e.g. "8192x8192"
+  std::string
+      check; ///< e.g. "bitwise equal to CPU reference (67108864 elements)"
+  bool passed = false;
+  double ms = 0;      ///< mean time per call (iters > 0)
+  double bytes = 0;   ///< bytes the op must move (read + write)
+  double copy_ms = 0; ///< device-to-device copy of the same bytes, same run
+};
+
+struct OpInfo {
+  std::string_view name;
+  std::string_view summary;
+  std::vector<std::string_view> params; ///< names `--set` accepts
+  std::vector<int64_t> default_shape;
+  /// Builds the kernel for this specialisation (throws UserError for bad args).
+  std::function<Kernel(const OpArgs &)> kernel;
+  /// Runs on the GPU with seeded inputs, checks against the CPU reference.
+  std::function<RunResult(const OpArgs &, const RunOptions &)> run;
+};
+
+const std::vector<OpInfo> &all_ops();
+/// nullptr if no op has this name.
+const OpInfo *find_op(std::string_view name);
+
+} // namespace tilejit::ops

@@ -1,0 +1,59 @@
+// RUN: %tilejit-opt %s -convert-tile-to-gpu -split-input-file -verify-diagnostics | FileCheck %s
+// A 4x64 fragment over 128 threads: 2 slots per thread; slot s of thread t
+// is element s*128 + t, at row (s*128+t) / 64, column (s*128+t) % 64.
+
+// CHECK: module attributes {gpu.container_module}
+// CHECK: gpu.module @tilejit_kernels
+// CHECK: gpu.func @k(%[[X:.*]]: memref<?x?xf32, strided<[?, ?], offset: ?>>, %[[O:.*]]: memref<?x?xf32, strided<[?, ?], offset: ?>>, %[[S:.*]]: f32) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[BID:.*]] = gpu.block_id x
+// Slot 0: bounds check on both dimensions, zero outside.
+// CHECK: arith.divui
+// CHECK: memref.dim %[[X]]
+// CHECK: arith.cmpi ult
+// CHECK: arith.remui
+// CHECK: arith.andi
+// CHECK: scf.if %{{.*}} -> (f32)
+// CHECK:   memref.load %[[X]]
+// CHECK: } else {
+// CHECK:   scf.yield %{{.*}} : f32
+// Slot 1 is 128 elements further.
+// CHECK: arith.constant 128 : index
+// CHECK: scf.if
+// CHECK: %[[V:.*]] = vector.from_elements %{{.*}}, %{{.*}} : vector<2xf32>
+// CHECK: %[[SPLAT:.*]] = vector.broadcast %[[S]] : f32 to vector<2xf32>
+// CHECK: %[[R:.*]] = arith.mulf %[[V]], %[[SPLAT]] : vector<2xf32>
+// CHECK: vector.extract %[[R]][0]
+// CHECK: scf.if
+// CHECK:   memref.store %{{.*}}, %[[O]]
+// CHECK: vector.extract %[[R]][1]
+// CHECK: gpu.return
+// CHECK-NOT: func.func
+func.func @k(%x: memref<?x?xf32, strided<[?, ?], offset: ?>>,
+             %out: memref<?x?xf32, strided<[?, ?], offset: ?>>,
+             %scale: f32) attributes {tile.threads = 128 : i32} {
+  %bx = tile.block_id 0
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%bx, %c0] : memref<?x?xf32, strided<[?, ?], offset: ?>> -> tensor<4x64xf32>
+  %s = tile.splat %scale : f32 -> tensor<4x64xf32>
+  %r = arith.mulf %t, %s : tensor<4x64xf32>
+  tile.store %r, %out[%bx, %c0] : tensor<4x64xf32>, memref<?x?xf32, strided<[?, ?], offset: ?>>
+  return
+}
+
+// -----
+
+// in_bounds: no bounds checks, no scf.if.
+// CHECK-LABEL: gpu.func @promised
+// CHECK-NOT: scf.if
+// CHECK-NOT: memref.dim
+// CHECK: arith.constant dense<2.000000e+00> : vector<1xf32>
+// CHECK: gpu.return
+func.func @promised(%x: memref<?xf32>) attributes {tile.threads = 32 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0] {in_bounds} : memref<?xf32> -> tensor<32xf32>
+  %two = arith.constant dense<2.0> : tensor<32xf32>
+  %r = arith.addf %t, %two : tensor<32xf32>
+  tile.store %r, %x[%c0] {in_bounds} : tensor<32xf32>, memref<?xf32>
+  return
+}

@@ -1,0 +1,88 @@
+// RUN: %tilejit-opt %s -split-input-file -verify-diagnostics
+// Every verifier message of the tile dialect, one deliberate mistake each.
+
+func.func @rank(%x: memref<?x?xf32>) attributes {tile.threads = 256 : i32} {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'tile.load' op expects 2 indices for a rank-2 tensor, got 1}}
+  %t = tile.load %x[%c0] : memref<?x?xf32> -> tensor<32x64xf32>
+  return
+}
+
+// -----
+
+func.func @fragment_rank(%x: memref<?x?xf32>) attributes {tile.threads = 256 : i32} {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'tile.load' op fragment rank 1 differs from tensor rank 2}}
+  %t = tile.load %x[%c0, %c0] : memref<?x?xf32> -> tensor<256xf32>
+  return
+}
+
+// -----
+
+func.func @element_type(%x: memref<?x?xf32>) attributes {tile.threads = 256 : i32} {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'tile.load' op fragment element type 'f16' differs from tensor element type 'f32'}}
+  %t = tile.load %x[%c0, %c0] : memref<?x?xf32> -> tensor<32x64xf16>
+  return
+}
+
+// -----
+
+func.func @empty(%x: memref<?x?xf32>) attributes {tile.threads = 256 : i32} {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'tile.load' op fragment dimension 1 is 0; requires a positive size}}
+  %t = tile.load %x[%c0, %c0] : memref<?x?xf32> -> tensor<32x0xf32>
+  return
+}
+
+// -----
+
+func.func @divides(%x: memref<?x?xf32>, %t: tensor<32x65xf32>) attributes {tile.threads = 256 : i32} {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'tile.store' op fragment 'tensor<32x65xf32>' has 2080 elements; requires a multiple of the kernel's 256 threads}}
+  tile.store %t, %x[%c0, %c0] : tensor<32x65xf32>, memref<?x?xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tile.threads' is 100; requires a multiple of 32 between 32 and 1024}}
+func.func @threads() attributes {tile.threads = 100 : i32} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tile.threads' must be an i32 integer attribute}}
+func.func @threads_type() attributes {tile.threads = "many"} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tile.threads' may only be set on a func.func}}
+module attributes {tile.threads = 256 : i32} {
+}
+
+// -----
+
+// expected-error @+1 {{unknown tile dialect attribute 'tile.speed'}}
+func.func @unknown() attributes {tile.speed = 1 : i32} {
+  return
+}
+
+// -----
+
+func.func @block_id() {
+  // expected-error @+1 {{'tile.block_id' op attribute 'dim' failed to satisfy constraint: 32-bit signless integer attribute whose minimum value is 0 whose maximum value is 2}}
+  %b = tile.block_id 3
+  return
+}
+
+// -----
+
+func.func @splat(%s: f16) {
+  // expected-error @+1 {{'tile.splat' op failed to verify that element type of the result matches the scalar}}
+  %t = tile.splat %s : f16 -> tensor<32x64xf32>
+  return
+}

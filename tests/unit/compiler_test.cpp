@@ -1,0 +1,182 @@
+// compiler_test.cpp - The DSL, tile IR parsing and the pipeline to PTX, on
+// the CPU: what each stage holds and every user-facing compiler message.
+#include "tilejit/compiler/compile.h"
+#include "tilejit/compiler/dsl.h"
+#include "tilejit/error.h"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+using namespace tilejit;
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+
+namespace {
+
+Kernel scale_kernel(int block_m = 32, int block_n = 64, int threads = 256) {
+  dsl::KernelBuilder k("scale", threads);
+  auto x = k.tensor("x", DType::f32, 2);
+  auto out = k.tensor("out", DType::f32, 2);
+  auto s = k.scalar("s", DType::f32);
+  auto row = k.block_id(0) * k.index(block_m);
+  auto t = k.load(x, {row, k.index(0)}, {block_m, block_n});
+  k.store(t * s, out, {row, k.index(0)});
+  return k.build();
+}
+
+/// The message of the UserError `fn` throws ("" if it throws none).
+template <typename Fn> std::string user_error(Fn &&fn) {
+  try {
+    fn();
+  } catch (const UserError &e) {
+    return e.what();
+  }
+  return "";
+}
+
+} // namespace
+
+TEST_CASE("a DSL kernel records its signature", "[compiler]") {
+  Kernel k = scale_kernel();
+  CHECK(k.name() == "scale");
+  CHECK(k.threads() == 256);
+  REQUIRE(k.params().size() == 3);
+  CHECK(k.params()[0].name == "x");
+  CHECK(k.params()[0].kind == KernelParam::Kind::tensor);
+  CHECK(k.params()[0].rank == 2);
+  CHECK(k.params()[2].name == "s");
+  CHECK(k.params()[2].kind == KernelParam::Kind::scalar);
+  CHECK(k.params()[2].dtype == DType::f32);
+  CHECK(abi_words(k.params()[0]) == 7);
+  CHECK(abi_words(k.params()[2]) == 1);
+  CHECK_THAT(k.tile_ir(), Contains("tile.load") && Contains("tile.store") &&
+                              Contains("tile.splat") &&
+                              Contains("tile.threads = 256 : i32"));
+}
+
+TEST_CASE("compile lowers a kernel to PTX and keeps the stages asked for",
+          "[compiler]") {
+  Kernel k = scale_kernel();
+  CompileOptions options;
+  options.keep = {Stage::tile, Stage::gpu, Stage::mlir, Stage::llvm,
+                  Stage::ptx};
+  CompiledKernel c = compile(k, options);
+  CHECK(c.name == "scale");
+  CHECK(c.threads == 256);
+  CHECK_THAT(c.ptx,
+             Contains(".target sm_90a") && Contains(".visible .entry scale(") &&
+                 Contains(".maxntid 256, 1, 1") && Contains("ld.global") &&
+                 Contains("st.global") && Contains("mul.rn.f32"));
+  CHECK_THAT(c.stages[Stage::tile], Contains("tile.load"));
+  CHECK_THAT(c.stages[Stage::gpu],
+             Contains("gpu.func @scale") && Contains("gpu.thread_id"));
+  CHECK_THAT(c.stages[Stage::mlir],
+             Contains("llvm.func @scale") && Contains("nvvm.read.ptx.sreg"));
+  CHECK_THAT(c.stages[Stage::llvm], Contains("@scale("));
+  CHECK(c.stages[Stage::ptx] == c.ptx);
+  REQUIRE(c.timings.size() == 3);
+  CHECK(c.timings[0].stage == "gpu");
+  CHECK(c.timings[2].stage == "ptx");
+
+  // The kernel is not consumed: a second compile gives the same PTX.
+  CHECK(compile(k).ptx == c.ptx);
+  // Stages not asked for are not printed.
+  CHECK(compile(k).stages.empty());
+}
+
+TEST_CASE("a fragment that does not divide among the threads points at the "
+          "author's line",
+          "[compiler][error]") {
+  // Deliberate mistake: 32x65 elements for 256 threads.
+  int line = 0;
+  std::string msg = user_error([&] {
+    dsl::KernelBuilder k("bad", 256);
+    auto x = k.tensor("x", DType::f32, 2);
+    // clang-format off
+    line = __LINE__; k.load(x, {k.index(0), k.index(0)}, {32, 65});
+    // clang-format on
+    k.build();
+  });
+  CHECK_THAT(msg, Contains("compiler_test.cpp:" + std::to_string(line) + ":"));
+  CHECK_THAT(msg, Contains("error: 'tile.load' op fragment "
+                           "'tensor<32x65xf32>' has 2080 elements; requires a "
+                           "multiple of the kernel's 256 threads"));
+}
+
+TEST_CASE("DSL misuse gives one-line errors at the author's line",
+          "[compiler][error]") {
+  int line = 0;
+  // Deliberate mistake: index times float.
+  std::string msg = user_error([&] {
+    dsl::KernelBuilder k("bad", 256);
+    auto s = k.scalar("s", DType::f32);
+    line = __LINE__ + 1;
+    k.mul(k.index(2), s);
+  });
+  CHECK_THAT(msg, StartsWith(std::string(__FILE__) + ":" +
+                             std::to_string(line) + ":"));
+  CHECK_THAT(msg, Contains("error: cannot multiply values of types index and "
+                           "f32"));
+
+  // Deliberate mistake: grid dimension 3.
+  msg = user_error([] {
+    dsl::KernelBuilder k("bad", 256);
+    k.block_id(3);
+  });
+  CHECK_THAT(msg, Contains("error: block_id(3): requires a grid dimension 0, "
+                           "1 or 2"));
+
+  // Deliberate mistake: rank 0 tensor.
+  msg = user_error([] {
+    dsl::KernelBuilder k("bad", 256);
+    k.tensor("x", DType::f32, 0);
+  });
+  CHECK_THAT(msg, Contains("error: tensor 'x' has rank 0; requires 1 to 6"));
+
+  // Deliberate mistake: the origin has one index for a rank-2 tensor.
+  msg = user_error([] {
+    dsl::KernelBuilder k("bad", 256);
+    auto x = k.tensor("x", DType::f32, 2);
+    k.load(x, {k.index(0)}, {32, 64});
+    k.build();
+  });
+  CHECK_THAT(msg, Contains("error: 'tile.load' op expects 2 indices for a "
+                           "rank-2 tensor, got 1"));
+
+  // Deliberate mistake: 100 threads is not a multiple of the warp size.
+  msg = user_error([] { dsl::KernelBuilder("bad", 100).build(); });
+  CHECK_THAT(msg, Contains("error: 'tile.threads' is 100; requires a multiple "
+                           "of 32 between 32 and 1024"));
+}
+
+TEST_CASE("Kernel::parse reports parse and verifier errors with locations",
+          "[compiler][error]") {
+  // Deliberate mistake: an op the tile dialect does not have.
+  std::string msg = user_error([] {
+    Kernel::parse("func.func @k() attributes {tile.threads = 256 : i32} {\n"
+                  "  %0 = tile.nonsense 0\n  return\n}\n",
+                  "bad.mlir");
+  });
+  CHECK_THAT(msg, StartsWith("bad.mlir:2:"));
+  CHECK_THAT(msg, Contains("error: custom op 'tile.nonsense' is unknown"));
+
+  // Deliberate mistake: no kernel at all.
+  msg = user_error([] { Kernel::parse("func.func @f() { return }"); });
+  CHECK(msg == "tile IR holds 0 kernels (func.func with 'tile.threads'); "
+               "requires exactly one");
+}
+
+TEST_CASE("Kernel::parse accepts the printed form of a kernel", "[compiler]") {
+  Kernel a = scale_kernel();
+  Kernel b = Kernel::parse(a.tile_ir());
+  CHECK(b.name() == "scale");
+  CHECK(b.params().size() == 3);
+  CHECK(compile(b).ptx == compile(a).ptx);
+}
+
+TEST_CASE("stage names round-trip", "[compiler]") {
+  for (Stage s : kAllStages)
+    CHECK(parse_stage(name_of(s)) == s);
+  CHECK_FALSE(parse_stage("ptz").has_value());
+}

@@ -1,0 +1,48 @@
+// cmd_compile.cpp - `tilejit compile OP ...`: build the op's kernel for the
+// given specialisation, lower it and print the stages asked for.
+#include "commands.h"
+#include "options.h"
+#include "sass.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace tilejit::cli {
+
+int cmd_compile(Args args) {
+  OpCommand cmd = parse_op_command(
+      "compile", args, {"--shape", "--dtype", "--set", "--dump", "--timings"});
+  if (cmd.dump.empty())
+    cmd.dump = {Stage::ptx};
+
+  Kernel kernel = cmd.op->kernel(cmd.args);
+  CompileOptions options;
+  options.keep = cmd.dump;
+  CompiledKernel compiled = compile(kernel, options);
+
+  bool headers = cmd.dump.size() > 1;
+  for (Stage stage : cmd.dump) {
+    if (headers)
+      fmt::print("// ===== stage: {} =====\n", name_of(stage));
+    if (stage != Stage::sass) {
+      fmt::print("{}", compiled.stages[stage]);
+      continue;
+    }
+    SassResult sass = ptx_to_sass(compiled.ptx, options.chip);
+    if (!sass.report.empty())
+      fmt::print("{}", sass.report);
+    fmt::print("{}\n", sass.text);
+  }
+  if (cmd.timings) {
+    double total = 0;
+    for (const StageTime &t : compiled.timings) {
+      fmt::print(stderr, "tilejit: stage {:<5} {:8.2f} ms\n", t.stage, t.ms);
+      total += t.ms;
+    }
+    fmt::print(stderr, "tilejit: total       {:8.2f} ms\n", total);
+  }
+  return kOk;
+}
+
+} // namespace tilejit::cli

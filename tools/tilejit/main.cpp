@@ -1,0 +1,102 @@
+// main.cpp - The tilejit command line: a table of subcommands that also
+// generates --help; errors become one message and a documented exit code.
+#include "commands.h"
+#include "suggest.h"
+
+#include "tilejit/error.h"
+#include "tilejit/runtime/driver.h"
+#include "tilejit/version.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <exception>
+#include <vector>
+
+namespace tilejit::cli {
+namespace {
+
+struct Subcommand {
+  std::string_view name;
+  std::string_view usage;
+  std::string_view summary;
+  int (*run)(Args);
+};
+
+constexpr Subcommand kSubcommands[] = {
+    {"list", "list", "list the ops tilejit can compile, with their parameters",
+     cmd_list},
+    {"compile",
+     "compile OP [--shape AxB] [--dtype T] [--set NAME=VALUE]... "
+     "[--dump STAGE[,STAGE]|all] [--timings]",
+     "JIT-compile OP for a shape and print a stage (default: ptx); stages: "
+     "tile, gpu, mlir, llvm, ptx, sass",
+     cmd_compile},
+    {"run", "run OP [--shape AxB] [--dtype T] [--set NAME=VALUE]...",
+     "run OP on the GPU with seeded inputs and check it against the CPU "
+     "reference",
+     cmd_run},
+    {"bench",
+     "bench OP [--shape AxB] [--dtype T] [--set NAME=VALUE]... [--iters N]",
+     "run, check and time OP; report GB/s against a device-to-device copy",
+     cmd_bench},
+    {"cache", "cache dir", "show the kernel cache", cmd_cache},
+};
+
+void print_help() {
+  fmt::print("tilejit {} - JIT compiler of tile kernels for NVIDIA Hopper\n\n"
+             "usage: tilejit [--help] [--version] <command> [args]\n\n"
+             "commands:\n",
+             kVersion);
+  for (const Subcommand &s : kSubcommands)
+    fmt::print("  {:<9} {}\n", s.name, s.summary);
+  fmt::print("\nusage of each command:\n");
+  for (const Subcommand &s : kSubcommands)
+    fmt::print("  tilejit {}\n", s.usage);
+  fmt::print("\nexit codes: 0 ok, 1 user error, 2 internal error, "
+             "77 no GPU where one is needed\n");
+}
+
+void print_version() {
+  fmt::print("tilejit {}\nLLVM/MLIR {}\n{}\n", kVersion, kLLVMVersion,
+             rt::driver_status());
+}
+
+int dispatch(int argc, char **argv) {
+  std::vector<std::string_view> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" ||
+      args[0] == "help") {
+    print_help();
+    return args.empty() ? kUserError : kOk;
+  }
+  if (args[0] == "--version") {
+    print_version();
+    return kOk;
+  }
+  std::vector<std::string_view> names;
+  for (const Subcommand &s : kSubcommands) {
+    names.push_back(s.name);
+    if (s.name == args[0])
+      return s.run(Args(args).subspan(1));
+  }
+  throw UserError(fmt::format("tilejit: unknown command '{}'{}; 'tilejit "
+                              "--help' lists the commands",
+                              args[0], did_you_mean(args[0], names)));
+}
+
+} // namespace
+} // namespace tilejit::cli
+
+int main(int argc, char **argv) {
+  try {
+    return tilejit::cli::dispatch(argc, argv);
+  } catch (const tilejit::Error &e) {
+    std::fflush(stdout);
+    fmt::print(stderr, "{}\n", e.what());
+    return e.exit_code();
+  } catch (const std::exception &e) {
+    std::fflush(stdout);
+    fmt::print(stderr, "tilejit: internal error: {}\n", e.what());
+    return tilejit::cli::kInternalError;
+  }
+}
