@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# dev.sh - Set up, build and run tilejit on a fresh Debian 12 machine.
+#
+#   ./dev.sh        install what is missing, build, run the main job: JIT-compile
+#                   scale_copy for 8192x8192 and print its PTX; with a GPU, also
+#                   run it, check it against the CPU reference and report GB/s
+#   ./dev.sh test   install what is missing, build, run the whole test suite
+#
+# A second run skips what is installed and built already.
+set -euo pipefail
+cd "$(dirname "$0")"
+mode=${1:-main}
+case "$mode" in
+  main|test) ;;
+  *) echo "dev.sh: unknown mode '$mode'; use './dev.sh' or './dev.sh test'" >&2; exit 1 ;;
+esac
+
+packages=(cmake ninja-build g++ llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
+          lld-22 libzstd-dev zlib1g-dev libxml2-dev libedit-dev catch2 libfmt-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "dev.sh: installing ${missing[*]}"
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+if [ ! -f /usr/local/cuda/include/cuda.h ]; then
+  echo "dev.sh: /usr/local/cuda/include/cuda.h not found; tilejit needs the CUDA 13 headers" \
+       "(the driver itself is loaded at run time)" >&2
+  exit 1
+fi
+
+[ -f build/default/build.ninja ] || cmake --preset default
+cmake --build --preset default
+
+if [ "$mode" = test ]; then
+  ctest --preset default
+  exit
+fi
+
+bin=build/default/bin
+"$bin/tilejit" --version
+"$bin/tilejit" compile scale_copy --shape 8192x8192 --dump ptx --timings
+# On a machine with a GPU: run, check against the CPU reference, report GB/s.
+rc=0
+"$bin/tilejit" bench scale_copy --shape 8192x8192 || rc=$?
+if [ "$rc" -eq 77 ]; then
+  echo "dev.sh: no GPU here, so the kernel was compiled but not run"
+  rc=0
+fi
+exit "$rc"
