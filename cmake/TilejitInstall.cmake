@@ -4,7 +4,7 @@ include(CMakePackageConfigHelpers)
 
 set(_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/tilejit)
 
-install(TARGETS tilejit_core tilejit_runtime tilejit_compiler tilejit_kernels
+install(TARGETS tilejit_core tilejit_runtime tilejit_compiler tilejit_reference tilejit_kernels
   EXPORT tilejitTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

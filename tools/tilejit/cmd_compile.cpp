@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
 
 namespace tilejit::cli {
 
@@ -35,6 +36,7 @@ int cmd_compile(Args args) {
     fmt::print("{}\n", sass.text);
   }
   if (cmd.timings) {
+    std::fflush(stdout); // keep the stages before the timings in a shared log
     double total = 0;
     for (const StageTime &t : compiled.timings) {
       fmt::print(stderr, "tilejit: stage {:<5} {:8.2f} ms\n", t.stage, t.ms);

@@ -18,6 +18,11 @@ enum class DType {
   u8,
   i32,
   i64,
+  // Host-side types the references and some ops' outputs use.
+  f64,
+  u32,
+  u64,
+  boolean, // "bool", one byte
 };
 
 /// Size of one element in bytes.
@@ -35,7 +40,13 @@ constexpr std::size_t size_of(DType t) {
   case DType::u8:
     return 1;
   case DType::i64:
+  case DType::f64:
+  case DType::u64:
     return 8;
+  case DType::u32:
+    return 4;
+  case DType::boolean:
+    return 1;
   }
   return 0;
 }
@@ -65,9 +76,10 @@ constexpr std::string_view name_of(DType t) {
   return "?";
 }
 
-inline constexpr DType kAllDTypes[] = {DType::f32,  DType::f16,  DType::bf16,
-                                       DType::e4m3, DType::e5m2, DType::i8,
-                                       DType::u8,   DType::i32,  DType::i64};
+inline constexpr DType kAllDTypes[] = {
+    DType::f32, DType::f16, DType::bf16, DType::e4m3, DType::e5m2,
+    DType::i8,  DType::u8,  DType::i32,  DType::i64,  DType::f64,
+    DType::u32, DType::u64, DType::boolean};
 
 /// Parses a name printed by `name_of`; also accepts "fp32", "float32",
 /// "bfloat16", "fp8", "float8_e4m3fn". Returns nullopt for anything else.
