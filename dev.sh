@@ -37,6 +37,9 @@ fi
 cmake --build --preset default
 
 if [ "$mode" = test ]; then
+  # The conversion tests compare with an independent implementation (ml_dtypes).
+  python3 -c "import numpy, ml_dtypes" 2>/dev/null ||
+    python3 -m pip install -q numpy ml_dtypes
   ctest --preset default
   exit
 fi
