@@ -2,6 +2,7 @@
 // bytes moved, GB/s and the fraction of a device-to-device copy of the same
 // bytes measured in the same run (the roofline; 4.25 TB/s on the H200).
 // Also times the cold compile of each op's kernel, by stage.
+#include "bench_jit.h"
 #include "registry.h"
 
 #include "tilejit/compiler/compile.h"
@@ -31,41 +32,15 @@ const Case kCases[] = {
     {"scale_copy", {8191, 8193}},
 };
 
-void bench_compile() {
-  fmt::print("\ncold compile (DSL build -> PTX), median of 9:\n");
-  fmt::print("{:<12} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "op", "build ms",
-             "gpu ms", "mlir ms", "ptx ms", "total ms");
-  for (const ops::OpInfo &op : ops::all_ops()) {
-    std::vector<std::array<double, 5>> runs;
-    for (int i = 0; i < 9; ++i) {
-      ops::OpArgs args;
-      args.shape = op.default_shape;
-      auto start = std::chrono::steady_clock::now();
-      Kernel k = op.kernel(args);
-      std::chrono::duration<double, std::milli> build =
-          std::chrono::steady_clock::now() - start;
-      CompiledKernel c = compile(k);
-      std::array<double, 5> r{build.count(), 0, 0, 0, build.count()};
-      for (size_t s = 0; s < c.timings.size() && s < 3; ++s) {
-        r[1 + s] = c.timings[s].ms;
-        r[4] += c.timings[s].ms;
-      }
-      runs.push_back(r);
-    }
-    std::sort(runs.begin(), runs.end(),
-              [](auto &a, auto &b) { return a[4] < b[4]; });
-    const auto &m = runs[runs.size() / 2];
-    fmt::print("{:<12} {:>10.2f} {:>10.2f} {:>10.2f} {:>10.2f} {:>10.2f}\n",
-               op.name, m[0], m[1], m[2], m[3], m[4]);
-  }
-}
-
 } // namespace
 
-int main() {
+int main(int argc, char **argv) {
   try {
-    bench_compile();
-    if (!rt::try_driver()) {
+    if (argc > 1 && std::string_view(argv[1]) == "--first-call")
+      return first_call_child();
+    bool gpu = rt::try_driver() != nullptr;
+    bench_cold_compile(gpu);
+    if (!gpu) {
       fmt::print("no CUDA driver: {}; GPU benchmarks not run\n",
                  rt::no_driver_reason());
       return 77;
@@ -92,6 +67,8 @@ int main() {
                  100 * gbps / copy, r.passed ? "ok" : "FAILED");
       all_passed &= r.passed;
     }
+    bench_first_call(argv[0]);
+    bench_dispatch();
     return all_passed ? 0 : 1;
   } catch (const Error &e) {
     fmt::print(stderr, "{}\n", e.what());

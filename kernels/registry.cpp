@@ -12,6 +12,7 @@ namespace tilejit::ops {
 
 RunResult run_scale_copy(const OpArgs &args, const RunOptions &options);
 Kernel build_scale_copy(const OpArgs &args);
+rt::SpecKey key_scale_copy(const OpArgs &args);
 
 double OpArgs::number(std::string_view op, std::string_view name,
                       double fallback) const {
@@ -35,6 +36,7 @@ const std::vector<OpInfo> &all_ops() {
        {"scale"},
        {8192, 8192},
        build_scale_copy,
+       key_scale_copy,
        run_scale_copy},
   };
   return ops;

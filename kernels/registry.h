@@ -3,6 +3,7 @@
 #pragma once
 
 #include "tilejit/compiler/kernel.h"
+#include "tilejit/runtime/spec_key.h"
 
 #include <cstdint>
 #include <functional>
@@ -50,6 +51,8 @@ struct OpInfo {
   std::vector<int64_t> default_shape;
   /// Builds the kernel for this specialisation (throws UserError for bad args).
   std::function<Kernel(const OpArgs &)> kernel;
+  /// The specialisation key of that kernel (what the caches are keyed on).
+  std::function<rt::SpecKey(const OpArgs &)> key;
   /// Runs on the GPU with seeded inputs, checks against the CPU reference.
   std::function<RunResult(const OpArgs &, const RunOptions &)> run;
 };

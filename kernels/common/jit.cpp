@@ -1,49 +1,176 @@
-// jit.cpp - In-memory get-or-compile of kernels by specialisation key.
+// jit.cpp - Key fingerprint, cached compile, link and load of kernels.
 #include "common/jit.h"
 
-#include "tilejit/runtime/device.h"
+#include "tilejit/build_id.h"
+#include "tilejit/error.h"
 #include "tilejit/version.h"
 
+#include <cstdlib>
 #include <fmt/format.h>
 
-#include <memory>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <unordered_map>
 
 namespace tilejit::ops {
 
-const std::string &key_prefix() {
-  static const std::string prefix =
-      fmt::format("tilejit-{}/llvm-{}/sm_90a", kVersion, kLLVMVersion);
-  return prefix;
+CompileOptions compile_options_from_env() {
+  CompileOptions options;
+  if (const char *level = std::getenv("TILEJIT_OPT_LEVEL"); level && *level) {
+    if (std::string_view(level).size() != 1 || level[0] < '0' || level[0] > '3')
+      throw UserError(fmt::format("TILEJIT_OPT_LEVEL is '{}'; requires 0, 1, "
+                                  "2 or 3",
+                                  level));
+    options.opt_level = level[0] - '0';
+  }
+  return options;
 }
 
-const LoadedKernel &get_or_compile(const std::string &key,
-                                   const std::function<Kernel()> &build) {
-  // One slot per key: the map lock is held only to find the slot; the
-  // compile runs under the slot's once_flag, so other keys proceed.
+rt::SpecKey make_key(std::string op) {
+  CompileOptions options = compile_options_from_env();
+  rt::SpecKey key(std::move(op));
+  key.add("tilejit", kVersion)
+      .add("build", kBuildId)
+      .add("llvm", kLLVMVersion)
+      .add("chip", options.chip)
+      .add("features", options.features)
+      .add("opt_level", std::to_string(options.opt_level));
+  return key;
+}
+
+namespace {
+
+/// TILEJIT_DUMP=stage,... (or "all") parsed once.
+std::vector<Stage> dump_stages() {
+  std::vector<Stage> stages;
+  const char *env = std::getenv("TILEJIT_DUMP");
+  if (!env || !*env)
+    return stages;
+  std::string_view text(env);
+  while (!text.empty()) {
+    size_t comma = text.find(',');
+    std::string_view name = text.substr(0, comma);
+    if (name == "all")
+      stages = {Stage::tile, Stage::gpu, Stage::mlir, Stage::llvm, Stage::ptx};
+    else if (auto s = parse_stage(name); s && *s != Stage::sass)
+      stages.push_back(*s);
+    else
+      throw UserError(fmt::format("TILEJIT_DUMP names stage '{}'; stages are "
+                                  "tile, gpu, mlir, llvm, ptx, all",
+                                  name));
+    if (comma == std::string_view::npos)
+      break;
+    text.remove_prefix(comma + 1);
+  }
+  return stages;
+}
+
+void write_dumps(const rt::SpecKey &key, const CompiledKernel &compiled) {
+  const char *dir_env = std::getenv("TILEJIT_DUMP_DIR");
+  std::filesystem::path dir = dir_env && *dir_env ? dir_env : ".";
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  std::string stem = fmt::format("{}-{}", key.op(), key.digest().substr(0, 12));
+  for (const auto &[stage, text] : compiled.stages) {
+    std::filesystem::path path =
+        dir / fmt::format("{}.{}", stem, name_of(stage));
+    std::ofstream(path) << text;
+    if (!std::ofstream(path, std::ios::app))
+      throw UserError(
+          fmt::format("TILEJIT_DUMP: cannot write '{}'", path.string()));
+  }
+  std::ofstream(dir / (stem + ".key")) << key.canonical();
+}
+
+bool timings_enabled() {
+  const char *env = std::getenv("TILEJIT_TIMINGS");
+  return env && *env && std::string_view(env) != "0";
+}
+
+} // namespace
+
+rt::CacheResult compile_cached(const rt::SpecKey &key,
+                               const std::function<Kernel()> &build) {
+  static const std::vector<Stage> dumps = dump_stages();
+  auto compile_now = [&] {
+    CompileOptions options = compile_options_from_env();
+    options.keep = dumps;
+    auto start = std::chrono::steady_clock::now();
+    Kernel kernel = build();
+    std::chrono::duration<double, std::milli> build_ms =
+        std::chrono::steady_clock::now() - start;
+    CompiledKernel compiled = compile(kernel, options);
+    if (!dumps.empty())
+      write_dumps(key, compiled);
+    if (timings_enabled()) {
+      std::string line =
+          fmt::format("tilejit: compiled {} [{}]: build {:.2f} ms", key.op(),
+                      key.digest().substr(0, 12), build_ms.count());
+      for (const StageTime &t : compiled.timings)
+        line += fmt::format(", {} {:.2f} ms", t.stage, t.ms);
+      std::fprintf(stderr, "%s\n", line.c_str());
+    }
+    rt::CacheEntry entry;
+    entry.key = key;
+    entry.kernel_name = compiled.name;
+    entry.threads = compiled.threads;
+    entry.ptx = std::move(compiled.ptx);
+    return entry;
+  };
+  if (!dumps.empty()) {
+    // A dump was asked for: compile even if cached, so it is never hidden.
+    rt::CacheEntry entry = compile_now();
+    rt::KernelCache::global().store(entry);
+    return {std::make_shared<const rt::CacheEntry>(std::move(entry)),
+            rt::CacheSource::compiled};
+  }
+  return rt::KernelCache::global().get_or_compile(key, compile_now);
+}
+
+const LoadedKernel &load_kernel(const rt::SpecKey &key,
+                                const std::function<Kernel()> &build) {
   struct Slot {
     std::once_flag once;
     std::unique_ptr<LoadedKernel> kernel;
   };
   static std::mutex mutex;
-  static std::unordered_map<std::string, std::unique_ptr<Slot>> cache;
+  static std::unordered_map<std::string, std::unique_ptr<Slot>> loaded;
+  std::string digest = key.digest();
   Slot *slot;
   {
     std::lock_guard<std::mutex> lock(mutex);
-    auto &entry = cache[key];
+    auto &entry = loaded[digest];
     if (!entry)
       entry = std::make_unique<Slot>();
     slot = entry.get();
   }
   std::call_once(slot->once, [&] {
-    auto loaded = std::make_unique<LoadedKernel>();
-    loaded->compiled = compile(build());
-    rt::LinkResult cubin =
-        rt::link_ptx(loaded->compiled.ptx, loaded->compiled.name);
-    loaded->module = rt::Module::load(cubin.cubin);
-    loaded->function = loaded->module.function(loaded->compiled.name.c_str());
-    slot->kernel = std::move(loaded);
+    auto k = std::make_unique<LoadedKernel>();
+    k->entry = compile_cached(key, build).entry;
+    bool linked_now = false;
+    if (k->entry->cubin.empty()) {
+      rt::CacheEntry with_cubin = *k->entry;
+      with_cubin.cubin =
+          rt::link_ptx(with_cubin.ptx, with_cubin.kernel_name).cubin;
+      rt::KernelCache::global().store(with_cubin);
+      k->entry = std::make_shared<const rt::CacheEntry>(std::move(with_cubin));
+      linked_now = true;
+    }
+    try {
+      k->module = rt::Module::load(k->entry->cubin);
+    } catch (const DriverError &) {
+      if (linked_now)
+        throw;
+      // A cubin cached for another GPU or driver: link this one afresh.
+      rt::CacheEntry relinked = *k->entry;
+      relinked.cubin = rt::link_ptx(relinked.ptx, relinked.kernel_name).cubin;
+      rt::KernelCache::global().store(relinked);
+      k->entry = std::make_shared<const rt::CacheEntry>(std::move(relinked));
+      k->module = rt::Module::load(k->entry->cubin);
+    }
+    k->function = k->module.function(k->entry->kernel_name.c_str());
+    slot->kernel = std::move(k);
   });
   return *slot->kernel;
 }

@@ -1,29 +1,43 @@
-// jit.h - Get a kernel's compiled module for a specialisation key, compiling
-// it on first use (in-memory cache; the disk cache comes with the JIT issue).
+// jit.h - From a specialisation key to a loaded kernel: build the DSL kernel,
+// compile it, cache it in memory and on disk, link and load it.
 #pragma once
 
 #include "tilejit/compiler/compile.h"
+#include "tilejit/runtime/kernel_cache.h"
 #include "tilejit/runtime/module.h"
 
 #include <functional>
+#include <memory>
 #include <string>
 
 namespace tilejit::ops {
 
-/// A kernel loaded into the current device's primary context.
+/// A kernel loaded into the current device's primary context; lives as long
+/// as the process.
 struct LoadedKernel {
-  CompiledKernel compiled;
+  std::shared_ptr<const rt::CacheEntry> entry;
   rt::Module module;
   CUfunction function = nullptr;
 };
 
-/// Returns the kernel for `key`, building and compiling it with `build` the
-/// first time. Thread-safe; two threads asking for one key compile it once.
-const LoadedKernel &get_or_compile(const std::string &key,
-                                   const std::function<Kernel()> &build);
+/// A key for `op` with the compiler's fingerprint already in it: tilejit's
+/// version and build id, the LLVM version, the target and the options that
+/// change code (TILEJIT_OPT_LEVEL). Ops add their static parameters.
+rt::SpecKey make_key(std::string op);
 
-/// The specialisation-key prefix every key starts with: tilejit and LLVM
-/// versions and the target, so a key never outlives a change of compiler.
-const std::string &key_prefix();
+/// The PTX (and cubin, once linked) for `key`, compiling `build()` on a miss;
+/// no driver needed. Honours TILEJIT_DUMP / TILEJIT_DUMP_DIR (every stage of
+/// every kernel compiled; a dump forces a compile, so the cache never hides
+/// one) and TILEJIT_TIMINGS (stage times to stderr).
+rt::CacheResult compile_cached(const rt::SpecKey &key,
+                               const std::function<Kernel()> &build);
+
+/// The loaded kernel for `key`: compile_cached, then link the PTX to a cubin
+/// (kept in the cache entry) and load it. Thread-safe; one load per key.
+const LoadedKernel &load_kernel(const rt::SpecKey &key,
+                                const std::function<Kernel()> &build);
+
+/// Compile options of this process (TILEJIT_OPT_LEVEL).
+CompileOptions compile_options_from_env();
 
 } // namespace tilejit::ops

@@ -5,6 +5,7 @@
 #include "common/abi.h"
 #include "common/check.h"
 #include "common/jit.h"
+#include "common/kernel_table.h"
 
 #include "tilejit/error.h"
 #include "tilejit/runtime/launch.h"
@@ -14,6 +15,15 @@
 namespace tilejit::elementwise {
 
 static constexpr std::string_view kOp = "scale_copy";
+
+rt::SpecKey scale_copy_key(const ScaleCopySpec &spec) {
+  rt::SpecKey key = ops::make_key("scale_copy");
+  key.add("dtype", name_of(spec.dtype))
+      .add("block_m", std::to_string(spec.block_m))
+      .add("block_n", std::to_string(spec.block_n))
+      .add("threads", std::to_string(spec.threads));
+  return key;
+}
 
 void scale_copy(const rt::TensorView &x, const rt::TensorView &out, float scale,
                 CUstream stream) {
@@ -37,11 +47,20 @@ void scale_copy(const rt::TensorView &x, const rt::TensorView &out, float scale,
   if (rows == 0 || cols == 0)
     return;
 
-  std::string key = fmt::format("{}/scale_copy/{}/{}x{}/t{}", ops::key_prefix(),
-                                name_of(spec.dtype), spec.block_m, spec.block_n,
-                                spec.threads);
+  // Hot path: a lock-free lookup by the static parameters; the SpecKey,
+  // the caches and the compiler are reached only on the first call.
+  struct Key {
+    int32_t dtype, block_m, block_n, threads;
+  };
+  static ops::KernelTable<Key> table;
   const ops::LoadedKernel &kernel =
-      ops::get_or_compile(key, [&] { return scale_copy_kernel(spec); });
+      table.get(Key{static_cast<int32_t>(spec.dtype), spec.block_m,
+                    spec.block_n, spec.threads},
+                [&]() -> const ops::LoadedKernel & {
+                  return ops::load_kernel(scale_copy_key(spec), [&] {
+                    return scale_copy_kernel(spec);
+                  });
+                });
 
   rt::ArgPack args;
   ops::push_tensor(args, x);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "tilejit/compiler/kernel.h"
+#include "tilejit/runtime/spec_key.h"
 #include "tilejit/runtime/tensor.h"
 
 #include <cuda.h>
@@ -25,6 +26,10 @@ struct ScaleCopySpec {
 ///   scale_copy(x, out, 2.0f, stream);
 void scale_copy(const rt::TensorView &x, const rt::TensorView &out, float scale,
                 CUstream stream = nullptr);
+
+/// The specialisation key of the kernel for `spec` (no shape: the sizes and
+/// strides are run-time arguments).
+rt::SpecKey scale_copy_key(const ScaleCopySpec &spec);
 
 /// The kernel in the DSL (scale_copy.dsl.cpp).
 Kernel scale_copy_kernel(const ScaleCopySpec &spec);

@@ -38,6 +38,12 @@ Kernel build_scale_copy(const OpArgs &args) {
   return elementwise::scale_copy_kernel({});
 }
 
+rt::SpecKey key_scale_copy(const OpArgs &args) {
+  int64_t rows, cols;
+  check_args(args, rows, cols);
+  return elementwise::scale_copy_key({});
+}
+
 RunResult run_scale_copy(const OpArgs &args, const RunOptions &options) {
   int64_t rows, cols;
   check_args(args, rows, cols);
@@ -72,12 +78,13 @@ RunResult run_scale_copy(const OpArgs &args, const RunOptions &options) {
   r.shape = fmt::format("{}x{}", rows, cols);
   r.bytes = 2.0 * n * sizeof(float);
   r.passed = mismatches == 0;
-  r.check = r.passed
-                ? fmt::format("bitwise equal to CPU reference, NaN payloads aside ({} elements)", n)
-                : fmt::format("{} of {} elements differ from the CPU "
-                              "reference; first at [{}, {}]: {} vs {}",
-                              mismatches, n, first / cols, first % cols,
-                              out[first], ref[first]);
+  r.check = r.passed ? fmt::format("bitwise equal to CPU reference, NaN "
+                                   "payloads aside ({} elements)",
+                                   n)
+                     : fmt::format("{} of {} elements differ from the CPU "
+                                   "reference; first at [{}, {}]: {} vs {}",
+                                   mismatches, n, first / cols, first % cols,
+                                   out[first], ref[first]);
   if (options.iters > 0 && n > 0) {
     r.ms = rt::time_ms([&] { elementwise::scale_copy(vx, vout, scale); },
                        nullptr, options.warmup, options.iters);

@@ -14,6 +14,8 @@ config.environment["PATH"] = os.pathsep.join(
     [config.tilejit_bin_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
 # Tests must not see a real driver's GPU unless they ask for one.
 config.environment["TILEJIT_LIBCUDA"] = "/nonexistent/libcuda.so.1"
+# Kernels compiled by the tests are cached here, not in the user's cache.
+config.environment["TILEJIT_CACHE_DIR"] = os.path.join(config.test_exec_root, "kernel-cache")
 
 config.substitutions.append(("%tilejit-opt", os.path.join(config.tilejit_bin_dir, "tilejit-opt")))
 config.substitutions.append(("%tilejit", os.path.join(config.tilejit_bin_dir, "tilejit")))

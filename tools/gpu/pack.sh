@@ -8,11 +8,12 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=build/default
 [ -x "$build/bin/tilejit" ] || { echo "pack.sh: build first (./dev.sh)" >&2; exit 1; }
-cmake --build --preset default >/dev/null
+cmake --build --preset default --target tilejit tilejit-opt tilejit_unit_tests \
+  tilejit_cache_probe tilejit_gpu_tests tilejit_bench >/dev/null
 
 rm -rf pack && mkdir -p pack/tilejit/bin pack/tilejit/lib
 cp "$build"/lib/libtilejit_*.so pack/tilejit/lib/
-cp "$build"/bin/{tilejit,tilejit-opt,tilejit_unit_tests,tilejit_gpu_tests,tilejit_bench} pack/tilejit/bin/
+cp "$build"/bin/{tilejit,tilejit-opt,tilejit_unit_tests,tilejit_cache_probe,tilejit_gpu_tests,tilejit_bench} pack/tilejit/bin/
 strip --strip-unneeded pack/tilejit/lib/*.so pack/tilejit/bin/*
 cp tools/gpu/CTestTestfile.cmake pack/tilejit/
 tar -C pack -czf pack/tilejit.tar.gz tilejit

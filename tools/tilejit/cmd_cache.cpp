@@ -1,35 +1,260 @@
-// cmd_cache.cpp - `tilejit cache`: where compiled kernels are kept.
+// cmd_cache.cpp - `tilejit cache`: inspect, explain, fill, ship and clear the
+// kernel cache (runtime/include/tilejit/runtime/kernel_cache.h).
 #include "commands.h"
+#include "options.h"
 #include "suggest.h"
 
-#include "tilejit/error.h"
+#include "common/jit.h"
 
-#include <cstdlib>
+#include "tilejit/error.h"
+#include "tilejit/runtime/kernel_cache.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <fmt/format.h>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
 
 namespace tilejit::cli {
 
-/// TILEJIT_CACHE_DIR, else $XDG_CACHE_HOME/tilejit, else ~/.cache/tilejit.
-static std::string cache_dir() {
-  if (const char *dir = std::getenv("TILEJIT_CACHE_DIR"); dir && *dir)
-    return dir;
-  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-    return fmt::format("{}/tilejit", xdg);
-  const char *home = std::getenv("HOME");
-  return fmt::format("{}/.cache/tilejit", home ? home : ".");
+namespace {
+
+rt::KernelCache &cache() { return rt::KernelCache::global(); }
+
+std::string human_bytes(uint64_t b) {
+  if (b >= (1u << 20))
+    return fmt::format("{:.1f} MiB", b / 1048576.0);
+  if (b >= 1024)
+    return fmt::format("{:.1f} KiB", b / 1024.0);
+  return fmt::format("{} B", b);
 }
 
-int cmd_cache(Args args) {
-  const std::vector<std::string_view> verbs = {"dir"};
-  if (args.empty())
-    throw UserError("tilejit cache: missing subcommand; one of: dir");
-  if (args[0] == "dir") {
-    fmt::print("{}\n", cache_dir());
+std::string human_age(double s) {
+  if (s < 120)
+    return fmt::format("{:.0f} s", s);
+  if (s < 7200)
+    return fmt::format("{:.0f} min", s / 60);
+  if (s < 172800)
+    return fmt::format("{:.0f} h", s / 3600);
+  return fmt::format("{:.0f} d", s / 86400);
+}
+
+/// The fields that say what was specialised, without the fingerprint.
+std::string params_of(const rt::SpecKey &key) {
+  static const std::vector<std::string_view> fingerprint = {
+      "tilejit", "build", "llvm", "chip", "features", "opt_level"};
+  std::string out;
+  for (const auto &[name, value] : key.fields())
+    if (std::find(fingerprint.begin(), fingerprint.end(), name) ==
+        fingerprint.end())
+      out += fmt::format("{}{}={}", out.empty() ? "" : " ", name, value);
+  return out;
+}
+
+void need_args(std::string_view verb, Args args, size_t n,
+               std::string_view usage) {
+  if (args.size() != n)
+    throw UserError(
+        fmt::format("tilejit cache {}: usage: tilejit cache {}", verb, usage));
+}
+
+int cache_ls(Args args) {
+  need_args("ls", args, 0, "ls");
+  auto entries = cache().list();
+  fmt::print("{:<14} {:<12} {:>10} {:>7} {:<5} {}\n", "digest", "op", "size",
+             "age", "cubin", "parameters");
+  for (const rt::DiskEntry &e : entries)
+    fmt::print("{:<14} {:<12} {:>10} {:>7} {:<5} {}\n", e.digest.substr(0, 12),
+               e.key.op(), human_bytes(e.bytes), human_age(e.age_seconds),
+               e.has_cubin ? "yes" : "no", params_of(e.key));
+  fmt::print("{} entries in {}\n", entries.size(), cache().config().dir);
+  return kOk;
+}
+
+int cache_stats(Args args) {
+  need_args("stats", args, 0, "stats");
+  uint64_t bytes = 0;
+  auto entries = cache().list();
+  for (const auto &e : entries)
+    bytes += e.bytes;
+  rt::CacheStats s = cache().persistent_stats();
+  fmt::print("directory   {}\nentries     {} ({}; bound {})\n"
+             "disk hits   {}\ncompiles    {} ({:.1f} ms in all)\n"
+             "corrupt     {} (detected, recompiled)\n",
+             cache().config().dir, entries.size(), human_bytes(bytes),
+             human_bytes(cache().config().max_bytes), s.disk_hits, s.compiles,
+             s.compile_ms, s.corrupt);
+  return kOk;
+}
+
+int cache_clear(Args args) {
+  need_args("clear", args, 0, "clear");
+  fmt::print("removed {} entries from {}\n", cache().clear(),
+             cache().config().dir);
+  return kOk;
+}
+
+int cache_explain(Args args) {
+  OpCommand cmd =
+      parse_op_command("cache explain", args, {"--shape", "--dtype", "--set"});
+  rt::SpecKey key = cmd.op->key(cmd.args);
+  std::string digest = key.digest();
+  fmt::print("key {} of {}:\n", digest.substr(0, 12), cmd.op->name);
+  for (const auto &[name, value] : key.fields())
+    fmt::print("  {} = {}\n", name, value);
+  if (auto entry = cache().load(digest)) {
+    fmt::print("cached: yes, in {} ({}; cubin {})\n", cache().config().dir,
+               entry->cubin.empty() ? "PTX only" : "PTX and cubin",
+               entry->cubin.empty() ? "linked on first use" : "ready");
     return kOk;
   }
+  // Not cached: name what differs from the nearest entry of the same op.
+  const rt::DiskEntry *nearest = nullptr;
+  std::vector<std::string> best;
+  auto entries = cache().list();
+  for (const rt::DiskEntry &e : entries) {
+    if (e.key.op() != key.op())
+      continue;
+    auto diff = rt::key_differences(e.key, key);
+    if (!nearest || diff.size() < best.size()) {
+      nearest = &e;
+      best = diff;
+    }
+  }
+  if (!nearest) {
+    fmt::print("cached: no; the cache in {} holds no entry of op '{}'\n",
+               cache().config().dir, key.op());
+    return kOk;
+  }
+  fmt::print("cached: no; the nearest entry, {}, differs in {} component{} "
+             "(cached -> wanted):\n",
+             nearest->digest.substr(0, 12), best.size(),
+             best.size() == 1 ? "" : "s");
+  for (const std::string &d : best)
+    fmt::print("  {}\n", d);
+  return kOk;
+}
+
+int cache_precompile(Args args) {
+  need_args("precompile", args, 1, "precompile FILE");
+  std::ifstream file{std::string(args[0])};
+  if (!file)
+    throw UserError(
+        fmt::format("tilejit cache precompile: cannot read '{}'", args[0]));
+  struct Job {
+    int line;
+    OpCommand cmd;
+  };
+  std::vector<Job> jobs;
+  std::string text;
+  for (int line = 1; std::getline(file, text); ++line) {
+    std::istringstream words(text);
+    std::vector<std::string> owned;
+    for (std::string w; words >> w && w[0] != '#';)
+      owned.push_back(w);
+    if (owned.empty())
+      continue;
+    std::vector<std::string_view> view(owned.begin(), owned.end());
+    try {
+      jobs.push_back({line, parse_op_command("cache precompile", view,
+                                             {"--shape", "--dtype", "--set"})});
+    } catch (const UserError &e) {
+      throw UserError(fmt::format("{}:{}: {}", args[0], line, e.what()));
+    }
+  }
+  std::atomic<size_t> next{0}, done{0}, compiled{0};
+  std::mutex print;
+  std::string failure;
+  auto start = std::chrono::steady_clock::now();
+  auto worker = [&] {
+    for (size_t i; (i = next++) < jobs.size();) {
+      const Job &job = jobs[i];
+      try {
+        rt::CacheResult r =
+            ops::compile_cached(job.cmd.op->key(job.cmd.args), [&] {
+              return job.cmd.op->kernel(job.cmd.args);
+            });
+        compiled += r.source == rt::CacheSource::compiled;
+      } catch (const Error &e) {
+        std::lock_guard<std::mutex> lock(print);
+        failure = fmt::format("{}:{}: {}", args[0], job.line, e.what());
+      }
+      size_t n = ++done;
+      std::lock_guard<std::mutex> lock(print);
+      int bar = static_cast<int>(30 * n / jobs.size());
+      fmt::print(stderr, "\r[{:<30}] {}/{}", std::string(bar, '#'), n,
+                 jobs.size());
+    }
+  };
+  unsigned threads =
+      std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(),
+                                      static_cast<unsigned>(jobs.size())));
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t)
+    pool.emplace_back(worker);
+  for (auto &t : pool)
+    t.join();
+  std::chrono::duration<double, std::milli> ms =
+      std::chrono::steady_clock::now() - start;
+  fmt::print(stderr, "\n");
+  if (!failure.empty())
+    throw UserError(failure);
+  fmt::print("precompiled {} specialisations ({} compiled, {} already "
+             "cached) in {:.0f} ms on {} threads into {}\n",
+             jobs.size(), compiled.load(), jobs.size() - compiled.load(),
+             ms.count(), threads, cache().config().dir);
+  return kOk;
+}
+
+int cache_bundle(Args args) {
+  need_args("bundle", args, 1, "bundle OUT_FILE");
+  size_t n = cache().write_bundle(std::string(args[0]));
+  fmt::print("bundled {} entries into {}\n", n, args[0]);
+  return kOk;
+}
+
+int cache_import(Args args) {
+  need_args("import", args, 1, "import BUNDLE_FILE");
+  size_t n = cache().read_bundle(std::string(args[0]));
+  fmt::print("imported {} entries into {}\n", n, cache().config().dir);
+  return kOk;
+}
+
+} // namespace
+
+int cmd_cache(Args args) {
+  struct Verb {
+    std::string_view name;
+    int (*run)(Args);
+  };
+  static constexpr Verb verbs[] = {
+      {"dir", nullptr},           {"ls", cache_ls},
+      {"stats", cache_stats},     {"clear", cache_clear},
+      {"explain", cache_explain}, {"precompile", cache_precompile},
+      {"bundle", cache_bundle},   {"import", cache_import}};
+  std::vector<std::string_view> names;
+  for (const Verb &v : verbs)
+    names.push_back(v.name);
+  std::string list = fmt::format("{}", fmt::join(names, ", "));
+  if (args.empty())
+    throw UserError(
+        fmt::format("tilejit cache: missing subcommand; one of: {}", list));
+  for (const Verb &v : verbs) {
+    if (v.name != args[0])
+      continue;
+    if (!v.run) { // dir
+      need_args("dir", args.subspan(1), 0, "dir");
+      fmt::print("{}\n", cache().config().dir);
+      return kOk;
+    }
+    return v.run(args.subspan(1));
+  }
   throw UserError(fmt::format("tilejit cache: unknown subcommand '{}'{}; one "
-                              "of: dir",
-                              args[0], did_you_mean(args[0], verbs)));
+                              "of: {}",
+                              args[0], did_you_mean(args[0], names), list));
 }
 
 } // namespace tilejit::cli

@@ -40,7 +40,10 @@ constexpr Subcommand kSubcommands[] = {
      "bench OP [--shape AxB] [--dtype T] [--set NAME=VALUE]... [--iters N]",
      "run, check and time OP; report GB/s against a device-to-device copy",
      cmd_bench},
-    {"cache", "cache dir", "show the kernel cache", cmd_cache},
+    {"cache",
+     "cache dir|ls|stats|clear|explain OP ...|precompile FILE|bundle "
+     "OUT|import FILE",
+     "inspect, explain, fill, ship and clear the kernel cache", cmd_cache},
 };
 
 void print_help() {

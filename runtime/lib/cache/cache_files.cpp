@@ -1,0 +1,244 @@
+// cache_files.cpp - Entry file format, atomic writes and file locks.
+#include "cache_files.h"
+
+#include "tilejit/runtime/sha256.h"
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
+
+namespace tilejit::rt::cache {
+
+static constexpr std::string_view kMagic = "tilejit-cache-entry 1\n";
+
+std::string entries_dir(const std::string &root) {
+  return root + "/v1/entries";
+}
+std::string staging_dir(const std::string &root) {
+  return root + "/v1/staging";
+}
+std::string locks_dir(const std::string &root) { return root + "/v1/locks"; }
+std::string entry_path(const std::string &root, const std::string &digest) {
+  return entries_dir(root) + "/" + digest + ".tjk";
+}
+
+std::string serialize_entry(const CacheEntry &entry) {
+  std::string key = entry.key.canonical();
+  std::string_view cubin(entry.cubin.data(), entry.cubin.size());
+  std::string out(kMagic);
+  out += fmt::format("digest {}\nkernel {}\nthreads {}\n", sha256_hex(key),
+                     entry.kernel_name, entry.threads);
+  out += fmt::format("key {} {}\n", key.size(), sha256_hex(key));
+  out += fmt::format("ptx {} {}\n", entry.ptx.size(), sha256_hex(entry.ptx));
+  out += fmt::format("cubin {} {}\n", cubin.size(), sha256_hex(cubin));
+  out += "data\n";
+  out += key;
+  out += entry.ptx;
+  out.append(cubin);
+  out += "end\n";
+  return out;
+}
+
+namespace {
+/// Reads "<word> <rest>\n" from the front of `text`.
+bool take_line(std::string_view &text, std::string_view word,
+               std::string_view &rest) {
+  size_t nl = text.find('\n');
+  if (nl == std::string_view::npos)
+    return false;
+  std::string_view line = text.substr(0, nl);
+  text.remove_prefix(nl + 1);
+  if (!line.starts_with(word) ||
+      (line.size() > word.size() && line[word.size()] != ' '))
+    return false;
+  rest = line.size() > word.size() ? line.substr(word.size() + 1) : "";
+  return true;
+}
+
+bool parse_blob(std::string_view rest, size_t &size, std::string &sha) {
+  size_t sp = rest.find(' ');
+  if (sp == std::string_view::npos)
+    return false;
+  try {
+    size = std::stoull(std::string(rest.substr(0, sp)));
+  } catch (...) {
+    return false;
+  }
+  sha = rest.substr(sp + 1);
+  return sha.size() == 64;
+}
+} // namespace
+
+std::optional<CacheEntry> parse_entry(std::string_view bytes,
+                                      const std::string &digest,
+                                      std::string &why) {
+  if (!bytes.starts_with(kMagic)) {
+    why = "not a tilejit cache entry (bad magic)";
+    return std::nullopt;
+  }
+  bytes.remove_prefix(kMagic.size());
+  std::string_view rest;
+  CacheEntry entry;
+  size_t sizes[3];
+  std::string shas[3];
+  if (!take_line(bytes, "digest", rest) || rest != digest) {
+    why = "the digest in the header differs from the file name";
+    return std::nullopt;
+  }
+  if (!take_line(bytes, "kernel", rest)) {
+    why = "no kernel line";
+    return std::nullopt;
+  }
+  entry.kernel_name = rest;
+  if (!take_line(bytes, "threads", rest)) {
+    why = "no threads line";
+    return std::nullopt;
+  }
+  entry.threads = std::atoi(std::string(rest).c_str());
+  const char *blobs[3] = {"key", "ptx", "cubin"};
+  for (int i = 0; i < 3; ++i)
+    if (!take_line(bytes, blobs[i], rest) ||
+        !parse_blob(rest, sizes[i], shas[i])) {
+      why = fmt::format("malformed {} line", blobs[i]);
+      return std::nullopt;
+    }
+  if (!take_line(bytes, "data", rest)) {
+    why = "no data line";
+    return std::nullopt;
+  }
+  if (bytes.size() != sizes[0] + sizes[1] + sizes[2] + 4 ||
+      !bytes.ends_with("end\n")) {
+    why = fmt::format("truncated or oversized: {} data bytes, header says {}",
+                      bytes.size(), sizes[0] + sizes[1] + sizes[2] + 4);
+    return std::nullopt;
+  }
+  std::string_view parts[3];
+  for (int i = 0; i < 3; ++i) {
+    parts[i] = bytes.substr(0, sizes[i]);
+    bytes.remove_prefix(sizes[i]);
+    if (sha256_hex(parts[i]) != shas[i]) {
+      why = fmt::format("{} checksum mismatch", blobs[i]);
+      return std::nullopt;
+    }
+  }
+  if (sha256_hex(parts[0]) != digest) {
+    why = "the key does not hash to the digest";
+    return std::nullopt;
+  }
+  try {
+    entry.key = SpecKey::parse(parts[0]);
+  } catch (const std::exception &e) {
+    why = e.what();
+    return std::nullopt;
+  }
+  entry.ptx = parts[1];
+  entry.cubin.assign(parts[2].begin(), parts[2].end());
+  return entry;
+}
+
+bool read_file(const std::string &path, std::string &out) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    ::close(fd);
+    return false;
+  }
+  out.resize(static_cast<size_t>(st.st_size));
+  size_t done = 0;
+  while (done < out.size()) {
+    ssize_t n = ::read(fd, out.data() + done, out.size() - done);
+    if (n <= 0)
+      break;
+    done += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  out.resize(done);
+  return true;
+}
+
+std::string make_dirs(const std::string &path) {
+  std::string partial;
+  for (size_t pos = 0; pos != std::string::npos;) {
+    pos = path.find('/', pos + 1);
+    partial = path.substr(0, pos);
+    if (partial.empty())
+      continue;
+    if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST)
+      return std::strerror(errno);
+  }
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return "not a directory";
+  return "";
+}
+
+std::string atomic_write(const std::string &staging, const std::string &path,
+                         bool durable, std::string_view bytes) {
+  static std::atomic<uint64_t> counter{0};
+  std::string tmp = fmt::format(
+      "{}/{}.{}.{}.{}", staging, path.substr(path.rfind('/') + 1), getpid(),
+      std::hash<std::thread::id>()(std::this_thread::get_id()), counter++);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return std::strerror(errno);
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0) {
+      std::string err = std::strerror(errno);
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return err;
+    }
+    done += static_cast<size_t>(n);
+  }
+  if ((durable && ::fsync(fd) != 0) || ::close(fd) != 0) {
+    std::string err = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    return err;
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::string err = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    return err;
+  }
+  if (!durable)
+    return "";
+  std::string dir = path.substr(0, path.rfind('/'));
+  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+  return "";
+}
+
+FileLock::FileLock(const std::string &path) {
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0)
+    return;
+  while (::flock(fd_, LOCK_EX) != 0) {
+    if (errno != EINTR) {
+      ::close(fd_);
+      fd_ = -1;
+      return;
+    }
+  }
+}
+
+FileLock::~FileLock() {
+  if (fd_ >= 0) {
+    ::flock(fd_, LOCK_UN);
+    ::close(fd_);
+  }
+}
+
+} // namespace tilejit::rt::cache

@@ -1,0 +1,422 @@
+// kernel_cache_test.cpp - The kernel cache: key stability and sensitivity,
+// atomic writes, corruption, concurrency across threads and processes (also
+// a process killed mid-compile), eviction, an unusable directory, bundles.
+#include "common/jit.h"
+#include "elementwise/scale_copy.h"
+
+#include "tilejit/error.h"
+#include "tilejit/runtime/kernel_cache.h"
+#include "tilejit/runtime/sha256.h"
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace tilejit;
+using Catch::Matchers::Contains;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// A fresh, empty directory under /tmp, removed at scope exit.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() /
+           ("tilejit-cache-test-" + std::to_string(getpid()) + "-" +
+            std::to_string(counter()++));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  static std::atomic<int> &counter() {
+    static std::atomic<int> c{0};
+    return c;
+  }
+};
+
+rt::CacheConfig config_in(const TempDir &dir, uint64_t max_bytes = 1 << 30) {
+  rt::CacheConfig c;
+  c.dir = dir.path.string();
+  c.max_bytes = max_bytes;
+  return c;
+}
+
+rt::SpecKey test_key(std::string variant) {
+  rt::SpecKey k("test_op");
+  k.add("variant", variant).add("dtype", "f32");
+  return k;
+}
+
+rt::CacheEntry fake_entry(const rt::SpecKey &key, size_t ptx_bytes = 1000) {
+  rt::CacheEntry e;
+  e.key = key;
+  e.kernel_name = "k";
+  e.threads = 128;
+  e.ptx = std::string(ptx_bytes, 'p') + key.get("variant");
+  e.cubin = {'c', 'u', 'b', 'i', 'n'};
+  return e;
+}
+
+fs::path entry_file(const TempDir &dir, const rt::SpecKey &key) {
+  return dir.path / "v1" / "entries" / (key.digest() + ".tjk");
+}
+
+/// tilejit_cache_probe, beside this test binary (also in a packed build).
+std::string probe_path() {
+  return (fs::read_symlink("/proc/self/exe").parent_path() /
+          "tilejit_cache_probe")
+      .string();
+}
+#define TILEJIT_CACHE_PROBE probe_path()
+
+/// Runs the probe with TILEJIT_CACHE_DIR=dir; returns its stdout.
+std::string probe(const std::string &mode, const TempDir &dir) {
+  std::string cmd = "TILEJIT_CACHE_DIR='" + dir.path.string() + "' '" +
+                    TILEJIT_CACHE_PROBE + "' " + mode;
+  FILE *p = popen(cmd.c_str(), "r");
+  REQUIRE(p);
+  std::string out;
+  char buf[256];
+  while (fgets(buf, sizeof buf, p))
+    out += buf;
+  pclose(p);
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("a key is the same for the same inputs, in every process",
+          "[cache]") {
+  rt::SpecKey a = elementwise::scale_copy_key({});
+  rt::SpecKey b = elementwise::scale_copy_key({});
+  CHECK(a == b);
+  CHECK(a.digest() == b.digest());
+  CHECK(a.digest().size() == 64);
+  TempDir dir;
+  CHECK(probe("key", dir) == a.digest() + "\n");
+  CHECK(probe("key", dir) == a.digest() + "\n");
+  // Field order does not matter: the canonical text sorts by name.
+  rt::SpecKey x("op"), y("op");
+  x.add("a", "1").add("b", "2");
+  y.add("b", "2").add("a", "1");
+  CHECK(x.canonical() == y.canonical());
+  CHECK(rt::SpecKey::parse(x.canonical()) == x);
+}
+
+TEST_CASE("every component of a key changes it", "[cache]") {
+  rt::SpecKey base = elementwise::scale_copy_key({});
+  std::set<std::string> digests = {base.digest()};
+  for (const auto &[name, value] : base.fields()) {
+    rt::SpecKey changed = base;
+    changed.add(name, value + "x");
+    INFO(name);
+    CHECK(digests.insert(changed.digest()).second);
+  }
+  rt::SpecKey other_op("scale_copy2");
+  for (const auto &[name, value] : base.fields())
+    other_op.add(name, value);
+  CHECK(digests.insert(other_op.digest()).second);
+
+  // Each static parameter of the op is in its key.
+  elementwise::ScaleCopySpec s;
+  s.block_m = 64;
+  CHECK(digests.insert(elementwise::scale_copy_key(s).digest()).second);
+  s = {};
+  s.threads = 128;
+  CHECK(digests.insert(elementwise::scale_copy_key(s).digest()).second);
+  s = {};
+  s.dtype = DType::bf16;
+  CHECK(digests.insert(elementwise::scale_copy_key(s).digest()).second);
+
+  // An environment variable that changes code is part of the key.
+  setenv("TILEJIT_OPT_LEVEL", "1", 1);
+  rt::SpecKey o1 = elementwise::scale_copy_key({});
+  unsetenv("TILEJIT_OPT_LEVEL");
+  CHECK(o1.get("opt_level") == "1");
+  CHECK(digests.insert(o1.digest()).second);
+  CHECK(rt::key_differences(base, o1) ==
+        std::vector<std::string>{"opt_level: 3 -> 1"});
+
+  setenv("TILEJIT_OPT_LEVEL", "7", 1);
+  std::string msg;
+  try {
+    elementwise::scale_copy_key({});
+  } catch (const UserError &e) {
+    msg = e.what();
+  }
+  unsetenv("TILEJIT_OPT_LEVEL");
+  CHECK(msg == "TILEJIT_OPT_LEVEL is '7'; requires 0, 1, 2 or 3");
+}
+
+TEST_CASE("memory, disk and compile are used in that order", "[cache]") {
+  TempDir dir;
+  int compiles = 0;
+  auto compile = [&] {
+    ++compiles;
+    return fake_entry(test_key("a"));
+  };
+  {
+    rt::KernelCache cache(config_in(dir));
+    REQUIRE(cache.disk_usable());
+    CHECK(cache.get_or_compile(test_key("a"), compile).source ==
+          rt::CacheSource::compiled);
+    CHECK(cache.get_or_compile(test_key("a"), compile).source ==
+          rt::CacheSource::memory);
+    CHECK(compiles == 1);
+  }
+  rt::KernelCache later(config_in(dir)); // a later process
+  rt::CacheResult r = later.get_or_compile(test_key("a"), compile);
+  CHECK(r.source == rt::CacheSource::disk);
+  CHECK(compiles == 1);
+  CHECK(r.entry->ptx == fake_entry(test_key("a")).ptx);
+  CHECK(r.entry->cubin == fake_entry(test_key("a")).cubin);
+  CHECK(later.persistent_stats().compiles == 1);
+  CHECK(later.persistent_stats().disk_hits == 1);
+}
+
+TEST_CASE("a partial write in staging is never read", "[cache]") {
+  TempDir dir;
+  rt::KernelCache cache(config_in(dir));
+  rt::SpecKey key = test_key("staged");
+  // A writer that died before its rename leaves only a staged file.
+  std::string full =
+      std::string("tilejit-cache-entry 1\ndigest ") + key.digest();
+  std::ofstream(dir.path / "v1" / "staging" / (key.digest() + ".tjk.123.1.0"))
+      << full.substr(0, full.size() / 2);
+  int compiles = 0;
+  auto r = cache.get_or_compile(key, [&] {
+    ++compiles;
+    return fake_entry(key);
+  });
+  CHECK(r.source == rt::CacheSource::compiled);
+  CHECK(compiles == 1);
+}
+
+TEST_CASE("a damaged entry is detected, recompiled and replaced", "[cache]") {
+  TempDir dir;
+  rt::SpecKey key = test_key("bitflip");
+  {
+    rt::KernelCache cache(config_in(dir));
+    cache.get_or_compile(key, [&] { return fake_entry(key); });
+  }
+  for (int flip_from_end : {10, 500}) { // a byte of the cubin, of the PTX
+    INFO(flip_from_end);
+    {
+      std::fstream f(entry_file(dir, key),
+                     std::ios::in | std::ios::out | std::ios::binary);
+      f.seekg(-flip_from_end, std::ios::end);
+      char c = static_cast<char>(f.get());
+      f.seekp(-flip_from_end, std::ios::end);
+      f.put(static_cast<char>(c ^ 0x01));
+    }
+    rt::KernelCache cache(config_in(dir));
+    int compiles = 0;
+    auto r = cache.get_or_compile(key, [&] {
+      ++compiles;
+      return fake_entry(key);
+    });
+    CHECK(r.source == rt::CacheSource::compiled);
+    CHECK(compiles == 1);
+    CHECK(cache.in_process_stats().corrupt == 1);
+    CHECK(r.entry->ptx == fake_entry(key).ptx);
+    // The replacement is valid again.
+    rt::KernelCache again(config_in(dir));
+    CHECK(again.get_or_compile(key, [&] { return fake_entry(key); }).source ==
+          rt::CacheSource::disk);
+  }
+  // A truncated file is damaged too.
+  fs::resize_file(entry_file(dir, key), 100);
+  rt::KernelCache cache(config_in(dir));
+  CHECK(!cache.load(key.digest()).has_value());
+  CHECK(cache.get_or_compile(key, [&] { return fake_entry(key); }).source ==
+        rt::CacheSource::compiled);
+}
+
+TEST_CASE("threads asking for one missing key compile it once", "[cache]") {
+  TempDir dir;
+  rt::KernelCache cache(config_in(dir));
+  std::atomic<int> compiles{0};
+  std::vector<std::thread> threads;
+  std::vector<std::string> ptx(8);
+  for (int i = 0; i < 8; ++i)
+    threads.emplace_back([&, i] {
+      auto r = cache.get_or_compile(test_key("threads"), [&] {
+        ++compiles;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        return fake_entry(test_key("threads"));
+      });
+      ptx[i] = r.entry->ptx;
+    });
+  for (auto &t : threads)
+    t.join();
+  CHECK(compiles == 1);
+  for (const auto &p : ptx)
+    CHECK(p == fake_entry(test_key("threads")).ptx);
+}
+
+TEST_CASE("8 processes asking for one key: one compile, 8 equal results",
+          "[cache]") {
+  TempDir dir;
+  std::vector<FILE *> pipes;
+  std::string cmd = "TILEJIT_CACHE_DIR='" + dir.path.string() + "' '" +
+                    TILEJIT_CACHE_PROBE + "' compile";
+  for (int i = 0; i < 8; ++i)
+    pipes.push_back(popen(cmd.c_str(), "r"));
+  int compiled = 0, disk = 0;
+  std::set<std::string> hashes;
+  for (FILE *p : pipes) {
+    REQUIRE(p);
+    char source[32] = {}, hash[80] = {};
+    int fields = fscanf(p, "%31s %79s", source, hash);
+    CHECK(pclose(p) == 0);
+    REQUIRE(fields == 2);
+    compiled += std::string(source) == "compiled";
+    disk += std::string(source) == "disk";
+    hashes.insert(hash);
+  }
+  CHECK(compiled == 1);
+  CHECK(disk == 7);
+  CHECK(hashes.size() == 1);
+}
+
+TEST_CASE("a process killed mid-compile does not block the key", "[cache]") {
+  TempDir dir;
+  std::string cmd = "exec env TILEJIT_CACHE_DIR='" + dir.path.string() + "' '" +
+                    TILEJIT_CACHE_PROBE + "' hang";
+  int out[2];
+  REQUIRE(pipe(out) == 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out[1], 1);
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), nullptr);
+    _exit(127);
+  }
+  close(out[1]);
+  char buf[16] = {};
+  REQUIRE(read(out[0], buf, 9) == 9); // "compiling": it holds the lock now
+  CHECK(std::string(buf) == "compiling");
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  close(out[0]);
+  CHECK(WIFSIGNALED(status));
+  std::string result = probe("compile", dir);
+  CHECK_THAT(result, Catch::Matchers::StartsWith("compiled "));
+}
+
+TEST_CASE("the oldest entries are evicted past the size bound", "[cache]") {
+  TempDir dir;
+  // Each fake entry is about 2.3 KB; the bound holds three of them.
+  rt::KernelCache cache(config_in(dir, 7500));
+  for (int i = 0; i < 3; ++i) {
+    rt::SpecKey key = test_key("evict" + std::to_string(i));
+    cache.get_or_compile(key, [&] { return fake_entry(key, 2000); });
+    // Distinct ages, oldest first.
+    struct timespec times[2] = {{1000000 + i * 10, 0}, {1000000 + i * 10, 0}};
+    utimensat(AT_FDCWD, entry_file(dir, key).c_str(), times, 0);
+  }
+  CHECK(cache.list().size() == 3);
+  rt::SpecKey newest = test_key("evict3");
+  cache.get_or_compile(newest, [&] { return fake_entry(newest, 2000); });
+  auto left = cache.list();
+  CHECK(left.size() == 3);
+  CHECK_FALSE(fs::exists(entry_file(dir, test_key("evict0"))));
+  CHECK(fs::exists(entry_file(dir, test_key("evict1"))));
+  CHECK(fs::exists(entry_file(dir, newest)));
+}
+
+TEST_CASE("an unusable directory degrades to memory only", "[cache]") {
+  // /proc refuses new directories even to root: a read-only location.
+  rt::CacheConfig c;
+  c.dir = "/proc/tilejit-cache-test";
+  rt::KernelCache cache(c);
+  CHECK_FALSE(cache.disk_usable());
+  int compiles = 0;
+  auto compile = [&] {
+    ++compiles;
+    return fake_entry(test_key("ro"));
+  };
+  CHECK(cache.get_or_compile(test_key("ro"), compile).source ==
+        rt::CacheSource::compiled);
+  CHECK(cache.get_or_compile(test_key("ro"), compile).source ==
+        rt::CacheSource::memory);
+  CHECK(compiles == 1);
+
+  TempDir dir; // a file where the directory should be
+  std::ofstream(dir.path / "file") << "x";
+  c.dir = (dir.path / "file" / "cache").string();
+  CHECK_FALSE(rt::KernelCache(c).disk_usable());
+}
+
+TEST_CASE("TILEJIT_CACHE=0 and TILEJIT_CACHE_MAX_MB are honoured", "[cache]") {
+  setenv("TILEJIT_CACHE", "0", 1);
+  setenv("TILEJIT_CACHE_MAX_MB", "5", 1);
+  rt::CacheConfig c = rt::CacheConfig::from_env();
+  unsetenv("TILEJIT_CACHE");
+  unsetenv("TILEJIT_CACHE_MAX_MB");
+  CHECK_FALSE(c.disk);
+  CHECK(c.max_bytes == 5u << 20);
+  CHECK_FALSE(rt::KernelCache(c).disk_usable());
+}
+
+TEST_CASE("a bundle carries the entries to another cache", "[cache]") {
+  TempDir a, b;
+  rt::KernelCache from(config_in(a));
+  for (std::string v : {"x", "y"})
+    from.get_or_compile(test_key(v), [&] { return fake_entry(test_key(v)); });
+  std::string bundle = (a.path / "bundle.tjb").string();
+  CHECK(from.write_bundle(bundle) == 2);
+  rt::KernelCache to(config_in(b));
+  CHECK(to.read_bundle(bundle) == 2);
+  int compiles = 0;
+  auto r = to.get_or_compile(test_key("y"), [&] {
+    ++compiles;
+    return fake_entry(test_key("y"));
+  });
+  CHECK(r.source == rt::CacheSource::disk);
+  CHECK(compiles == 0);
+
+  // A damaged bundle is refused whole.
+  fs::resize_file(bundle, fs::file_size(bundle) - 3);
+  TempDir c;
+  rt::KernelCache none(config_in(c));
+  std::string msg;
+  try {
+    none.read_bundle(bundle);
+  } catch (const UserError &e) {
+    msg = e.what();
+  }
+  CHECK_THAT(msg, Contains("cache import: '" + bundle + "'") &&
+                      Contains("truncated or malformed after 1 entries"));
+  CHECK(none.list().empty());
+}
+
+TEST_CASE("sha256 matches the FIPS 180-4 examples", "[cache]") {
+  CHECK(rt::sha256_hex("abc") ==
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  CHECK(rt::sha256_hex("") ==
+        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  CHECK(rt::sha256_hex(
+            "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
+        "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  // A million 'a's, fed in uneven pieces.
+  rt::Sha256 h;
+  std::string chunk(1000, 'a');
+  for (int i = 0; i < 1000; ++i)
+    h.update(chunk.data(), 999);
+  h.update(chunk.data(), 1000);
+  CHECK(h.hex() ==
+        "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
