@@ -180,3 +180,18 @@ TEST_CASE("stage names round-trip", "[compiler]") {
     CHECK(parse_stage(name_of(s)) == s);
   CHECK_FALSE(parse_stage("ptz").has_value());
 }
+
+TEST_CASE("a multiply feeding an add contracts to one FMA, as nvcc does",
+          "[compiler]") {
+  dsl::KernelBuilder k("axpb", 128);
+  auto x = k.tensor("x", DType::f32, 1);
+  auto a = k.scalar("a", DType::f32);
+  auto b = k.scalar("b", DType::f32);
+  auto t = k.load(x, {k.block_id(0) * k.index(256)}, {256});
+  k.store(t * a + b, x, {k.block_id(0) * k.index(256)});
+  Kernel kernel = k.build();
+  CHECK_THAT(kernel.tile_ir(), Contains("fastmath<contract>"));
+  CompiledKernel c = compile(kernel);
+  CHECK_THAT(c.ptx, Contains("fma.rn.f32"));
+  CHECK_THAT(c.ptx, !Contains("mul.rn.f32"));
+}

@@ -186,16 +186,22 @@ static mlir::Value binary(KernelBuilder::Impl &impl, Arith kind, Value a,
                           verbs[static_cast<int>(kind)],
                           typeName(lhs.getType()), typeName(rhs.getType())));
   bool isFloat = isa<FloatType>(getElementTypeOrSelf(lhs.getType()));
+  // Like nvcc's default (-fmad=true): a multiply feeding an add may become
+  // one fused multiply-add (specs/moe_engram_mhc.md §0.2).
+  auto contract = arith::FastMathFlags::contract;
   switch (kind) {
   case Arith::add:
-    return isFloat ? arith::AddFOp::create(ob, l, lhs, rhs).getResult()
-                   : arith::AddIOp::create(ob, l, lhs, rhs).getResult();
+    return isFloat
+               ? arith::AddFOp::create(ob, l, lhs, rhs, contract).getResult()
+               : arith::AddIOp::create(ob, l, lhs, rhs).getResult();
   case Arith::sub:
-    return isFloat ? arith::SubFOp::create(ob, l, lhs, rhs).getResult()
-                   : arith::SubIOp::create(ob, l, lhs, rhs).getResult();
+    return isFloat
+               ? arith::SubFOp::create(ob, l, lhs, rhs, contract).getResult()
+               : arith::SubIOp::create(ob, l, lhs, rhs).getResult();
   case Arith::mul:
-    return isFloat ? arith::MulFOp::create(ob, l, lhs, rhs).getResult()
-                   : arith::MulIOp::create(ob, l, lhs, rhs).getResult();
+    return isFloat
+               ? arith::MulFOp::create(ob, l, lhs, rhs, contract).getResult()
+               : arith::MulIOp::create(ob, l, lhs, rhs).getResult();
   }
   return {};
 }
