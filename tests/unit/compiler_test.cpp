@@ -67,7 +67,7 @@ TEST_CASE("compile lowers a kernel to PTX and keeps the stages asked for",
   CHECK_THAT(c.ptx,
              Contains(".target sm_90a") && Contains(".visible .entry scale(") &&
                  Contains(".maxntid 256, 1, 1") && Contains("ld.global") &&
-                 Contains("st.global") && Contains("mul.rn.f32"));
+                 Contains("st.global") && Contains("mul.f32"));
   CHECK_THAT(c.stages[Stage::tile], Contains("tile.load"));
   CHECK_THAT(c.stages[Stage::gpu],
              Contains("gpu.func @scale") && Contains("gpu.thread_id"));
