@@ -64,4 +64,16 @@ void check_pointer(std::string_view op, std::string_view arg,
         arg, static_cast<uint64_t>(t.data), align));
 }
 
+bool rows_aligned(const rt::TensorView &t, int bytes) {
+  if (t.rank == 0 || t.data % bytes != 0)
+    return false;
+  if (t.strides[t.rank - 1] != 1 && t.shape[t.rank - 1] > 1)
+    return false;
+  int64_t elt = static_cast<int64_t>(size_of(t.dtype));
+  for (int i = 0; i + 1 < t.rank; ++i)
+    if (t.shape[i] > 1 && (t.strides[i] * elt) % bytes != 0)
+      return false;
+  return true;
+}
+
 } // namespace tilejit::ops

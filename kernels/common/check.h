@@ -20,4 +20,9 @@ void check_same_shape(std::string_view op, std::string_view a_name,
 void check_pointer(std::string_view op, std::string_view arg,
                    const rt::TensorView &t);
 
+/// True when `t` has unit inner stride (or one column) and its base address
+/// and every row start are multiples of `bytes`: the promise of
+/// dsl::inner_contiguous(bytes).
+bool rows_aligned(const rt::TensorView &t, int bytes);
+
 } // namespace tilejit::ops

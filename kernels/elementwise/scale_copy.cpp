@@ -21,7 +21,8 @@ rt::SpecKey scale_copy_key(const ScaleCopySpec &spec) {
   key.add("dtype", name_of(spec.dtype))
       .add("block_m", std::to_string(spec.block_m))
       .add("block_n", std::to_string(spec.block_n))
-      .add("threads", std::to_string(spec.threads));
+      .add("threads", std::to_string(spec.threads))
+      .add("vec16", spec.vec16 ? "1" : "0");
   return key;
 }
 
@@ -35,6 +36,7 @@ void scale_copy(const rt::TensorView &x, const rt::TensorView &out, float scale,
   ops::check_pointer(kOp, "out", out);
 
   ScaleCopySpec spec;
+  spec.vec16 = ops::rows_aligned(x, 16) && ops::rows_aligned(out, 16);
   int64_t rows = x.shape[0], cols = x.shape[1];
   int64_t grid_m = (rows + spec.block_m - 1) / spec.block_m;
   int64_t grid_n = (cols + spec.block_n - 1) / spec.block_n;
@@ -50,7 +52,7 @@ void scale_copy(const rt::TensorView &x, const rt::TensorView &out, float scale,
   // Hot path: a lock-free lookup by the static parameters; the SpecKey,
   // the caches and the compiler are reached only on the first call.
   struct Key {
-    int32_t dtype, block_m, block_n, threads;
+    int32_t dtype, block_m, block_n, threads, vec16;
   };
   static ops::KernelTable<Key> table;
   const ops::LoadedKernel &kernel =

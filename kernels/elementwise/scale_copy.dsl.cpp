@@ -9,8 +9,9 @@ namespace tilejit::elementwise {
 
 Kernel scale_copy_kernel(const ScaleCopySpec &s) {
   dsl::KernelBuilder k("scale_copy", s.threads);
-  auto x = k.tensor("x", s.dtype, 2);
-  auto out = k.tensor("out", s.dtype, 2);
+  dsl::Access access = s.vec16 ? dsl::inner_contiguous(16) : dsl::Access{};
+  auto x = k.tensor("x", s.dtype, 2, access);
+  auto out = k.tensor("out", s.dtype, 2, access);
   auto scale = k.scalar("scale", s.dtype);
 
   auto row = k.block_id(0) * k.index(s.block_m);

@@ -16,6 +16,9 @@ struct ScaleCopySpec {
   int block_m = 32;  ///< rows of the tile one block handles
   int block_n = 128; ///< columns of the tile one block handles
   int threads = 256;
+  /// Both tensors have unit inner stride and 16-byte aligned rows: tiles
+  /// move with 16-byte vector loads and stores.
+  bool vec16 = false;
 };
 
 /// out[i, j] = x[i, j] * scale for a 2-D f32 tensor `x` with any

@@ -111,6 +111,16 @@ TEST_CASE("scale_copy follows strides and writes only inside the output",
         0);
 }
 
+TEST_CASE("scale_copy with 16-byte vectors: aligned rows, ragged ends",
+          "[scale_copy]") {
+  // Row strides of 16-byte multiples select the vectorised kernel; 202
+  // columns leave a partial vector at the end of every row, and 129 rows a
+  // partial tile.
+  CHECK(mismatches(seeded(129 * 204, 11), 129, 202, 204, 208, 0.75f) == 0);
+  CHECK(mismatches(seeded(3 * 4, 12), 3, 3, 4, 4, 2.0f) == 0);
+  CHECK(mismatches(seeded(4096 * 7168, 13), 4096, 7168, 7168, 7168, 1.5f) == 0);
+}
+
 TEST_CASE("the registry's run of scale_copy passes at its default shape",
           "[scale_copy]") {
   const ops::OpInfo *op = ops::find_op("scale_copy");

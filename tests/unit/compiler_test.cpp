@@ -195,3 +195,27 @@ TEST_CASE("a multiply feeding an add contracts to one FMA, as nvcc does",
   CHECK_THAT(c.ptx, Contains("fma.rn.f32"));
   CHECK_THAT(c.ptx, !Contains("mul.rn.f32"));
 }
+
+TEST_CASE("aligned, unit-stride rows move with 16-byte vectors", "[compiler]") {
+  auto kernel = [](dsl::Access access) {
+    dsl::KernelBuilder k("copy", 256);
+    auto x = k.tensor("x", DType::bf16, 2, access);
+    auto out = k.tensor("out", DType::bf16, 2, access);
+    auto row = k.block_id(0) * k.index(16);
+    k.store(k.load(x, {row, k.index(0)}, {16, 256}), out, {row, k.index(0)});
+    return compile(k.build()).ptx;
+  };
+  // bf16: 8 elements a vector.
+  CHECK_THAT(kernel(dsl::inner_contiguous(16)),
+             Contains("ld.global.v4.b32") && Contains("st.global.v4.b32"));
+  CHECK_THAT(kernel({}), !Contains("ld.global.v4"));
+  // 8-byte rows: 8-byte vectors.
+  CHECK_THAT(kernel(dsl::inner_contiguous(8)), Contains("ld.global.v2.b32"));
+
+  std::string msg = user_error([] {
+    dsl::KernelBuilder k("bad", 256);
+    k.tensor("x", DType::f32, 2, dsl::inner_contiguous(12));
+  });
+  CHECK_THAT(msg, Contains("error: tensor 'x': align_bytes is 12; requires 0 "
+                           "or a power of two up to 256"));
+}

@@ -31,6 +31,7 @@ struct KernelBuilder::Impl {
   func::FuncOp func;
   OpBuilder builder;
   std::vector<std::string> argNames;
+  std::vector<int> argAlign; ///< per argument; 0 for scalars
   Loc last; ///< location of the latest builder call, for operators
 
   explicit Impl(std::unique_ptr<MLIRContext> ctx)
@@ -78,18 +79,27 @@ KernelBuilder::~KernelBuilder() {
 }
 
 Tensor KernelBuilder::tensor(std::string_view name, DType dtype, int rank,
-                             Loc loc) {
+                             Access access, Loc loc) {
   Location l = impl_->loc(loc);
   if (rank < 1 || rank > 6)
     impl_->fail(loc, fmt::format("tensor '{}' has rank {}; requires 1 to 6",
                                  name, rank));
+  int align = access.align_bytes;
+  if (align < 0 || (align & (align - 1)) != 0 || align > 256)
+    impl_->fail(loc, fmt::format("tensor '{}': align_bytes is {}; requires 0 "
+                                 "or a power of two up to 256",
+                                 name, align));
   SmallVector<int64_t> dynamic(rank, ShapedType::kDynamic);
+  SmallVector<int64_t> strides = dynamic;
+  if (access.inner_contiguous)
+    strides.back() = 1;
   auto layout = StridedLayoutAttr::get(impl_->context.get(),
-                                       ShapedType::kDynamic, dynamic);
+                                       ShapedType::kDynamic, strides);
   auto type =
       MemRefType::get(dynamic, toMLIRType(impl_->context.get(), dtype), layout);
   BlockArgument arg = impl_->func.getBody().addArgument(type, l);
   impl_->argNames.emplace_back(name);
+  impl_->argAlign.push_back(align);
   Tensor t;
   t.builder_ = this;
   t.value_ = mlir::Value(arg).getAsOpaquePointer();
@@ -103,6 +113,7 @@ Value KernelBuilder::scalar(std::string_view name, DType dtype, Loc loc) {
   BlockArgument arg = impl_->func.getBody().addArgument(
       toMLIRType(impl_->context.get(), dtype), l);
   impl_->argNames.emplace_back(name);
+  impl_->argAlign.push_back(0);
   return Value(this, mlir::Value(arg).getAsOpaquePointer());
 }
 
@@ -246,8 +257,12 @@ Kernel KernelBuilder::build(Loc loc) {
   func::ReturnOp::create(b, l);
   func.setFunctionType(
       b.getFunctionType(func.getBody().getArgumentTypes(), {}));
-  for (auto [i, name] : llvm::enumerate(impl_->argNames))
+  for (auto [i, name] : llvm::enumerate(impl_->argNames)) {
     func.setArgAttr(i, "tile.name", b.getStringAttr(name));
+    if (impl_->argAlign[i] > 0)
+      func.setArgAttr(i, tile::TileDialect::getAlignAttrName(),
+                      b.getI64IntegerAttr(impl_->argAlign[i]));
+  }
   {
     DiagnosticCollector diags(impl_->context.get());
     if (failed(verify(*impl_->module)))

@@ -72,13 +72,21 @@ constexpr std::string_view name_of(DType t) {
     return "i32";
   case DType::i64:
     return "i64";
+  case DType::f64:
+    return "f64";
+  case DType::u32:
+    return "u32";
+  case DType::u64:
+    return "u64";
+  case DType::boolean:
+    return "bool";
   }
   return "?";
 }
 
 inline constexpr DType kAllDTypes[] = {
-    DType::f32, DType::f16, DType::bf16, DType::e4m3, DType::e5m2,
-    DType::i8,  DType::u8,  DType::i32,  DType::i64,  DType::f64,
+    DType::f32, DType::f16, DType::bf16,   DType::e4m3, DType::e5m2,
+    DType::i8,  DType::u8,  DType::i32,    DType::i64,  DType::f64,
     DType::u32, DType::u64, DType::boolean};
 
 /// Parses a name printed by `name_of`; also accepts "fp32", "float32",
@@ -105,6 +113,12 @@ constexpr std::optional<DType> parse_dtype(std::string_view s) {
     return DType::i32;
   if (s == "int64")
     return DType::i64;
+  if (s == "float64" || s == "double")
+    return DType::f64;
+  if (s == "uint32")
+    return DType::u32;
+  if (s == "uint64")
+    return DType::u64;
   return std::nullopt;
 }
 

@@ -57,3 +57,41 @@ func.func @promised(%x: memref<?xf32>) attributes {tile.threads = 32 : i32} {
   tile.store %r, %x[%c0] {in_bounds} : tensor<32xf32>, memref<?xf32>
   return
 }
+
+// -----
+
+// Unit inner stride and 16-byte aligned rows: 4-element vectors, one
+// 16-byte load or store per chunk, element by element only at the edges.
+// CHECK-LABEL: gpu.func @vectorized
+// CHECK-NOT: tile.align
+// CHECK: scf.if %{{.*}} -> (vector<4xf32>)
+// CHECK:   vector.load %{{.*}}[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x?xf32, strided<[?, 1], offset: ?>>, vector<4xf32>
+// CHECK: } else {
+// CHECK:   memref.load
+// CHECK: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x?xf32, strided<[?, 1], offset: ?>>, vector<4xf32>
+func.func @vectorized(%x: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.align = 16 : i64},
+                      %out: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.align = 16 : i64})
+    attributes {tile.threads = 128 : i32} {
+  %bx = tile.block_id 0
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%bx, %c0] : memref<?x?xf32, strided<[?, 1], offset: ?>> -> tensor<8x128xf32>
+  tile.store %t, %out[%bx, %c0] : tensor<8x128xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
+  return
+}
+
+// -----
+
+// One tensor without the promise: every access stays scalar (one layout per
+// kernel).
+// CHECK-LABEL: gpu.func @mixed
+// CHECK-NOT: vector.load
+// CHECK-NOT: vector.store
+// CHECK: gpu.return
+func.func @mixed(%x: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.align = 16 : i64},
+                 %out: memref<?x?xf32, strided<[?, ?], offset: ?>>)
+    attributes {tile.threads = 128 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<?x?xf32, strided<[?, 1], offset: ?>> -> tensor<8x128xf32>
+  tile.store %t, %out[%c0, %c0] : tensor<8x128xf32>, memref<?x?xf32, strided<[?, ?], offset: ?>>
+  return
+}

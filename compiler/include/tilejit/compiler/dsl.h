@@ -47,6 +47,23 @@ private:
 
 using Loc = std::source_location;
 
+/// What the kernel may assume of a tensor argument's memory, beyond its dtype
+/// and rank. The host entry checks the promise before it picks the kernel
+/// that relies on it (the promise is part of the specialisation key).
+struct Access {
+  /// The last dimension has stride 1.
+  bool inner_contiguous = false;
+  /// The base address and the start of every row (every index with a last
+  /// coordinate of 0) are multiples of this many bytes (0: element size).
+  int align_bytes = 0;
+};
+
+/// `Access` for row-major rows aligned to `align_bytes`: what a contiguous
+/// tensor from a caching allocator gives when its row bytes divide by it.
+inline Access inner_contiguous(int align_bytes = 16) {
+  return Access{true, align_bytes};
+}
+
 /// Builds one kernel. Every call records the caller's source line, so a
 /// verifier error names the line of the kernel author's code.
 ///
@@ -61,9 +78,12 @@ public:
   KernelBuilder(const KernelBuilder &) = delete;
   KernelBuilder &operator=(const KernelBuilder &) = delete;
 
-  /// A global tensor argument of the given element type and rank.
+  /// A global tensor argument of the given element type and rank, with
+  /// run-time sizes and strides. With `inner_contiguous` access the last
+  /// stride is 1, and with 16-byte alignment tile loads and stores use 16-byte
+  /// vector instructions.
   Tensor tensor(std::string_view name, DType dtype, int rank,
-                Loc loc = Loc::current());
+                Access access = {}, Loc loc = Loc::current());
   /// A scalar argument passed by value.
   Value scalar(std::string_view name, DType dtype, Loc loc = Loc::current());
 

@@ -19,26 +19,34 @@ using namespace mlir::tile;
 
 namespace {
 
-/// The global coordinates of one slot of this thread, and whether they are
-/// inside the tensor (null when the author promised in-bounds access).
-struct SlotAccess {
+/// The global coordinates of the first element of one chunk of this thread,
+/// whether the whole chunk is inside the tensor (null when the author
+/// promised in-bounds access), and per element of the chunk whether that
+/// element is inside (only for chunks of more than one element).
+struct ChunkAccess {
   SmallVector<Value> indices;
   Value inBounds;
+  SmallVector<Value> elementInBounds;
 };
 
-SlotAccess computeSlotAccess(OpBuilder &b, Location loc,
-                             const ThreadMapping &mapping, Value memref,
-                             ValueRange base, ArrayRef<int64_t> shape,
-                             int64_t slot, bool checkBounds) {
+ChunkAccess computeChunkAccess(OpBuilder &b, Location loc,
+                               const ThreadMapping &mapping, Value memref,
+                               ValueRange base, ArrayRef<int64_t> shape,
+                               int64_t chunk, bool checkBounds) {
   auto cst = [&](int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v).getResult();
   };
+  const int64_t width = mapping.vectorWidth;
+  // Linear index of the chunk's first element: (chunk * T + tid) * V.
   Value linear = arith::AddIOp::create(b, loc, mapping.threadId,
-                                       cst(slot * mapping.threads));
-  SlotAccess access;
+                                       cst(chunk * mapping.threads));
+  if (width > 1)
+    linear = arith::MulIOp::create(b, loc, linear, cst(width));
+  ChunkAccess access;
   int64_t stride = 1;
   for (int64_t s : shape)
     stride *= s;
+  Value lastIndex, lastExtent;
   for (auto [dim, size] : llvm::enumerate(shape)) {
     stride /= size;
     Value coord = arith::DivUIOp::create(b, loc, linear, cst(stride));
@@ -49,13 +57,159 @@ SlotAccess computeSlotAccess(OpBuilder &b, Location loc,
     if (!checkBounds)
       continue;
     Value extent = memref::DimOp::create(b, loc, memref, dim);
+    Value probe = index;
+    if (dim + 1 == shape.size()) {
+      lastIndex = index;
+      lastExtent = extent;
+      if (width > 1) // the chunk's last element
+        probe = arith::AddIOp::create(b, loc, index, cst(width - 1));
+    }
     Value inside =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, index, extent);
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, probe, extent);
     access.inBounds =
         access.inBounds ? arith::AndIOp::create(b, loc, access.inBounds, inside)
                         : inside;
   }
+  if (checkBounds && width > 1) {
+    // Element e: the other coordinates as for the chunk, the last one + e.
+    Value others = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
+    for (size_t dim = 0; dim + 1 < shape.size(); ++dim) {
+      Value extent = memref::DimOp::create(b, loc, memref, dim);
+      Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                           access.indices[dim], extent);
+      others = arith::AndIOp::create(b, loc, others, inside);
+    }
+    for (int64_t e = 0; e < width; ++e) {
+      Value index = arith::AddIOp::create(b, loc, lastIndex, cst(e));
+      Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                           index, lastExtent);
+      access.elementInBounds.push_back(
+          arith::AndIOp::create(b, loc, others, inside));
+    }
+  }
   return access;
+}
+
+/// Indices of element e of a chunk.
+SmallVector<Value> elementIndices(OpBuilder &b, Location loc,
+                                  ArrayRef<Value> first, int64_t e) {
+  SmallVector<Value> indices(first.begin(), first.end());
+  if (e != 0)
+    indices.back() = arith::AddIOp::create(
+        b, loc, indices.back(), arith::ConstantIndexOp::create(b, loc, e));
+  return indices;
+}
+
+/// Loads one element (a chunk of width 1): a scalar load, zero outside.
+Value loadElement(OpBuilder &b, Location loc, Value memref, Type elt,
+                  const ChunkAccess &access) {
+  if (!access.inBounds)
+    return memref::LoadOp::create(b, loc, memref, access.indices);
+  Value zero = arith::ConstantOp::create(b, loc, elt, b.getZeroAttr(elt));
+  return scf::IfOp::create(
+             b, loc, access.inBounds,
+             [&](OpBuilder &ob, Location l) {
+               scf::YieldOp::create(
+                   ob, l,
+                   memref::LoadOp::create(ob, l, memref, access.indices)
+                       .getResult());
+             },
+             [&](OpBuilder &ob, Location l) {
+               scf::YieldOp::create(ob, l, zero);
+             })
+      .getResult(0);
+}
+
+/// Loads one chunk of more than one element: one vector load when it is
+/// inside the tensor (or promised to be), else element by element with zeros
+/// outside.
+Value loadChunk(OpBuilder &b, Location loc, Value memref, VectorType chunkType,
+                const ChunkAccess &access) {
+  Type elt = chunkType.getElementType();
+  int64_t width = chunkType.getNumElements();
+  auto vectorLoad = [&](OpBuilder &ob, Location l) -> Value {
+    if (width == 1)
+      return vector::BroadcastOp::create(
+          ob, l, chunkType,
+          memref::LoadOp::create(ob, l, memref, access.indices));
+    unsigned bytes = width * elt.getIntOrFloatBitWidth() / 8;
+    return vector::LoadOp::create(ob, l, chunkType, memref, access.indices,
+                                  /*nontemporal=*/false,
+                                  llvm::MaybeAlign(bytes));
+  };
+  if (!access.inBounds)
+    return vectorLoad(b, loc);
+  Value zero = arith::ConstantOp::create(b, loc, elt, b.getZeroAttr(elt));
+  auto guarded = scf::IfOp::create(
+      b, loc, access.inBounds,
+      [&](OpBuilder &ob, Location l) {
+        scf::YieldOp::create(ob, l, vectorLoad(ob, l));
+      },
+      [&](OpBuilder &ob, Location l) {
+        SmallVector<Value> elements;
+        for (int64_t e = 0; e < width && width > 1; ++e) {
+          auto one = scf::IfOp::create(
+              ob, l, access.elementInBounds[e],
+              [&](OpBuilder &ib, Location il) {
+                Value v = memref::LoadOp::create(
+                    ib, il, memref, elementIndices(ib, il, access.indices, e));
+                scf::YieldOp::create(ib, il, v);
+              },
+              [&](OpBuilder &ib, Location il) {
+                scf::YieldOp::create(ib, il, zero);
+              });
+          elements.push_back(one.getResult(0));
+        }
+        Value outside =
+            width > 1
+                ? vector::FromElementsOp::create(ob, l, chunkType, elements)
+                      .getResult()
+                : vector::BroadcastOp::create(ob, l, chunkType, zero)
+                      .getResult();
+        scf::YieldOp::create(ob, l, outside);
+      });
+  return guarded.getResult(0);
+}
+
+/// Stores one chunk: one vector store when inside (or promised), else element
+/// by element, dropping what falls outside.
+void storeChunk(OpBuilder &b, Location loc, Value memref, Value chunk,
+                const ChunkAccess &access) {
+  auto chunkType = cast<VectorType>(chunk.getType());
+  int64_t width = chunkType.getNumElements();
+  auto vectorStore = [&](OpBuilder &ob, Location l) {
+    if (width == 1) {
+      memref::StoreOp::create(ob, l, vector::ExtractOp::create(ob, l, chunk, 0),
+                              memref, access.indices);
+      return;
+    }
+    unsigned bytes =
+        width * chunkType.getElementType().getIntOrFloatBitWidth() / 8;
+    vector::StoreOp::create(ob, l, chunk, memref, access.indices,
+                            /*nontemporal=*/false, llvm::MaybeAlign(bytes));
+  };
+  if (!access.inBounds) {
+    vectorStore(b, loc);
+    return;
+  }
+  scf::IfOp::create(
+      b, loc, access.inBounds,
+      [&](OpBuilder &ob, Location l) {
+        vectorStore(ob, l);
+        scf::YieldOp::create(ob, l);
+      },
+      [&](OpBuilder &ob, Location l) {
+        for (int64_t e = 0; e < width && width > 1; ++e)
+          scf::IfOp::create(
+              ob, l, access.elementInBounds[e],
+              [&](OpBuilder &ib, Location il) {
+                memref::StoreOp::create(
+                    ib, il, vector::ExtractOp::create(ib, il, chunk, e), memref,
+                    elementIndices(ib, il, access.indices, e));
+                scf::YieldOp::create(ib, il);
+              });
+        scf::YieldOp::create(ob, l);
+      });
 }
 
 struct LoadOpLowering : OpConversionPattern<LoadOp> {
@@ -71,28 +225,22 @@ struct LoadOpLowering : OpConversionPattern<LoadOp> {
     if (!vecType)
       return rewriter.notifyMatchFailure(op, "fragment type not convertible");
     Location loc = op.getLoc();
-    Type elt = vecType.getElementType();
-    Value zero = arith::ConstantOp::create(rewriter, loc, elt,
-                                           rewriter.getZeroAttr(elt));
+    const int64_t width = mapping.vectorWidth;
+    auto chunkType = VectorType::get({width}, vecType.getElementType());
     SmallVector<Value> elements;
-    for (int64_t slot = 0; slot < vecType.getNumElements(); ++slot) {
-      SlotAccess access = computeSlotAccess(
+    for (int64_t c = 0; c < vecType.getNumElements() / width; ++c) {
+      ChunkAccess access = computeChunkAccess(
           rewriter, loc, mapping, adaptor.getSource(), adaptor.getIndices(),
-          op.getType().getShape(), slot, !op.getInBounds());
-      if (!access.inBounds) {
-        elements.push_back(memref::LoadOp::create(
-            rewriter, loc, adaptor.getSource(), access.indices));
+          op.getType().getShape(), c, !op.getInBounds());
+      if (width == 1) {
+        elements.push_back(loadElement(rewriter, loc, adaptor.getSource(),
+                                       chunkType.getElementType(), access));
         continue;
       }
-      auto guarded = scf::IfOp::create(
-          rewriter, loc, access.inBounds,
-          [&](OpBuilder &b, Location l) {
-            Value v = memref::LoadOp::create(b, l, adaptor.getSource(),
-                                             access.indices);
-            scf::YieldOp::create(b, l, v);
-          },
-          [&](OpBuilder &b, Location l) { scf::YieldOp::create(b, l, zero); });
-      elements.push_back(guarded.getResult(0));
+      Value chunk =
+          loadChunk(rewriter, loc, adaptor.getSource(), chunkType, access);
+      for (int64_t e = 0; e < width; ++e)
+        elements.push_back(vector::ExtractOp::create(rewriter, loc, chunk, e));
     }
     rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, vecType, elements);
     return success();
@@ -113,23 +261,19 @@ struct StoreOpLowering : OpConversionPattern<StoreOp> {
     if (!vecType)
       return rewriter.notifyMatchFailure(op, "value not converted to vector");
     Location loc = op.getLoc();
-    for (int64_t slot = 0; slot < vecType.getNumElements(); ++slot) {
-      SlotAccess access = computeSlotAccess(
+    const int64_t width = mapping.vectorWidth;
+    for (int64_t c = 0; c < vecType.getNumElements() / width; ++c) {
+      ChunkAccess access = computeChunkAccess(
           rewriter, loc, mapping, adaptor.getDest(), adaptor.getIndices(),
-          op.getValue().getType().getShape(), slot, !op.getInBounds());
-      Value element =
-          vector::ExtractOp::create(rewriter, loc, adaptor.getValue(), slot);
-      if (!access.inBounds) {
-        memref::StoreOp::create(rewriter, loc, element, adaptor.getDest(),
-                                access.indices);
-        continue;
-      }
-      scf::IfOp::create(rewriter, loc, access.inBounds,
-                        [&](OpBuilder &b, Location l) {
-                          memref::StoreOp::create(
-                              b, l, element, adaptor.getDest(), access.indices);
-                          scf::YieldOp::create(b, l);
-                        });
+          op.getValue().getType().getShape(), c, !op.getInBounds());
+      SmallVector<Value> elements;
+      for (int64_t e = 0; e < width; ++e)
+        elements.push_back(vector::ExtractOp::create(
+            rewriter, loc, adaptor.getValue(), c * width + e));
+      Value chunk = vector::FromElementsOp::create(
+          rewriter, loc, VectorType::get({width}, vecType.getElementType()),
+          elements);
+      storeChunk(rewriter, loc, adaptor.getDest(), chunk, access);
     }
     rewriter.eraseOp(op);
     return success();

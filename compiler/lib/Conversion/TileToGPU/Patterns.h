@@ -13,11 +13,17 @@
 
 namespace mlir::tile {
 
-/// What the patterns of one kernel need to know: its block size and the
-/// value of gpu.thread_id x at the kernel's entry.
+/// What the patterns of one kernel need to know: its block size, the value
+/// of gpu.thread_id x at the kernel's entry, and the vector width V (in
+/// elements) of the kernel's blocked layout: element l of a fragment is
+/// element l % V of chunk l / V, and chunk q lives in thread q % T as the
+/// thread's chunk q / T. With V = 1 consecutive threads own consecutive
+/// elements; with V > 1 each thread loads and stores V contiguous elements
+/// with one vector instruction.
 struct ThreadMapping {
   int64_t threads;
   Value threadId;
+  int64_t vectorWidth = 1;
 };
 
 /// Fragments -> per-thread vectors; every other type is kept.

@@ -42,6 +42,43 @@ void mlir::tile::populateFragmentTypeConversion(TypeConverter &converter,
       });
 }
 
+/// The widest vector (in elements) every tile access of the kernel can use:
+/// each load and store must reach a tensor whose last stride is 1 and whose
+/// rows are aligned (`tile.align`) to the vector's bytes, with a last fragment
+/// dimension the vector divides; and every fragment must hold a whole number
+/// of vectors per thread. 16 bytes at most; 1 when any access cannot.
+static int64_t chooseVectorWidth(func::FuncOp kernel, int64_t threads) {
+  int64_t width = 16; // elements; lowered below by the element sizes
+  auto accessWidth = [&](Value memref, RankedTensorType fragment) -> int64_t {
+    auto type = cast<MemRefType>(memref.getType());
+    auto [strides, offset] = type.getStridesAndOffset();
+    auto arg = dyn_cast<BlockArgument>(memref);
+    if (strides.empty() || strides.back() != 1 || !arg)
+      return 1;
+    auto align = kernel.getArgAttrOfType<IntegerAttr>(
+        arg.getArgNumber(), TileDialect::getAlignAttrName());
+    int64_t bytes = type.getElementTypeBitWidth() / 8;
+    if (!align || bytes == 0)
+      return 1;
+    int64_t w = std::min<int64_t>(16, align.getInt()) / bytes;
+    while (w > 1 && fragment.getShape().back() % w != 0)
+      w /= 2;
+    return std::max<int64_t>(w, 1);
+  };
+  kernel.walk([&](Operation *op) {
+    if (auto load = dyn_cast<LoadOp>(op))
+      width = std::min(width, accessWidth(load.getSource(), load.getType()));
+    if (auto store = dyn_cast<StoreOp>(op))
+      width = std::min(
+          width, accessWidth(store.getDest(), store.getValue().getType()));
+    for (Type type : op->getResultTypes())
+      if (auto fragment = dyn_cast<RankedTensorType>(type))
+        while (width > 1 && fragment.getNumElements() % (threads * width) != 0)
+          width /= 2;
+  });
+  return width;
+}
+
 /// Every fragment must split evenly among the kernel's threads.
 static LogicalResult checkFragmentsDivide(Operation *kernel, int64_t threads) {
   WalkResult result = kernel->walk([&](Operation *op) {
@@ -78,6 +115,9 @@ outlineKernel(func::FuncOp func, gpu::GPUModuleOp gpuModule, int64_t threads) {
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   kernel.setKnownBlockSizeAttr(
       b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (auto align = func.getArgAttr(i, TileDialect::getAlignAttrName()))
+      kernel.setArgAttr(i, TileDialect::getAlignAttrName(), align);
   kernel.getBody().getBlocks().clear();
   kernel.getBody().takeBody(func.getBody());
   kernel.walk([&](func::ReturnOp ret) {
@@ -107,17 +147,23 @@ struct ConvertTileToGPUPass
               .getInt();
       if (failed(checkFragmentsDivide(func, threads)))
         return signalPassFailure();
+      int64_t width = chooseVectorWidth(func, threads);
       gpu::GPUFuncOp kernel = outlineKernel(func, gpuModule, threads);
-      if (failed(lowerFragments(kernel, threads)))
+      if (failed(lowerFragments(kernel, threads, width)))
         return signalPassFailure();
+      // The argument promises were used; no later stage reads them.
+      for (unsigned i = 0; i < kernel.getNumArguments(); ++i)
+        kernel.removeArgAttr(i, TileDialect::getAlignAttrName());
     }
   }
 
-  LogicalResult lowerFragments(gpu::GPUFuncOp kernel, int64_t threads) {
+  LogicalResult lowerFragments(gpu::GPUFuncOp kernel, int64_t threads,
+                               int64_t width) {
     MLIRContext *ctx = &getContext();
     OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
-    ThreadMapping mapping{threads, gpu::ThreadIdOp::create(b, kernel.getLoc(),
-                                                           gpu::Dimension::x)};
+    ThreadMapping mapping{
+        threads, gpu::ThreadIdOp::create(b, kernel.getLoc(), gpu::Dimension::x),
+        width};
 
     TypeConverter converter;
     populateFragmentTypeConversion(converter, mapping);

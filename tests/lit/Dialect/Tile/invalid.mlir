@@ -86,3 +86,31 @@ func.func @splat(%s: f16) {
   %t = tile.splat %s : f16 -> tensor<32x64xf32>
   return
 }
+
+// -----
+
+// expected-error @+1 {{'tile.align' of argument 0 must be a power of two of at least the 4-byte element size}}
+func.func @align_value(%x: memref<?xf32> {tile.align = 12 : i64}) attributes {tile.threads = 32 : i32} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tile.align' on argument 0 of type 'f32'; requires a memref argument}}
+func.func @align_scalar(%s: f32 {tile.align = 16 : i64}) attributes {tile.threads = 32 : i32} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{unknown tile dialect argument attribute 'tile.speed'}}
+func.func @arg_unknown(%x: memref<?xf32> {tile.speed = 1 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tile.name' of argument 0 must be a string}}
+func.func @arg_name(%x: memref<?xf32> {tile.name = 1 : i64}) {
+  return
+}

@@ -36,3 +36,34 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
                            << "; requires a multiple of 32 between 32 and 1024";
   return success();
 }
+
+/// `tile.name` names an argument; `tile.align = N` (a power of two, at least
+/// the element size) sits on a memref argument of a kernel.
+LogicalResult TileDialect::verifyRegionArgAttribute(Operation *op,
+                                                    unsigned regionIndex,
+                                                    unsigned argIndex,
+                                                    NamedAttribute attr) {
+  if (attr.getName() == "tile.name") {
+    if (!isa<StringAttr>(attr.getValue()))
+      return op->emitError()
+             << "'tile.name' of argument " << argIndex << " must be a string";
+    return success();
+  }
+  if (attr.getName() != getAlignAttrName())
+    return op->emitError() << "unknown tile dialect argument attribute '"
+                           << attr.getName().getValue() << "'";
+  auto align = dyn_cast<IntegerAttr>(attr.getValue());
+  Type type = op->getRegion(regionIndex).getArgument(argIndex).getType();
+  auto memref = dyn_cast<MemRefType>(type);
+  if (!memref)
+    return op->emitError() << "'tile.align' on argument " << argIndex
+                           << " of type " << type
+                           << "; requires a memref argument";
+  int64_t bytes = memref.getElementTypeBitWidth() / 8;
+  if (!align || align.getInt() <= 0 ||
+      (align.getInt() & (align.getInt() - 1)) != 0 || align.getInt() < bytes)
+    return op->emitError() << "'tile.align' of argument " << argIndex
+                           << " must be a power of two of at least the "
+                           << bytes << "-byte element size";
+  return success();
+}

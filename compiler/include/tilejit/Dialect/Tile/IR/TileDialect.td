@@ -41,10 +41,14 @@ def Tile_Dialect : Dialect {
     ```
   }];
   let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
   let extraClassDeclaration = [{
     /// Name of the attribute that marks a func.func as a tile kernel and gives
     /// its number of threads per block.
     static constexpr ::llvm::StringLiteral getThreadsAttrName() { return "tile.threads"; }
+    /// Argument attribute of a global tensor: its base address and row
+    /// starts are multiples of this many bytes (a promise the host checks).
+    static constexpr ::llvm::StringLiteral getAlignAttrName() { return "tile.align"; }
   }];
 }
 
