@@ -1,0 +1,276 @@
+// reference.h - CPU references of the quantization family (per-token,
+// per-block, per-channel casts, cast-back, E5M6, SwiGLU-fused casts;
+// shared/specs/quant_transpose.md §3-§11, §13).
+#pragma once
+
+#include "common/host_tensor.h"
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <variant>
+
+namespace tilejit::quant {
+
+using ref::HostTensor;
+
+// ---------------------------------------------------------------------------
+// §3 Shared scale-factor machinery
+// ---------------------------------------------------------------------------
+
+/// Quantized element format (§3.1). The ops take it as the strings 'e4m3',
+/// 'e2m1' and 'e5m6'.
+enum class Fmt { e4m3, e2m1, e5m6 };
+
+/// "e4m3", "e2m1", "e5m6".
+std::string_view fmt_name(Fmt fmt);
+/// 448, 6 or 65024.
+float fmt_max(Fmt fmt);
+/// The amax clamp-min: 1e-4f for e4m3 and e5m6, 6 * 2^-126 for e2m1 (so that
+/// sf >= 2^-126).
+float default_clamp_min(Fmt fmt);
+
+/// `sf` is the dequantization scale (x ~ q * sf), `sf_inv` the quantization
+/// multiplier (q = cvt(x * sf_inv)); `ue8m0` is the packed byte e + 127 of a
+/// rounded sf (0 when not rounded, where it has no meaning).
+struct SfAndInv {
+  float sf;
+  float sf_inv;
+  uint8_t ue8m0;
+};
+
+/// §3.2 `get_sf_and_inv`: a = max(amax, clamp_min); sf = a / fmt_max and,
+/// without rounding, sf_inv = fmt_max / a (a second IEEE division, not 1/sf).
+/// With `round_sf`, sf is rounded up to a power of two 2^e and sf_inv = 2^-e.
+///
+///   get_sf_and_inv(3.0f, Fmt::e4m3, true) == {0x1p-7f, 128.0f, 120}
+SfAndInv get_sf_and_inv(float amax, Fmt fmt, bool round_sf,
+                        std::optional<float> clamp_min = std::nullopt);
+
+/// The three SF layouts of §3.3.
+enum class SfLayout {
+  row_major,    // float32 (M', nK), strides (nK, 1)
+  col_major,    // float32 (M', nK), strides (1, align(M', 4))
+  packed_ue8m0, // int32 (M', ceil(nK/4)), strides (1, align(M', 4))
+};
+
+/// The layout the flags select. Does not validate the combination.
+SfLayout sf_layout_of(bool use_tma_aligned_col_major_sf, bool use_packed_ue8m0);
+
+/// A zero-filled SF tensor of the layout with the exact dtype, shape and
+/// strides the ops return (§3.3). `sf_rows` is M', `num_groups` is nK.
+///
+///   alloc_sf(5, 6, SfLayout::packed_ue8m0) -> i32[5, 2] strides [1, 8]
+HostTensor alloc_sf(int64_t sf_rows, int64_t num_groups, SfLayout layout);
+
+/// Stores the SF of row block `m`, group `k`: the float `sf` into a float32
+/// tensor, or the byte `ue8m0` into byte k % 4 (bits 8j..8j+7) of int32
+/// element (m, k / 4) of a packed tensor.
+void store_sf(const HostTensor &sf, int64_t m, int64_t k, const SfAndInv &s);
+
+/// Reads SF (m, k) of a float32 tensor (any strides) or of a packed int32
+/// tensor (byte b decodes to the float with bits b << 23, so 0 -> +0.0).
+float read_sf(const HostTensor &sf, int64_t m, int64_t k);
+
+/// Validates an SF *input* (§3.3 "Reading SF inputs"): a tensor with
+/// stride(0) == 1 is column-major and must be float32 (M', nK) or packed
+/// int32 (M', ceil(nK/4)); any other must have stride(1) == 1 and be
+/// float32 (M', nK). Throws UserError naming `function` and `argument`.
+void check_sf_input(std::string_view function, std::string_view argument,
+                    const HostTensor &sf, int64_t sf_rows, int64_t num_groups);
+
+/// A quantized tensor: the Python tuple (data, sf).
+struct QuantTensor {
+  HostTensor data;
+  HostTensor sf;
+};
+
+/// A scaling block (bm, bk): bm rows (tokens) by bk columns (channels).
+struct BlockSize {
+  int64_t bm;
+  int64_t bk;
+};
+
+/// An op input that is either a plain bf16/f32 tensor or a QuantTensor.
+using CastInput = std::variant<HostTensor, QuantTensor>;
+
+/// Logical K of quantized data: cols for e4m3, 2 * cols for packed fp4
+/// (i8), cols * 2 / 3 for E5M6 bytes (u8).
+int64_t logical_cols(const HostTensor &data);
+
+/// §3.6 step 1: data * sf[m / bm, k / bk] in float32, as a contiguous f32
+/// (M, K). `data` is e4m3 (M, K) or packed fp4 i8 (M, K / 2); `sf` follows
+/// check_sf_input. This is also torch `cast_back(x, 'fp32', block)`.
+HostTensor dequantize_ref(const QuantTensor &x, BlockSize x_block_size);
+
+/// The ground truth `tile_kernels.torch.cast` (§3.6). `fmt` is 'e4m3' or
+/// 'e2m1'. With a precomputed `sf` (row-major float32 (M', nK)) the result's
+/// `sf` is that tensor and the data uses sf_inv = 1 / sf.
+QuantTensor cast_ref(const CastInput &x, std::string_view fmt,
+                     BlockSize block_size,
+                     const std::optional<HostTensor> &sf = std::nullopt,
+                     std::optional<BlockSize> x_block_size = std::nullopt,
+                     bool round_sf = false,
+                     bool use_tma_aligned_col_major_sf = false,
+                     bool use_packed_ue8m0 = false);
+
+/// §13: decodes packed fp4 (i8 or u8, ndim >= 1) into [..., 2 * last] of
+/// `out_dtype` (f32, f16, bf16 or f64); element 2j from the low nibble.
+HostTensor unpack_from_e2m1fn_x2_ref(const HostTensor &x,
+                                     DType out_dtype = DType::f32);
+
+// ---------------------------------------------------------------------------
+// §4, §5 per_token_cast family
+// ---------------------------------------------------------------------------
+
+/// Row-wise (1, num_per_channels) quantization of a bf16/f32 (M, K) (rows
+/// may be strided) or a QuantTensor (re-quantization, §4.3). `fmt` 'e4m3'
+/// gives e4m3 (M, K), 'e2m1' packed fp4 i8 (M, K/2), 'e5m6' the §5 path.
+///
+///   auto [out, sf] = per_token_cast_ref(x, "e4m3", 128);
+QuantTensor per_token_cast_ref(const CastInput &x, std::string_view fmt,
+                               int64_t num_per_channels,
+                               std::optional<BlockSize> x_block_size = {},
+                               bool use_tma_aligned_col_major_sf = false,
+                               bool round_sf = false,
+                               bool use_packed_ue8m0 = false);
+
+/// Only the SF of per_token_cast_ref.
+HostTensor per_token_cast_with_sf_only_ref(
+    const CastInput &x, std::string_view fmt, int64_t num_per_channels,
+    std::optional<BlockSize> x_block_size = {},
+    bool use_tma_aligned_col_major_sf = false, bool round_sf = false,
+    bool use_packed_ue8m0 = false);
+
+/// per_token_cast_ref's data with sf_inv = 1 / sf[m, g] (§4.4); `sf` is a
+/// row-major float32 (M, nK).
+HostTensor per_token_cast_with_precomputed_sf_ref(
+    const CastInput &x, std::string_view fmt, int64_t num_per_channels,
+    const HostTensor &sf, std::optional<BlockSize> x_block_size = {},
+    bool use_tma_aligned_col_major_sf = false, bool round_sf = false,
+    bool use_packed_ue8m0 = false);
+
+/// §5 (reached through per_token_cast_ref(x, "e5m6", K)): one scale per row,
+/// codes packed 8 per 3 little-endian words, returned as u8 (M, K * 3 / 2).
+QuantTensor
+per_token_cast_to_e5m6_ref(const HostTensor &x, int64_t num_per_channels,
+                           bool use_tma_aligned_col_major_sf = false,
+                           bool round_sf = false,
+                           bool use_packed_ue8m0 = false);
+
+// ---------------------------------------------------------------------------
+// §6, §7 cast_back
+// ---------------------------------------------------------------------------
+
+/// out[m, j] = fmt(float(data[m, j]) * sf[m / bm, j / bk]) with `fmt` 'bf16'
+/// (RNE) or 'fp32'. `x_special_fmt` 'e5m6' reads u8 (M, 3K/2) E5M6 data.
+/// Identical, for K % 64 == 0, to the torch reference `cast_back`.
+HostTensor cast_back_ref(const QuantTensor &x, std::string_view fmt,
+                         BlockSize x_block_size,
+                         std::optional<std::string_view> x_special_fmt = {});
+
+/// cast_back_ref(x, fmt, (1, num_per_channels), x_special_fmt).
+HostTensor
+per_token_cast_back_ref(const QuantTensor &x, std::string_view fmt,
+                        int64_t num_per_channels,
+                        std::optional<std::string_view> x_special_fmt = {});
+
+// ---------------------------------------------------------------------------
+// §8, §9 per_block_cast family
+// ---------------------------------------------------------------------------
+
+/// (bm, bk) block quantization of a contiguous bf16/f32 (M, K), K % 64 == 0,
+/// bm, bk in {32, 128}; `fmt` 'e4m3' or 'e2m1'.
+QuantTensor per_block_cast_ref(const HostTensor &x, std::string_view fmt,
+                               BlockSize block_size,
+                               bool use_tma_aligned_col_major_sf = false,
+                               bool round_sf = false,
+                               bool use_packed_ue8m0 = false);
+
+HostTensor per_block_cast_with_sf_only_ref(
+    const HostTensor &x, std::string_view fmt, BlockSize block_size,
+    bool use_tma_aligned_col_major_sf = false, bool round_sf = false,
+    bool use_packed_ue8m0 = false);
+
+/// Data with sf_inv = 1 / sf; `sf` is row-major float32 (M', nK) and the
+/// layout flags must be false.
+HostTensor per_block_cast_with_precomputed_sf_ref(
+    const HostTensor &x, std::string_view fmt, BlockSize block_size,
+    const HostTensor &sf, bool use_tma_aligned_col_major_sf = false,
+    bool round_sf = false, bool use_packed_ue8m0 = false);
+
+/// §9: re-blocks power-of-two-scaled packed fp4 into e4m3 without loss
+/// (exponent arithmetic; `round_sf` is ignored). Throws UserError where the
+/// original's device assertion (scale ratio > 2^11 in one block) would trap.
+QuantTensor per_block_cast_lossless_ref(
+    const QuantTensor &x, std::string_view fmt, BlockSize x_block_size,
+    BlockSize out_block_size, bool use_tma_aligned_col_major_sf = false,
+    bool round_sf = false, bool use_packed_ue8m0 = false);
+
+// ---------------------------------------------------------------------------
+// §10 per-channel family
+// ---------------------------------------------------------------------------
+
+/// (128, 1) e4m3 quantization; M % 128 == 0, K % 64 == 0. SF float32
+/// (M / 128, K) row-major.
+QuantTensor per_channel_cast_ref(const HostTensor &x, std::string_view fmt,
+                                 int64_t num_per_tokens, bool round_sf = false);
+
+/// (128, 1) e4m3 quantization of the rows pos_to_token selects (-1: a zero
+/// row), or of all rows. `x` may be a per-token (1, 128) QuantTensor.
+QuantTensor per_channel_cast_fused_ref(
+    const CastInput &x, std::string_view fmt, int64_t num_per_tokens,
+    bool round_sf = false, std::optional<int64_t> num_per_channels = {},
+    const std::optional<HostTensor> &pos_to_token = std::nullopt);
+
+/// (bm, 1) e4m3 quantization of a bf16 (M, K), returned transposed: data is
+/// e4m3 (K, M) contiguous, sf float32 (M / bm, K) row-major.
+QuantTensor per_channel_cast_and_transpose_ref(const HostTensor &x,
+                                               std::string_view fmt,
+                                               int64_t num_per_tokens,
+                                               bool round_sf = false);
+
+// ---------------------------------------------------------------------------
+// §11 SwiGLU-fused ops
+// ---------------------------------------------------------------------------
+
+/// act = (g / (1 + expf(-g))) * u per row of a (E, 2H) x (gate | up), times
+/// topk_weights.flat[pos_to_token_topk[r]] when given, then a per-token
+/// (1, num_per_channels) e4m3 cast of the float32 activation. Rows with
+/// pos_to_expert < 0 are zero. `clamped_count` (i64 (3,)) is added to in
+/// place.
+QuantTensor swiglu_forward_and_per_token_cast_ref(
+    const HostTensor &x, std::string_view fmt, int64_t num_per_channels,
+    const std::optional<HostTensor> &pos_to_token_topk = std::nullopt,
+    const std::optional<HostTensor> &topk_weights = std::nullopt,
+    const std::optional<HostTensor> &pos_to_expert = std::nullopt,
+    bool use_tma_aligned_col_major_sf = false, bool round_sf = false,
+    bool use_packed_ue8m0 = false,
+    std::optional<float> swiglu_clamp_value = std::nullopt,
+    const std::optional<HostTensor> &clamped_count = std::nullopt,
+    std::optional<float> sf_clamp_min = std::nullopt);
+
+/// The outputs of swiglu_backward_and_per_token_cast_ref.
+struct SwigluBackwardResult {
+  HostTensor out;         // bf16 (E, H): act * w
+  QuantTensor x_grad_fp8; // e4m3 (E, 2H), float32 (E, 2H / bk) sf
+  HostTensor x_grad;      // bf16 (E, 2H)
+  HostTensor weight_grad; // float32 (T, k)
+};
+
+/// §11.2: the SwiGLU backward of a per-token quantized x, its (1, bk) e4m3
+/// re-quantized gradient, and the routing-weight gradient.
+SwigluBackwardResult swiglu_backward_and_per_token_cast_ref(
+    const QuantTensor &x, const HostTensor &grad_out, const HostTensor &weight,
+    const HostTensor &pos_to_token_topk, const HostTensor &token_topk_to_pos,
+    int64_t num_per_channels, bool round_sf = false,
+    std::optional<float> swiglu_clamp_value = std::nullopt);
+
+/// §11.3: act rounded to bf16, then a (bm, 1) e4m3 cast; data (H, M)
+/// contiguous, or (M, H) with `without_transpose`; sf float32 (M / bm, H).
+QuantTensor swiglu_forward_and_per_channel_cast_and_transpose_ref(
+    const HostTensor &x, std::string_view fmt, int64_t num_per_tokens,
+    bool round_sf = false, bool without_transpose = false,
+    std::optional<float> swiglu_clamp_value = std::nullopt);
+
+} // namespace tilejit::quant
