@@ -1,0 +1,180 @@
+// mhc_pre_norm_fn_ref.cpp - CPU reference of mhc_pre_norm_fn (spec §3.3):
+// the RMS-normalised projection of the residual onto mhc3 mixes, with the
+// norm-weight merge (_MHCFnNormwMerge), forward and backward.
+#include "mhc/mhc_common.h"
+#include "mhc/reference.h"
+
+#include <cmath>
+#include <fmt/format.h>
+
+namespace tilejit::mhc {
+
+using namespace detail;
+
+HostTensor mhc_fn_normw_merge_ref(const HostTensor &mhc_fn,
+                                  const HostTensor &mhc_norm_weight) {
+  const char *fn = "mhc_fn_normw_merge_ref";
+  check_tensor(fn, "mhc_fn", mhc_fn, DType::f32, 2, "(rows, K)");
+  if (mhc_fn.rank() != 2)
+    fail_shape(fn, "mhc_fn", mhc_fn, "(rows, K)");
+  int64_t rows = mhc_fn.size(0), kd = mhc_fn.size(1);
+  check_tensor(fn, "mhc_norm_weight", mhc_norm_weight, DType::f32, 1, "(K,)");
+  check_shape(fn, "mhc_norm_weight", mhc_norm_weight, {kd});
+  HostTensor out = HostTensor::zeros(DType::f32, {rows, kd});
+  const float *f = mhc_fn.data<float>(), *w = mhc_norm_weight.data<float>();
+  float *o = out.data<float>();
+  for (int64_t j = 0; j < rows; ++j)
+    for (int64_t k = 0; k < kd; ++k)
+      o[j * kd + k] = f[j * kd + k] * w[k];
+  return out;
+}
+
+MhcFnNormwMergeGrads mhc_fn_normw_merge_bwd_ref(
+    const HostTensor &out_fn_grad, const HostTensor &mhc_fn,
+    const HostTensor &mhc_norm_weight, std::optional<HostTensor> fn_grad_buf,
+    std::optional<HostTensor> norm_weight_grad_buf) {
+  const char *fn = "mhc_fn_normw_merge_bwd_ref";
+  check_tensor(fn, "mhc_fn", mhc_fn, DType::f32, 2, "(rows, K)");
+  if (mhc_fn.rank() != 2)
+    fail_shape(fn, "mhc_fn", mhc_fn, "(rows, K)");
+  int64_t rows = mhc_fn.size(0), kd = mhc_fn.size(1);
+  check_tensor(fn, "out_fn_grad", out_fn_grad, DType::f32, 0, "");
+  check_shape(fn, "out_fn_grad", out_fn_grad, mhc_fn.shape());
+  check_tensor(fn, "mhc_norm_weight", mhc_norm_weight, DType::f32, 1, "(K,)");
+  check_shape(fn, "mhc_norm_weight", mhc_norm_weight, {kd});
+  if (fn_grad_buf) {
+    check_tensor(fn, "fn_grad_buf", *fn_grad_buf, DType::f32, 0, "");
+    check_shape(fn, "fn_grad_buf", *fn_grad_buf, mhc_fn.shape());
+  } else {
+    fn_grad_buf = HostTensor::zeros(DType::f32, {rows, kd});
+  }
+  if (norm_weight_grad_buf) {
+    check_tensor(fn, "norm_weight_grad_buf", *norm_weight_grad_buf, DType::f32,
+                 0, "");
+    check_shape(fn, "norm_weight_grad_buf", *norm_weight_grad_buf, {kd});
+  } else {
+    norm_weight_grad_buf = HostTensor::zeros(DType::f32, {kd});
+  }
+  const float *g = out_fn_grad.data<float>(), *f = mhc_fn.data<float>();
+  const float *w = mhc_norm_weight.data<float>();
+  float *fg = fn_grad_buf->data<float>(),
+        *wg = norm_weight_grad_buf->data<float>();
+  for (int64_t k = 0; k < kd; ++k) {
+    double acc = 0;
+    for (int64_t j = 0; j < rows; ++j) {
+      fg[j * kd + k] = std::fma(g[j * kd + k], w[k], fg[j * kd + k]);
+      acc += static_cast<double>(g[j * kd + k]) * f[j * kd + k];
+    }
+    wg[k] += static_cast<float>(acc);
+  }
+  return {*fn_grad_buf, *norm_weight_grad_buf};
+}
+
+MhcPreNormFnResult
+mhc_pre_norm_fn_ref(const HostTensor &residual, const HostTensor &mhc_fn,
+                    const std::optional<HostTensor> &mhc_norm_weight,
+                    float mhc_norm_eps, bool /*fuse_grad_acc*/, int n_splits) {
+  const char *fn = "mhc_pre_norm_fn_ref";
+  ResidualDims d = check_mhc_residual(fn, residual);
+  check_tensor(fn, "mhc_fn", mhc_fn, DType::f32, 0, "");
+  check_shape(fn, "mhc_fn", mhc_fn, {d.mhc3, d.kd});
+  if (mhc_norm_weight) {
+    check_tensor(fn, "mhc_norm_weight", *mhc_norm_weight, DType::f32, 0, "");
+    check_shape(fn, "mhc_norm_weight", *mhc_norm_weight, {d.kd});
+  }
+  // The original accepts n_splits and forces it to 1 (one partial sum per
+  // token), so any count >= 1 gives the same result.
+  if (n_splits < 1)
+    fail_value(fn, "n_splits", fmt::format("{}", n_splits), ">= 1");
+
+  HostTensor merged = mhc_norm_weight
+                          ? mhc_fn_normw_merge_ref(mhc_fn, *mhc_norm_weight)
+                          : mhc_fn;
+  HostTensor fnr = HostTensor::zeros(DType::f32, {d.mhc3, d.kd});
+  for (int64_t i = 0; i < fnr.numel(); ++i)
+    fnr.data<float>()[i] = round_to_tf32(merged.data<float>()[i]);
+
+  std::vector<int64_t> lead = leading_shape(residual, 2);
+  HostTensor out = HostTensor::zeros(DType::f32, with_tail(lead, {d.mhc3}));
+  HostTensor mul = HostTensor::zeros(DType::f32, with_tail(lead, {d.mhc3}));
+  HostTensor sq = HostTensor::zeros(DType::f32, lead);
+  const uint16_t *x = residual.data<uint16_t>();
+  for (int64_t t = 0; t < d.n; ++t) {
+    float *mt = mul.data<float>() + t * d.mhc3;
+    float &st = sq.data<float>()[t];
+    norm_fn_token(x + t * d.kd, fnr.data<float>(), d.kd, d.mhc3, mt, &st);
+    float rms = norm_rms(st, d.kd, mhc_norm_eps);
+    for (int j = 0; j < d.mhc3; ++j)
+      out.data<float>()[t * d.mhc3 + j] = mt[j] * rms;
+  }
+  return {out, fnr, mul, sq};
+}
+
+MhcPreNormFnGrads
+mhc_pre_norm_fn_bwd_ref(const HostTensor &out_grad, const HostTensor &residual,
+                        const HostTensor &fn_rounded, const HostTensor &mul,
+                        const HostTensor &sq, float mhc_norm_eps,
+                        std::optional<HostTensor> residual_grad_buf) {
+  const char *fn = "mhc_pre_norm_fn_bwd_ref";
+  ResidualDims d = check_mhc_residual(fn, residual);
+  std::vector<int64_t> lead = leading_shape(residual, 2);
+  std::vector<int64_t> mix_shape = with_tail(lead, {d.mhc3});
+  check_tensor(fn, "out_grad", out_grad, DType::f32, 0, "");
+  check_shape(fn, "out_grad", out_grad, mix_shape);
+  check_tensor(fn, "fn_rounded", fn_rounded, DType::f32, 0, "");
+  check_shape(fn, "fn_rounded", fn_rounded, {d.mhc3, d.kd});
+  check_tensor(fn, "mul", mul, DType::f32, 0, "");
+  check_shape(fn, "mul", mul, mix_shape);
+  check_tensor(fn, "sq", sq, DType::f32, 0, "");
+  check_shape(fn, "sq", sq, lead);
+  bool fused = residual_grad_buf.has_value();
+  if (fused) {
+    check_tensor(fn, "residual_grad_buf", *residual_grad_buf, DType::bf16, 0,
+                 "");
+    check_shape(fn, "residual_grad_buf", *residual_grad_buf, residual.shape());
+  } else {
+    residual_grad_buf = HostTensor::zeros(DType::bf16, residual.shape());
+  }
+
+  const float *og = out_grad.data<float>(), *mu = mul.data<float>();
+  const float *fr = fn_rounded.data<float>();
+  const uint16_t *x = residual.data<uint16_t>();
+  std::vector<float> mgr(d.n * d.mhc3), sq_grad(d.n);
+  for (int64_t t = 0; t < d.n; ++t) {
+    float s = sq.data<float>()[t];
+    float rms = norm_rms(s, d.kd, mhc_norm_eps);
+    double rg = 0;
+    for (int j = 0; j < d.mhc3; ++j) {
+      mgr[t * d.mhc3 + j] = round_to_tf32(og[t * d.mhc3 + j] * rms);
+      rg += static_cast<double>(og[t * d.mhc3 + j]) * mu[t * d.mhc3 + j];
+    }
+    float denom = s + mhc_norm_eps * static_cast<float>(d.kd);
+    sq_grad[t] = static_cast<float>(rg) * rms / denom / -2.0f;
+  }
+
+  HostTensor fn_grad = HostTensor::zeros(DType::f32, {d.mhc3, d.kd});
+  for (int j = 0; j < d.mhc3; ++j)
+    for (int64_t k = 0; k < d.kd; ++k) {
+      double acc = 0;
+      for (int64_t t = 0; t < d.n; ++t)
+        acc += static_cast<double>(mgr[t * d.mhc3 + j]) *
+               bf16_value(x[t * d.kd + k]);
+      fn_grad.data<float>()[j * d.kd + k] = static_cast<float>(acc);
+    }
+
+  uint16_t *xg = residual_grad_buf->data<uint16_t>();
+  for (int64_t t = 0; t < d.n; ++t)
+    for (int64_t k = 0; k < d.kd; ++k) {
+      double xv = bf16_value(x[t * d.kd + k]);
+      double acc = bf16_value(xg[t * d.kd + k]);
+      for (int j = 0; j < d.mhc3; ++j)
+        acc += static_cast<double>(mgr[t * d.mhc3 + j]) * fr[j * d.kd + k];
+      acc += 2.0 * xv * sq_grad[t];
+      xg[t * d.kd + k] = bf16_bits(static_cast<float>(acc));
+    }
+  if (fused)
+    return {std::nullopt, fn_grad};
+  return {*residual_grad_buf, fn_grad};
+}
+
+} // namespace tilejit::mhc

@@ -1,0 +1,181 @@
+// reference.h - CPU references of the Manifold HyperConnection (mHC) ops
+// (shared/specs/moe_engram_mhc.md §3): forward and backward of each kernel.
+//
+// Conventions: residual streams are bf16 `(..., mhc, H)`, mixes fp32; any
+// number of leading (token) dims, all tensors contiguous. Element arithmetic
+// follows the spec's fp32 sequences (FMA chains written as std::fma); sums
+// over tokens, H or K (the original's block reductions and GEMMs) are taken
+// in float64 and rounded once. A backward that the original returns as None
+// when it accumulated into a shared buffer returns std::nullopt here.
+#pragma once
+
+#include "common/host_tensor.h"
+
+#include <optional>
+#include <vector>
+
+namespace tilejit::mhc {
+
+using ref::HostTensor;
+
+// --- §3.1 expand_to_mhc ------------------------------------------------------
+/// bf16 `(..., H)` -> bf16 `(..., mhc_mult, H)`, each stream a copy of the
+/// row. Writes into `out` when given (bf16, contiguous) and returns it.
+///   expand_to_mhc_ref(x /*bf16[T, H]*/, 4)   // bf16[T, 4, H]
+HostTensor expand_to_mhc_ref(const HostTensor &hidden, int mhc_mult,
+                             std::optional<HostTensor> out = std::nullopt);
+/// hidden_grad[..., h] = bf16(sum_m out_grad[..., m, h]), fp32, m ascending.
+HostTensor expand_to_mhc_bwd_ref(const HostTensor &out_grad);
+
+// --- §3.2 sinkhorn_normalize -------------------------------------------------
+/// fp32 `(..., n, n)`: row softmax + eps, a column normalisation, then
+/// (repeat-1) x (row, column); every divisor is (sum + eps). repeat >= 1.
+HostTensor sinkhorn_normalize_ref(const HostTensor &x, int repeat = 10,
+                                  float eps = 1e-6f);
+/// _SinkhornNormalize.backward: recomputes the forward from `x`.
+HostTensor sinkhorn_normalize_bwd_ref(const HostTensor &grad_output,
+                                      const HostTensor &x, int repeat = 10,
+                                      float eps = 1e-6f);
+
+// --- §3.3 mhc_pre_norm_fn ----------------------------------------------------
+/// fn' = fn * normw, column-wise (_MHCFnNormwMerge forward).
+HostTensor mhc_fn_normw_merge_ref(const HostTensor &mhc_fn,
+                                  const HostTensor &mhc_norm_weight);
+struct MhcFnNormwMergeGrads {
+  HostTensor fn_grad;          ///< fn_grad_buf += out_fn_grad * normw
+  HostTensor norm_weight_grad; ///< normw_grad_buf += sum_j out_fn_grad * fn
+};
+/// _MHCFnNormwMerge.backward; accumulates into the buffers when given
+/// (parameter main_grad) and returns them, else into zeros.
+MhcFnNormwMergeGrads mhc_fn_normw_merge_bwd_ref(
+    const HostTensor &out_fn_grad, const HostTensor &mhc_fn,
+    const HostTensor &mhc_norm_weight,
+    std::optional<HostTensor> fn_grad_buf = std::nullopt,
+    std::optional<HostTensor> norm_weight_grad_buf = std::nullopt);
+
+struct MhcPreNormFnResult {
+  HostTensor out;        ///< fp32 (..., mhc3) = mul * rsqrt(sq/Kd + eps)
+  HostTensor fn_rounded; ///< fp32 (mhc3, Kd): TF32 value of fn (* normw)
+  HostTensor mul;        ///< fp32 (..., mhc3): x . fn_rounded
+  HostTensor sq;         ///< fp32 (...): sum of x^2 over the token
+};
+/// residual bf16 (..., mhc, H) with mhc <= 4, mhc_fn fp32 (mhc*(mhc+2),
+/// mhc*H), optional normw fp32 (mhc*H,). n_splits >= 1 is accepted and has
+/// no effect (the original forces one split); fuse_grad_acc only matters to
+/// the backward (pass the buffer there).
+MhcPreNormFnResult
+mhc_pre_norm_fn_ref(const HostTensor &residual, const HostTensor &mhc_fn,
+                    const std::optional<HostTensor> &mhc_norm_weight,
+                    float mhc_norm_eps, bool fuse_grad_acc = true,
+                    int n_splits = 16);
+struct MhcPreNormFnGrads {
+  /// nullopt when accumulated into `residual_grad_buf` (fuse_grad_acc).
+  std::optional<HostTensor> residual_grad;
+  HostTensor fn_grad; ///< gradient of the merged fn (straight-through TF32)
+};
+/// The backward of §3.3 from the saved tensors. x_grad is added to
+/// `residual_grad_buf` in place (re-rounded to bf16) when given.
+MhcPreNormFnGrads mhc_pre_norm_fn_bwd_ref(
+    const HostTensor &out_grad, const HostTensor &residual,
+    const HostTensor &fn_rounded, const HostTensor &mul, const HostTensor &sq,
+    float mhc_norm_eps,
+    std::optional<HostTensor> residual_grad_buf = std::nullopt);
+
+// --- §3.4 mhc_pre_split_mixes ------------------------------------------------
+struct MhcSplitMixes {
+  HostTensor pre_mix;  ///< fp32 (..., mhc, 1)
+  HostTensor post_mix; ///< fp32 (..., mhc, 1)
+  HostTensor comb_mix; ///< fp32 (..., mhc, mhc), before Sinkhorn
+};
+MhcSplitMixes mhc_pre_split_mixes_ref(const HostTensor &input_mixes,
+                                      const HostTensor &mhc_scale,
+                                      const HostTensor &mhc_base, int mhc_mult,
+                                      float mhc_post_mult_value,
+                                      float mhc_pre_eps);
+struct MhcSplitMixesGrads {
+  HostTensor input_mixes_grad; ///< fp32 (..., mhc3)
+  HostTensor mhc_scale_grad;   ///< fp32 (3,)
+  HostTensor mhc_base_grad;    ///< fp32 (mhc3,)
+};
+MhcSplitMixesGrads mhc_pre_split_mixes_bwd_ref(
+    const HostTensor &pre_mix_grad, const HostTensor &post_mix_grad,
+    const HostTensor &comb_mix_grad, const HostTensor &input_mixes,
+    const HostTensor &post_mix, const HostTensor &mhc_scale,
+    const HostTensor &mhc_base, int mhc_mult, float mhc_post_mult_value);
+
+// --- §3.5 mhc_pre_apply_mix --------------------------------------------------
+/// bf16 (..., H) = bf16(fma chain over m of mix[m] * x[m, h]).
+HostTensor mhc_pre_apply_mix_ref(const HostTensor &x, const HostTensor &mix,
+                                 std::optional<HostTensor> out = std::nullopt);
+struct MhcPreApplyMixGrads {
+  std::optional<HostTensor> x_grad; ///< nullopt when added to x_grad_buf
+  HostTensor mix_grad;              ///< fp32 (..., mhc, 1)
+};
+MhcPreApplyMixGrads
+mhc_pre_apply_mix_bwd_ref(const HostTensor &out_grad, const HostTensor &x,
+                          const HostTensor &mix,
+                          std::optional<HostTensor> x_grad_buf = std::nullopt);
+
+// --- §3.6 mhc_post -----------------------------------------------------------
+/// out[o, h] = bf16(post[o]*x[h] + sum_i comb[i, o]*residual[i, h]).
+HostTensor mhc_post_ref(const HostTensor &x, const HostTensor &residual,
+                        const HostTensor &post_layer_mix,
+                        const HostTensor &comb_res_mix,
+                        std::optional<HostTensor> out = std::nullopt);
+struct MhcPostGrads {
+  HostTensor x_grad;              ///< bf16 (..., H)
+  HostTensor residual_grad;       ///< bf16 (..., mhc, H)
+  HostTensor post_layer_mix_grad; ///< fp32 (..., mhc, 1)
+  HostTensor comb_res_mix_grad;   ///< fp32 (..., mhc, mhc)
+};
+/// Requires mhc == 4, as the original.
+MhcPostGrads mhc_post_bwd_ref(const HostTensor &out_grad, const HostTensor &x,
+                              const HostTensor &residual,
+                              const HostTensor &post_layer_mix,
+                              const HostTensor &comb_res_mix);
+
+// --- §3.7 mhc_head_compute_mix -----------------------------------------------
+/// fp32 (..., mhc): sigmoid(in*scale[0] + base[j]) + eps; scale (1,).
+HostTensor mhc_head_compute_mix_ref(const HostTensor &input_mix,
+                                    const HostTensor &mhc_scale,
+                                    const HostTensor &mhc_base,
+                                    float mhc_pre_eps);
+struct MhcHeadComputeMixGrads {
+  HostTensor input_mix_grad; ///< fp32 (..., mhc)
+  HostTensor mhc_scale_grad; ///< fp32 (1,)
+  HostTensor mhc_base_grad;  ///< fp32 (mhc,)
+};
+MhcHeadComputeMixGrads mhc_head_compute_mix_bwd_ref(const HostTensor &out_grad,
+                                                    const HostTensor &input_mix,
+                                                    const HostTensor &mhc_scale,
+                                                    const HostTensor &mhc_base);
+
+// --- §3.8 mhc_pre_big_fuse (inference) ---------------------------------------
+struct MhcBigFuseResult {
+  HostTensor post_mix;    ///< fp32 (..., mhc, 1)
+  HostTensor comb_mix;    ///< fp32 (..., mhc, mhc), after Sinkhorn
+  HostTensor layer_input; ///< bf16 (..., H)
+};
+/// Per token: norm_fn (no norm weight) -> split_mixes -> Sinkhorn(comb) ->
+/// apply_mix(residual, pre); bit-identical to chaining those references.
+MhcBigFuseResult mhc_pre_big_fuse_ref(const HostTensor &residual,
+                                      const HostTensor &fn,
+                                      const HostTensor &mhc_scale,
+                                      const HostTensor &mhc_base, float rms_eps,
+                                      float mhc_pre_eps, float mhc_sinkhorn_eps,
+                                      float mhc_post_mult_value,
+                                      int sinkhorn_repeat, int n_splits = 16);
+
+// --- §3.9 mhc_multilayer_recompute -------------------------------------------
+/// Recomputes L layer inputs and P residuals (P in {L-1, L}) into the given
+/// bf16 tensors, bit-identical to chaining apply_mix and post.
+void mhc_multilayer_recompute_ref(
+    const HostTensor &initial_residual,
+    const std::vector<HostTensor> &pre_mix_list,
+    const std::vector<HostTensor> &layer_output_list,
+    const std::vector<HostTensor> &post_mix_list,
+    const std::vector<HostTensor> &comb_mix_list,
+    const std::vector<HostTensor> &layer_input_list,
+    const std::vector<HostTensor> &residual_list);
+
+} // namespace tilejit::mhc
