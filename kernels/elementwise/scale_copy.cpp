@@ -22,7 +22,7 @@ rt::SpecKey scale_copy_key(const ScaleCopySpec &spec) {
       .add("block_m", std::to_string(spec.block_m))
       .add("block_n", std::to_string(spec.block_n))
       .add("threads", std::to_string(spec.threads))
-      .add("vec16", spec.vec16 ? "1" : "0");
+      .add("vector_bytes", std::to_string(spec.vector_bytes));
   return key;
 }
 
@@ -36,7 +36,8 @@ void scale_copy(const rt::TensorView &x, const rt::TensorView &out, float scale,
   ops::check_pointer(kOp, "out", out);
 
   ScaleCopySpec spec;
-  spec.vec16 = ops::rows_aligned(x, 16) && ops::rows_aligned(out, 16);
+  if (ops::rows_aligned(x, 16) && ops::rows_aligned(out, 16))
+    spec.vector_bytes = 16;
   int64_t rows = x.shape[0], cols = x.shape[1];
   int64_t grid_m = (rows + spec.block_m - 1) / spec.block_m;
   int64_t grid_n = (cols + spec.block_n - 1) / spec.block_n;
@@ -49,20 +50,14 @@ void scale_copy(const rt::TensorView &x, const rt::TensorView &out, float scale,
   if (rows == 0 || cols == 0)
     return;
 
-  // Hot path: a lock-free lookup by the static parameters; the SpecKey,
+  // Hot path: a lock-free lookup by the spec itself (bytewise); the SpecKey,
   // the caches and the compiler are reached only on the first call.
-  struct Key {
-    int32_t dtype, block_m, block_n, threads, vec16;
-  };
-  static ops::KernelTable<Key> table;
+  static ops::KernelTable<ScaleCopySpec> table;
   const ops::LoadedKernel &kernel =
-      table.get(Key{static_cast<int32_t>(spec.dtype), spec.block_m,
-                    spec.block_n, spec.threads},
-                [&]() -> const ops::LoadedKernel & {
-                  return ops::load_kernel(scale_copy_key(spec), [&] {
-                    return scale_copy_kernel(spec);
-                  });
-                });
+      table.get(spec, [&]() -> const ops::LoadedKernel & {
+        return ops::load_kernel(scale_copy_key(spec),
+                                [&] { return scale_copy_kernel(spec); });
+      });
 
   rt::ArgPack args;
   ops::push_tensor(args, x);

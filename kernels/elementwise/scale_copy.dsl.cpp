@@ -9,7 +9,8 @@ namespace tilejit::elementwise {
 
 Kernel scale_copy_kernel(const ScaleCopySpec &s) {
   dsl::KernelBuilder k("scale_copy", s.threads);
-  dsl::Access access = s.vec16 ? dsl::inner_contiguous(16) : dsl::Access{};
+  dsl::Access access =
+      s.vector_bytes ? dsl::inner_contiguous(s.vector_bytes) : dsl::Access{};
   auto x = k.tensor("x", s.dtype, 2, access);
   auto out = k.tensor("out", s.dtype, 2, access);
   auto scale = k.scalar("scale", s.dtype);

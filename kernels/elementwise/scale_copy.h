@@ -10,15 +10,17 @@
 
 namespace tilejit::elementwise {
 
-/// The static parameters a scale_copy kernel is specialised on.
+/// The static parameters a scale_copy kernel is specialised on. It is also
+/// the key of the op's in-process kernel table, compared bytewise: every
+/// field is a 32-bit value, so a field cannot be left out of the key.
 struct ScaleCopySpec {
   DType dtype = DType::f32;
-  int block_m = 32;  ///< rows of the tile one block handles
-  int block_n = 128; ///< columns of the tile one block handles
-  int threads = 256;
-  /// Both tensors have unit inner stride and 16-byte aligned rows: tiles
-  /// move with 16-byte vector loads and stores.
-  bool vec16 = false;
+  int32_t block_m = 32;  ///< rows of the tile one block handles
+  int32_t block_n = 128; ///< columns of the tile one block handles
+  int32_t threads = 256;
+  /// 16: both tensors have unit inner stride and 16-byte aligned rows, and
+  /// tiles move with 16-byte vector loads and stores; 0: element by element.
+  int32_t vector_bytes = 0;
 };
 
 /// out[i, j] = x[i, j] * scale for a 2-D f32 tensor `x` with any

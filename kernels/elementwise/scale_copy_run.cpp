@@ -38,7 +38,7 @@ static elementwise::ScaleCopySpec spec_for(const OpArgs &args) {
   int64_t rows, cols;
   check_args(args, rows, cols);
   elementwise::ScaleCopySpec spec;
-  spec.vec16 = (cols * 4) % 16 == 0;
+  spec.vector_bytes = (cols * 4) % 16 == 0 ? 16 : 0;
   return spec;
 }
 

@@ -104,3 +104,15 @@ TEST_CASE("every registered op compiles to PTX for sm_90a", "[kernels]") {
                           Contains(".entry " + std::string(op.name)));
   }
 }
+
+TEST_CASE("scale_copy's spec is a complete bytewise key", "[kernels]") {
+  // The op's kernel table compares specs bytewise: no padding may hide a
+  // field, and every field must reach the specialisation key.
+  STATIC_REQUIRE(
+      std::has_unique_object_representations_v<elementwise::ScaleCopySpec>);
+  elementwise::ScaleCopySpec a, b;
+  b.vector_bytes = 16;
+  CHECK(elementwise::scale_copy_key(a).digest() !=
+        elementwise::scale_copy_key(b).digest());
+  CHECK(elementwise::scale_copy_key(b).get("vector_bytes") == "16");
+}
