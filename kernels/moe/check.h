@@ -14,22 +14,6 @@
 
 namespace tilejit::moe::detail {
 
-/// name_of() with the host-only dtypes spelled out too.
-inline std::string_view dtype_name(DType t) {
-  switch (t) {
-  case DType::f64:
-    return "f64";
-  case DType::u32:
-    return "u32";
-  case DType::u64:
-    return "u64";
-  case DType::boolean:
-    return "bool";
-  default:
-    return name_of(t);
-  }
-}
-
 template <class... Args>
 [[noreturn]] void fail(std::string_view fn, fmt::format_string<Args...> what,
                        Args &&...args) {
@@ -40,8 +24,8 @@ template <class... Args>
 inline void check_dtype(std::string_view fn, std::string_view arg,
                         const ref::HostTensor &t, DType dtype) {
   if (t.dtype() != dtype)
-    fail(fn, "argument '{}' has dtype {}; requires {}", arg,
-         dtype_name(t.dtype()), dtype_name(dtype));
+    fail(fn, "argument '{}' has dtype {}; requires {}", arg, name_of(t.dtype()),
+         name_of(dtype));
 }
 
 inline void check_rank(std::string_view fn, std::string_view arg,

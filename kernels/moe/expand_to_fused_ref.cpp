@@ -97,7 +97,7 @@ ExpandToFusedWithSfResult expand_to_fused_with_sf_ref(
     detail::fail(fn,
                  "argument 'x.sf' has dtype {}; requires f32 or i32 "
                  "(packed UE8M0)",
-                 detail::dtype_name(sf.dtype()));
+                 name_of(sf.dtype()));
   }
   detail::check_shape(fn, "x.sf", sf, {tokens, sf_cols},
                       sf.dtype() == DType::i32

@@ -12,7 +12,7 @@ HostTensor mask_indices_by_tp_ref(const HostTensor &indices, int64_t n,
   constexpr std::string_view fn = "mask_indices_by_tp_ref";
   if (indices.dtype() != DType::i32 && indices.dtype() != DType::i64)
     detail::fail(fn, "argument 'indices' has dtype {}; requires i32 or i64",
-                 detail::dtype_name(indices.dtype()));
+                 name_of(indices.dtype()));
   detail::check_rank(fn, "indices", indices, 2);
   detail::check_contiguous(fn, "indices", indices);
   if (num_ep_ranks < 1)

@@ -47,7 +47,7 @@ HostTensor reduce_fused_ref(
       with_x_sf ? std::get<1>(x_arg).first : std::get<0>(x_arg);
   if (x.dtype() != DType::f32 && x.dtype() != DType::bf16)
     detail::fail(fn, "argument 'x' has dtype {}; requires f32 or bf16",
-                 detail::dtype_name(x.dtype()));
+                 name_of(x.dtype()));
   detail::check_rank(fn, "x", x, 2);
   detail::check_contiguous(fn, "x", x);
   const int64_t positions = x.size(0), hidden = x.size(1);
