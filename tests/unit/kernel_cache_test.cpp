@@ -420,3 +420,20 @@ TEST_CASE("sha256 matches the FIPS 180-4 examples", "[cache]") {
   CHECK(h.hex() ==
         "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
+
+TEST_CASE("an unusable directory is reported once, in one line", "[cache]") {
+  std::string cmd = "TILEJIT_CACHE_DIR=/proc/tilejit-cache-test '" +
+                    probe_path() + "' compile 2>&1";
+  FILE *p = popen(cmd.c_str(), "r");
+  REQUIRE(p);
+  std::vector<std::string> lines;
+  char buf[512];
+  while (fgets(buf, sizeof buf, p))
+    lines.push_back(buf);
+  CHECK(pclose(p) == 0);
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0] == "tilejit: warning: kernel cache directory "
+                    "'/proc/tilejit-cache-test' is not usable (No such file "
+                    "or directory); caching in memory only\n");
+  CHECK_THAT(lines[1], Catch::Matchers::StartsWith("compiled "));
+}

@@ -78,14 +78,14 @@ KernelCache &KernelCache::global() {
 }
 
 void KernelCache::disable_disk(const std::string &why) {
-  if (disk_ok_ || config_.disk) {
+  // Called when the directory cannot be set up or a write fails: either way
+  // one warning per cache, from one thread.
+  disk_ok_ = false;
+  if (!warned_.exchange(true))
     std::fprintf(stderr,
                  "tilejit: warning: kernel cache directory '%s' is not usable "
                  "(%s); caching in memory only\n",
                  config_.dir.c_str(), why.c_str());
-  }
-  disk_ok_ = false;
-  config_.disk = false;
 }
 
 KernelCache::Slot &KernelCache::slot_for(const std::string &digest) {

@@ -4,6 +4,7 @@
 
 #include "tilejit/runtime/spec_key.h"
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -116,7 +117,8 @@ private:
   void flush_persistent();
 
   CacheConfig config_;
-  bool disk_ok_ = false;
+  std::atomic<bool> disk_ok_{false};
+  std::atomic<bool> warned_{false}; ///< the one "not usable" warning was given
   mutable std::mutex mutex_;
   std::unordered_map<std::string, std::unique_ptr<Slot>> slots_;
   CacheStats stats_;
