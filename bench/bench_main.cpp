@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <vector>
 
 using namespace tilejit;
@@ -23,6 +24,7 @@ namespace {
 struct Case {
   std::string_view op;
   std::vector<int64_t> shape;
+  std::optional<DType> dtype = std::nullopt;
 };
 
 const Case kCases[] = {
@@ -30,6 +32,10 @@ const Case kCases[] = {
     {"scale_copy", {8192, 8192}},
     {"scale_copy", {16384, 16384}},
     {"scale_copy", {8191, 8193}},
+    {"batched_transpose", {8, 4032, 7168}, DType::bf16},
+    {"batched_transpose", {8, 4032, 7168}, DType::e4m3},
+    {"batched_transpose", {8, 4032, 7168}, DType::f32},
+    {"batched_transpose", {32, 4096, 4096}, DType::bf16},
 };
 
 } // namespace
@@ -47,7 +53,7 @@ int main(int argc, char **argv) {
     }
     const rt::Device &device = rt::Device::get();
     fmt::print("\n{} ({} SMs)\n", device.name(), device.sm_count());
-    fmt::print("{:<12} {:>12} {:>10} {:>10} {:>10} {:>11} {:>8}  {}\n", "op",
+    fmt::print("{:<18} {:>20} {:>9} {:>9} {:>9} {:>10} {:>8}  {}\n", "op",
                "shape", "ms", "MB moved", "GB/s", "copy GB/s", "of copy",
                "check");
     bool all_passed = true;
@@ -55,13 +61,14 @@ int main(int argc, char **argv) {
       const ops::OpInfo *op = ops::find_op(c.op);
       ops::OpArgs args;
       args.shape = c.shape;
+      args.dtype = c.dtype;
       ops::RunOptions options;
       options.warmup = 5;
       options.iters = 50;
       ops::RunResult r = op->run(args, options);
       double gbps = r.bytes / (r.ms * 1e6);
       double copy = r.bytes / (r.copy_ms * 1e6);
-      fmt::print("{:<12} {:>12} {:>10.4f} {:>10.1f} {:>10.1f} {:>11.1f} "
+      fmt::print("{:<18} {:>20} {:>9.4f} {:>9.1f} {:>9.1f} {:>10.1f} "
                  "{:>7.1f}%  {}\n",
                  op->name, r.shape, r.ms, r.bytes / 1e6, gbps, copy,
                  100 * gbps / copy, r.passed ? "ok" : "FAILED");

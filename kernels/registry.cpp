@@ -13,6 +13,9 @@ namespace tilejit::ops {
 RunResult run_scale_copy(const OpArgs &args, const RunOptions &options);
 Kernel build_scale_copy(const OpArgs &args);
 rt::SpecKey key_scale_copy(const OpArgs &args);
+RunResult run_batched_transpose(const OpArgs &args, const RunOptions &options);
+Kernel build_batched_transpose(const OpArgs &args);
+rt::SpecKey key_batched_transpose(const OpArgs &args);
 
 double OpArgs::number(std::string_view op, std::string_view name,
                       double fallback) const {
@@ -38,6 +41,13 @@ const std::vector<OpInfo> &all_ops() {
        build_scale_copy,
        key_scale_copy,
        run_scale_copy},
+      {"batched_transpose",
+       "out[b, y, x] = x[b, x, y] for (B, X, Y), X and Y multiples of 64",
+       {},
+       {8, 4032, 7168},
+       build_batched_transpose,
+       key_batched_transpose,
+       run_batched_transpose},
   };
   return ops;
 }

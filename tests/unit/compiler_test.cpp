@@ -219,3 +219,41 @@ TEST_CASE("aligned, unit-stride rows move with 16-byte vectors", "[compiler]") {
   CHECK_THAT(msg, Contains("error: tensor 'x': align_bytes is 12; requires 0 "
                            "or a power of two up to 256"));
 }
+
+namespace {
+/// A batched transpose in the DSL: out[b, y, x] = in[b, x, y], one
+/// block_x x block_y tile per block.
+Kernel transpose_kernel(DType dtype, int block_x, int block_y,
+                        dsl::Access access) {
+  dsl::KernelBuilder k("tile_transpose", 256);
+  auto in = k.tensor("in", dtype, 3, access);
+  auto out = k.tensor("out", dtype, 3, access);
+  auto b = k.block_id(2);
+  auto x0 = k.block_id(1) * k.index(block_x);
+  auto y0 = k.block_id(0) * k.index(block_y);
+  auto t = k.load(in, {b, x0, y0}, {1, block_x, block_y});
+  k.store(k.transpose(t), out, {b, y0, x0});
+  return k.build();
+}
+} // namespace
+
+TEST_CASE("transpose goes through padded shared memory", "[compiler]") {
+  CompiledKernel c =
+      compile(transpose_kernel(DType::bf16, 64, 64, dsl::inner_contiguous(16)));
+  CHECK_THAT(c.ptx, Contains(".shared .align") && Contains("st.shared") &&
+                        Contains("bar.sync") && Contains("ld.shared") &&
+                        Contains("ld.global.v4.b32") &&
+                        Contains("st.global.v4.b32"));
+  // 64 rows of 64 + 2 bf16 elements (one word of padding a row).
+  CHECK_THAT(c.ptx, Contains("[8448]"));
+
+  std::string msg = user_error([] {
+    dsl::KernelBuilder k("bad", 256);
+    auto x = k.tensor("x", DType::f32, 3);
+    k.transpose(k.load(x, {k.index(0), k.index(0), k.index(0)}, {2, 32, 64}));
+    k.build();
+  });
+  CHECK_THAT(msg, Contains("error: 'tile.transpose' op fragment "
+                           "'tensor<2x32x64xf32>' has dimension 0 of size 2; "
+                           "requires 1 before the last two"));
+}

@@ -171,6 +171,22 @@ void KernelBuilder::store(Value fragment, const Tensor &dst,
                         unwrapAll(origin, *impl_, loc));
 }
 
+Value KernelBuilder::transpose(Value fragment, Loc loc) {
+  Location l = impl_->loc(loc);
+  mlir::Value v = unwrap(fragment.raw());
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type || type.getRank() < 2)
+    impl_->fail(loc, fmt::format("transpose: the value has type {}; requires "
+                                 "a fragment of rank 2 or more",
+                                 typeName(v.getType())));
+  SmallVector<int64_t> shape(type.getShape());
+  std::swap(shape[shape.size() - 1], shape[shape.size() - 2]);
+  mlir::Value t = tile::TransposeOp::create(
+      impl_->builder, l, RankedTensorType::get(shape, type.getElementType()),
+      v);
+  return Value(this, t.getAsOpaquePointer());
+}
+
 namespace {
 enum class Arith { add, sub, mul };
 }

@@ -95,3 +95,21 @@ func.func @mixed(%x: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.align = 1
   tile.store %t, %out[%c0, %c0] : tensor<8x128xf32>, memref<?x?xf32, strided<[?, ?], offset: ?>>
   return
 }
+
+// -----
+
+// A transpose owns a padded shared buffer: stores, one barrier, loads in the
+// transposed order.
+// CHECK-LABEL: gpu.func @transpose
+// CHECK-SAME: workgroup(%[[BUF:.*]] : memref<32x33xf32, #gpu.address_space<workgroup>>)
+// CHECK: memref.store %{{.*}}, %[[BUF]][%{{.*}}, %{{.*}}] : memref<32x33xf32, #gpu.address_space<workgroup>>
+// CHECK: gpu.barrier
+// CHECK: memref.load %[[BUF]][%{{.*}}, %{{.*}}] : memref<32x33xf32, #gpu.address_space<workgroup>>
+// CHECK-NOT: tile.transpose
+func.func @transpose(%x: memref<?x?xf32>) attributes {tile.threads = 128 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<?x?xf32> -> tensor<32x32xf32>
+  %u = tile.transpose %t : tensor<32x32xf32> -> tensor<32x32xf32>
+  tile.store %u, %x[%c0, %c0] : tensor<32x32xf32>, memref<?x?xf32>
+  return
+}

@@ -100,6 +100,10 @@ public:
   void store(Value fragment, const Tensor &dst,
              const std::vector<Value> &origin, Loc loc = Loc::current());
 
+  /// Swaps the last two dimensions of a fragment (the others must be 1);
+  /// the compiler moves the data through shared memory.
+  Value transpose(Value fragment, Loc loc = Loc::current());
+
   /// Arithmetic; a scalar meeting a fragment is broadcast to its shape.
   Value add(Value a, Value b, Loc loc = Loc::current());
   Value sub(Value a, Value b, Loc loc = Loc::current());

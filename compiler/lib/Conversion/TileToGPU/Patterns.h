@@ -8,8 +8,10 @@
 #ifndef TILEJIT_CONVERSION_TILETOGPU_PATTERNS_H
 #define TILEJIT_CONVERSION_TILETOGPU_PATTERNS_H
 
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/DialectConversion.h"
+#include "llvm/ADT/DenseMap.h"
 
 namespace mlir::tile {
 
@@ -43,6 +45,19 @@ void populateLoadStoreToGPUPatterns(const TypeConverter &converter,
 /// same on vectors.
 void populateElementwiseToGPUPatterns(const TypeConverter &converter,
                                       RewritePatternSet &patterns);
+
+class TransposeOp;
+
+/// The shared buffer a tile.transpose goes through: its source's last two
+/// dimensions, each row padded by one 4-byte word, in workgroup memory.
+MemRefType transposeBufferType(TransposeOp op);
+
+/// tile.transpose -> stores to its shared buffer (`buffers`, one workgroup
+/// attribution of the kernel per op), a barrier, transposed loads.
+void populateTransposeToGPUPatterns(
+    const TypeConverter &converter, const ThreadMapping &mapping,
+    const llvm::DenseMap<Operation *, Value> &buffers,
+    RewritePatternSet &patterns);
 
 } // namespace mlir::tile
 

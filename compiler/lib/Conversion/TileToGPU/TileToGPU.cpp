@@ -165,9 +165,17 @@ struct ConvertTileToGPUPass
         threads, gpu::ThreadIdOp::create(b, kernel.getLoc(), gpu::Dimension::x),
         width};
 
+    // Every transpose gets a shared buffer of its own.
+    llvm::DenseMap<Operation *, Value> buffers;
+    kernel.walk([&](TransposeOp op) {
+      buffers[op] =
+          kernel.addWorkgroupAttribution(transposeBufferType(op), op.getLoc());
+    });
+
     TypeConverter converter;
     populateFragmentTypeConversion(converter, mapping);
     RewritePatternSet patterns(ctx);
+    populateTransposeToGPUPatterns(converter, mapping, buffers, patterns);
     populateIndexingToGPUPatterns(converter, patterns);
     populateLoadStoreToGPUPatterns(converter, mapping, patterns);
     populateElementwiseToGPUPatterns(converter, patterns);

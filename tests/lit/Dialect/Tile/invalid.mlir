@@ -114,3 +114,27 @@ func.func @arg_unknown(%x: memref<?xf32> {tile.speed = 1 : i64}) {
 func.func @arg_name(%x: memref<?xf32> {tile.name = 1 : i64}) {
   return
 }
+
+// -----
+
+func.func @transpose_shape(%t: tensor<32x64xf32>) {
+  // expected-error @+1 {{'tile.transpose' op result 'tensor<32x64xf32>' is not the source with its last two dimensions swapped}}
+  %u = tile.transpose %t : tensor<32x64xf32> -> tensor<32x64xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_rank(%t: tensor<64xf32>) {
+  // expected-error @+1 {{'tile.transpose' op fragment 'tensor<64xf32>' has rank 1; requires rank 2 or more}}
+  %u = tile.transpose %t : tensor<64xf32> -> tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_type(%t: tensor<32x64xf32>) {
+  // expected-error @+1 {{'tile.transpose' op result element type 'f16' differs from source element type 'f32'}}
+  %u = tile.transpose %t : tensor<32x64xf32> -> tensor<64x32xf16>
+  return
+}

@@ -53,5 +53,29 @@ LogicalResult StoreOp::verify() {
                           getIndices().size());
 }
 
+LogicalResult TransposeOp::verify() {
+  RankedTensorType source = getSource().getType(), result = getType();
+  int64_t rank = source.getRank();
+  if (rank < 2)
+    return emitOpError() << "fragment " << source << " has rank " << rank
+                         << "; requires rank 2 or more";
+  if (source.getElementType() != result.getElementType())
+    return emitOpError() << "result element type " << result.getElementType()
+                         << " differs from source element type "
+                         << source.getElementType();
+  SmallVector<int64_t> expected(source.getShape());
+  std::swap(expected[rank - 1], expected[rank - 2]);
+  if (result.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError() << "result " << result
+                         << " is not the source with its last two dimensions "
+                            "swapped";
+  for (int64_t i = 0; i + 2 < rank; ++i)
+    if (source.getDimSize(i) != 1)
+      return emitOpError() << "fragment " << source << " has dimension " << i
+                           << " of size " << source.getDimSize(i)
+                           << "; requires 1 before the last two";
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "tilejit/Dialect/Tile/IR/TileOps.cpp.inc"

@@ -99,4 +99,25 @@ def Tile_SplatOp : Tile_Op<"splat", [Pure,
   let assemblyFormat = "$value attr-dict `:` type($value) `->` type($result)";
 }
 
+def Tile_TransposeOp : Tile_Op<"transpose", [Pure]> {
+  let summary = "Swap the last two dimensions of a fragment (through shared memory).";
+  let description = [{
+    `result[..., j, i] = source[..., i, j]`. Dimensions before the last two
+    must be 1. The lowering writes the block's fragment to a padded shared
+    memory buffer of its own, synchronises the block, and reads it back in
+    the transposed order, so both the global loads before and the global
+    stores after keep their coalesced, vectorised form.
+
+    Example:
+
+    ```mlir
+    %u = tile.transpose %t : tensor<1x64x128xbf16> -> tensor<1x128x64xbf16>
+    ```
+  }];
+  let arguments = (ins Tile_Fragment:$source);
+  let results = (outs Tile_Fragment:$result);
+  let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 #endif // TILEJIT_DIALECT_TILE_IR_TILEOPS_TD
