@@ -29,6 +29,16 @@ static void check_shape(std::span<const int64_t> shape) {
                                   i, shape[i], fmt::join(shape, ", ")));
 }
 
+/// Sizes >= 0 and one stride per dim.
+static void check_layout(std::span<const int64_t> shape,
+                         std::span<const int64_t> strides) {
+  check_shape(shape);
+  if (shape.size() != strides.size())
+    throw UserError(fmt::format("HostTensor: {} strides for rank-{} shape; "
+                                "give one stride per dim",
+                                strides.size(), shape.size()));
+}
+
 HostTensor HostTensor::zeros(DType dtype, std::span<const int64_t> shape) {
   check_shape(shape);
   std::vector<int64_t> strides = contiguous_strides(shape);
@@ -43,11 +53,7 @@ HostTensor HostTensor::zeros(DType dtype,
 HostTensor HostTensor::zeros_strided(DType dtype,
                                      std::span<const int64_t> shape,
                                      std::span<const int64_t> strides) {
-  check_shape(shape);
-  if (shape.size() != strides.size())
-    throw UserError(fmt::format("HostTensor: {} strides for rank-{} shape; "
-                                "give one stride per dim",
-                                strides.size(), shape.size()));
+  check_layout(shape, strides);
   int64_t span = 1, numel = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (strides[i] < 0)
@@ -71,11 +77,7 @@ HostTensor HostTensor::zeros_strided(DType dtype,
 HostTensor HostTensor::view(void *data, DType dtype,
                             std::span<const int64_t> shape,
                             std::span<const int64_t> strides) {
-  check_shape(shape);
-  if (shape.size() != strides.size())
-    throw UserError(fmt::format("HostTensor: {} strides for rank-{} shape; "
-                                "give one stride per dim",
-                                strides.size(), shape.size()));
+  check_layout(shape, strides);
   HostTensor t;
   t.dtype_ = dtype;
   t.shape_.assign(shape.begin(), shape.end());
