@@ -53,6 +53,16 @@ static uint8_t encode(Fmt fmt, float y) {
   return fmt == Fmt::e4m3 ? ref::f32_to_e4m3(y) : ref::f32_to_e2m1(y);
 }
 
+QuantizeOptions quantize_options(Fmt f, BlockSize block, bool round_sf,
+                                 bool col_major, bool packed) {
+  QuantizeOptions o;
+  o.fmt = f;
+  o.block = block;
+  o.round_sf = round_sf;
+  o.layout = sf_layout_of(col_major, packed);
+  return o;
+}
+
 QuantTensor quantize(const Matrix &x, const QuantizeOptions &o) {
   const int64_t M = x.rows, K = x.cols, bm = o.block.bm, bk = o.block.bk;
   const int64_t sf_rows = ceil_div(M, bm), num_groups = ceil_div(K, bk);

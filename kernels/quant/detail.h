@@ -45,6 +45,8 @@ void check_last_dim_contiguous(std::string_view fn, std::string_view arg,
 void check_shape(std::string_view fn, std::string_view arg, const HostTensor &t,
                  std::initializer_list<int64_t> shape);
 /// Parses `fmt` against the allowed formats.
+/// The per-channel ops' shape rule: M % 128 == 0 and K % 64 == 0.
+void check_per_channel_shape(std::string_view fn, const HostTensor &x);
 Fmt parse_fmt(std::string_view fn, std::string_view fmt,
               std::initializer_list<Fmt> allowed);
 /// use_packed_ue8m0 requires use_tma_aligned_col_major_sf and round_sf.
@@ -78,6 +80,9 @@ struct QuantizeOptions {
   const HostTensor *precomputed_sf = nullptr;
 };
 QuantTensor quantize(const Matrix &x, const QuantizeOptions &options);
+/// Options for `block` scaling in `f`, the SF layout from the op's flags.
+QuantizeOptions quantize_options(Fmt f, BlockSize block, bool round_sf,
+                                 bool col_major = false, bool packed = false);
 
 /// A contiguous (K, M) copy of an e4m3 (M, K) tensor.
 HostTensor transpose_e4m3(const HostTensor &q);

@@ -32,12 +32,7 @@ detail::Matrix check_and_load(std::string_view fn, const HostTensor &x,
 
 detail::QuantizeOptions options(Fmt f, BlockSize block, bool col_major,
                                 bool round_sf, bool packed) {
-  detail::QuantizeOptions o;
-  o.fmt = f;
-  o.block = block;
-  o.round_sf = round_sf;
-  o.layout = sf_layout_of(col_major, packed);
-  return o;
+  return detail::quantize_options(f, block, round_sf, col_major, packed);
 }
 
 } // namespace

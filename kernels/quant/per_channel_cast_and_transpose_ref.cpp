@@ -33,19 +33,10 @@ QuantTensor per_channel_cast_and_transpose_ref(const HostTensor &x,
   if (num_per_tokens != 32 && num_per_tokens != 128)
     fail(fn, fmt::format("argument 'num_per_tokens' is {}; requires 32 or 128",
                          num_per_tokens));
-  if (x.size(0) % 128 != 0)
-    fail(fn, fmt::format("argument 'x' has M = {} rows; requires "
-                         "M % 128 == 0",
-                         x.size(0)));
-  if (x.size(1) % 64 != 0)
-    fail(fn, fmt::format("argument 'x' has K = {} columns; requires "
-                         "K % 64 == 0",
-                         x.size(1)));
-  detail::QuantizeOptions o;
-  o.fmt = Fmt::e4m3;
-  o.block = {num_per_tokens, 1};
-  o.round_sf = round_sf;
-  QuantTensor q = detail::quantize(detail::to_matrix(x), o);
+  detail::check_per_channel_shape(fn, x);
+  QuantTensor q = detail::quantize(
+      detail::to_matrix(x),
+      detail::quantize_options(Fmt::e4m3, {num_per_tokens, 1}, round_sf));
   q.data = detail::transpose_e4m3(q.data);
   return q;
 }

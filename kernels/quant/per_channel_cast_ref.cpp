@@ -12,11 +12,7 @@ using detail::fail;
 namespace {
 
 detail::QuantizeOptions per_channel_options(bool round_sf) {
-  detail::QuantizeOptions o;
-  o.fmt = Fmt::e4m3;
-  o.block = {128, 1};
-  o.round_sf = round_sf;
-  return o;
+  return detail::quantize_options(Fmt::e4m3, {128, 1}, round_sf);
 }
 
 /// The fused op's input as float32 (N, K), dequantized when quantized.
@@ -70,14 +66,7 @@ QuantTensor per_channel_cast_ref(const HostTensor &x, std::string_view fmt,
   if (num_per_tokens != 128)
     fail(fn, fmt::format("argument 'num_per_tokens' is {}; requires 128",
                          num_per_tokens));
-  if (x.size(0) % 128 != 0)
-    fail(fn, fmt::format("argument 'x' has M = {} rows; requires "
-                         "M % 128 == 0",
-                         x.size(0)));
-  if (x.size(1) % 64 != 0)
-    fail(fn, fmt::format("argument 'x' has K = {} columns; requires "
-                         "K % 64 == 0",
-                         x.size(1)));
+  detail::check_per_channel_shape(fn, x);
   return detail::quantize(detail::to_matrix(x), per_channel_options(round_sf));
 }
 

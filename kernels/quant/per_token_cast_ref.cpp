@@ -48,12 +48,7 @@ detail::Matrix check_and_load(std::string_view fn, Variant variant,
 
 detail::QuantizeOptions options(Fmt f, int64_t bk, bool col_major,
                                 bool round_sf, bool packed) {
-  detail::QuantizeOptions o;
-  o.fmt = f;
-  o.block = {1, bk};
-  o.round_sf = round_sf;
-  o.layout = sf_layout_of(col_major, packed);
-  return o;
+  return detail::quantize_options(f, {1, bk}, round_sf, col_major, packed);
 }
 
 } // namespace

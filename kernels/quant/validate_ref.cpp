@@ -73,6 +73,17 @@ void check_shape(std::string_view fn, std::string_view arg, const HostTensor &t,
                          fmt::join(t.shape(), ", "), fmt::join(shape, ", ")));
 }
 
+void check_per_channel_shape(std::string_view fn, const HostTensor &x) {
+  if (x.size(0) % 128 != 0)
+    fail(fn, fmt::format("argument 'x' has M = {} rows; requires "
+                         "M % 128 == 0",
+                         x.size(0)));
+  if (x.size(1) % 64 != 0)
+    fail(fn, fmt::format("argument 'x' has K = {} columns; requires "
+                         "K % 64 == 0",
+                         x.size(1)));
+}
+
 Fmt parse_fmt(std::string_view fn, std::string_view fmt,
               std::initializer_list<Fmt> allowed) {
   std::string list;
