@@ -16,6 +16,9 @@ rt::SpecKey key_scale_copy(const OpArgs &args);
 RunResult run_batched_transpose(const OpArgs &args, const RunOptions &options);
 Kernel build_batched_transpose(const OpArgs &args);
 rt::SpecKey key_batched_transpose(const OpArgs &args);
+RunResult run_per_token_cast(const OpArgs &args, const RunOptions &options);
+Kernel build_per_token_cast(const OpArgs &args);
+rt::SpecKey key_per_token_cast(const OpArgs &args);
 
 double OpArgs::number(std::string_view op, std::string_view name,
                       double fallback) const {
@@ -48,6 +51,15 @@ const std::vector<OpInfo> &all_ops() {
        build_batched_transpose,
        key_batched_transpose,
        run_batched_transpose},
+      {"per_token_cast",
+       "fp8 e4m3 quantization of (M, K) bf16/f32 rows in groups of "
+       "num_per_channels channels, with scales",
+       {"num_per_channels", "round_sf", "use_tma_aligned_col_major_sf",
+        "use_packed_ue8m0", "fmt"},
+       {8064, 7168},
+       build_per_token_cast,
+       key_per_token_cast,
+       run_per_token_cast},
   };
   return ops;
 }

@@ -116,8 +116,8 @@ TEST_CASE("DSL misuse gives one-line errors at the author's line",
   });
   CHECK_THAT(msg, StartsWith(std::string(__FILE__) + ":" +
                              std::to_string(line) + ":"));
-  CHECK_THAT(msg, Contains("error: cannot multiply values of types index and "
-                           "f32"));
+  CHECK_THAT(msg, Contains("error: cannot multiply values of dtypes index and "
+                           "f32; cast one of them first"));
 
   // Deliberate mistake: grid dimension 3.
   msg = user_error([] {

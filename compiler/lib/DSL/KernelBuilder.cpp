@@ -4,7 +4,7 @@
 // call (std::source_location), so verifier errors point at kernel code.
 //
 //===----------------------------------------------------------------------===//
-#include "tilejit/compiler/dsl.h"
+#include "BuilderImpl.h"
 
 #include "../Driver/Diagnostics.h"
 #include "../Driver/KernelImpl.h"
@@ -25,43 +25,31 @@ using namespace mlir;
 
 namespace tilejit::dsl {
 
-struct KernelBuilder::Impl {
-  std::unique_ptr<MLIRContext> context;
-  OwningOpRef<ModuleOp> module;
-  func::FuncOp func;
-  OpBuilder builder;
-  std::vector<std::string> argNames;
-  std::vector<int> argAlign; ///< per argument; 0 for scalars
-  Loc last; ///< location of the latest builder call, for operators
-
-  explicit Impl(std::unique_ptr<MLIRContext> ctx)
-      : context(std::move(ctx)), builder(context.get()) {}
-
-  Location loc(const Loc &l) {
-    last = l;
-    return FileLineColLoc::get(context.get(), l.file_name(), l.line(),
-                               l.column());
-  }
-
-  [[noreturn]] void fail(const Loc &l, std::string_view message) {
-    throw UserError(fmt::format("{}:{}:{}: error: {}", l.file_name(), l.line(),
-                                l.column(), message));
-  }
-};
-
-static mlir::Value unwrap(void *v) {
-  return mlir::Value::getFromOpaquePointer(v);
-}
-
-static std::string typeName(Type type) {
+std::string typeName(Type type) {
   std::string text;
   llvm::raw_string_ostream os(text);
   os << type;
   return text;
 }
 
+DType dtypeOf(Type elementType) {
+  if (elementType.isIndex())
+    return DType::i64;
+  if (elementType.isInteger(1))
+    return DType::boolean;
+  return fromMLIRType(elementType).value_or(DType::f32);
+}
+
+std::vector<int64_t> Value::shape() const {
+  auto type = dyn_cast<RankedTensorType>(unwrap(*this).getType());
+  if (!type)
+    return {};
+  return std::vector<int64_t>(type.getShape().begin(), type.getShape().end());
+}
+
 KernelBuilder::KernelBuilder(std::string_view name, int threads, Loc loc)
     : impl_(std::make_unique<Impl>(makeContext())) {
+  impl_->self = this;
   Location l = impl_->loc(loc);
   impl_->module = ModuleOp::create(l);
   OpBuilder &b = impl_->builder;
@@ -114,7 +102,7 @@ Value KernelBuilder::scalar(std::string_view name, DType dtype, Loc loc) {
       toMLIRType(impl_->context.get(), dtype), l);
   impl_->argNames.emplace_back(name);
   impl_->argAlign.push_back(0);
-  return Value(this, mlir::Value(arg).getAsOpaquePointer());
+  return impl_->wrap(arg, dtype);
 }
 
 Value KernelBuilder::block_id(int dim, Loc loc) {
@@ -126,13 +114,13 @@ Value KernelBuilder::block_id(int dim, Loc loc) {
   mlir::Value v =
       tile::BlockIdOp::create(impl_->builder, l, impl_->builder.getIndexType(),
                               impl_->builder.getI32IntegerAttr(dim));
-  return Value(this, v.getAsOpaquePointer());
+  return impl_->wrap(v, DType::i64);
 }
 
 Value KernelBuilder::index(int64_t value, Loc loc) {
   mlir::Value v =
       arith::ConstantIndexOp::create(impl_->builder, impl_->loc(loc), value);
-  return Value(this, v.getAsOpaquePointer());
+  return impl_->wrap(v, DType::i64);
 }
 
 static SmallVector<mlir::Value> unwrapAll(const std::vector<Value> &values,
@@ -150,12 +138,12 @@ static SmallVector<mlir::Value> unwrapAll(const std::vector<Value> &values,
 Value KernelBuilder::load(const Tensor &src, const std::vector<Value> &origin,
                           const std::vector<int64_t> &shape, Loc loc) {
   Location l = impl_->loc(loc);
-  auto memref = cast<MemRefType>(unwrap(src.raw()).getType());
+  auto memref = mlir::cast<MemRefType>(unwrap(src.raw()).getType());
   auto type = RankedTensorType::get(shape, memref.getElementType());
   mlir::Value v =
       tile::LoadOp::create(impl_->builder, l, type, unwrap(src.raw()),
                            unwrapAll(origin, *impl_, loc));
-  return Value(this, v.getAsOpaquePointer());
+  return impl_->wrap(v, src.dtype());
 }
 
 void KernelBuilder::store(Value fragment, const Tensor &dst,
@@ -184,86 +172,7 @@ Value KernelBuilder::transpose(Value fragment, Loc loc) {
   mlir::Value t = tile::TransposeOp::create(
       impl_->builder, l, RankedTensorType::get(shape, type.getElementType()),
       v);
-  return Value(this, t.getAsOpaquePointer());
-}
-
-namespace {
-enum class Arith { add, sub, mul };
-}
-
-/// Builds `a op b`, broadcasting a scalar to the other side's fragment shape.
-static mlir::Value binary(KernelBuilder::Impl &impl, Arith kind, Value a,
-                          Value b, const Loc &loc) {
-  static constexpr const char *verbs[] = {"add", "subtract", "multiply"};
-  if (!a.valid() || !b.valid())
-    impl.fail(loc, fmt::format("cannot {} an empty dsl::Value",
-                               verbs[static_cast<int>(kind)]));
-  Location l = impl.loc(loc);
-  OpBuilder &ob = impl.builder;
-  mlir::Value lhs = unwrap(a.raw()), rhs = unwrap(b.raw());
-  auto lt = dyn_cast<RankedTensorType>(lhs.getType());
-  auto rt = dyn_cast<RankedTensorType>(rhs.getType());
-  if (lt && !rt && rhs.getType() == lt.getElementType())
-    rhs = tile::SplatOp::create(ob, l, lt, rhs);
-  else if (rt && !lt && lhs.getType() == rt.getElementType())
-    lhs = tile::SplatOp::create(ob, l, rt, lhs);
-  if (lhs.getType() != rhs.getType())
-    impl.fail(loc,
-              fmt::format("cannot {} values of types {} and {}",
-                          verbs[static_cast<int>(kind)],
-                          typeName(lhs.getType()), typeName(rhs.getType())));
-  bool isFloat = isa<FloatType>(getElementTypeOrSelf(lhs.getType()));
-  // Like nvcc's default (-fmad=true): a multiply feeding an add may become
-  // one fused multiply-add (specs/moe_engram_mhc.md §0.2).
-  auto contract = arith::FastMathFlags::contract;
-  switch (kind) {
-  case Arith::add:
-    return isFloat
-               ? arith::AddFOp::create(ob, l, lhs, rhs, contract).getResult()
-               : arith::AddIOp::create(ob, l, lhs, rhs).getResult();
-  case Arith::sub:
-    return isFloat
-               ? arith::SubFOp::create(ob, l, lhs, rhs, contract).getResult()
-               : arith::SubIOp::create(ob, l, lhs, rhs).getResult();
-  case Arith::mul:
-    return isFloat
-               ? arith::MulFOp::create(ob, l, lhs, rhs, contract).getResult()
-               : arith::MulIOp::create(ob, l, lhs, rhs).getResult();
-  }
-  return {};
-}
-
-Value KernelBuilder::add(Value a, Value b, Loc loc) {
-  return Value(this,
-               binary(*impl_, Arith::add, a, b, loc).getAsOpaquePointer());
-}
-Value KernelBuilder::sub(Value a, Value b, Loc loc) {
-  return Value(this,
-               binary(*impl_, Arith::sub, a, b, loc).getAsOpaquePointer());
-}
-Value KernelBuilder::mul(Value a, Value b, Loc loc) {
-  return Value(this,
-               binary(*impl_, Arith::mul, a, b, loc).getAsOpaquePointer());
-}
-
-// Operators cannot take a source_location; they use the latest builder call's.
-static KernelBuilder &builderOf(Value a, Value b) {
-  KernelBuilder *k = a.valid() ? a.builder() : b.builder();
-  if (!k)
-    throw UserError("dsl: arithmetic on two empty dsl::Values");
-  return *k;
-}
-Value operator+(Value a, Value b) {
-  KernelBuilder &k = builderOf(a, b);
-  return k.add(a, b, k.impl_->last);
-}
-Value operator-(Value a, Value b) {
-  KernelBuilder &k = builderOf(a, b);
-  return k.sub(a, b, k.impl_->last);
-}
-Value operator*(Value a, Value b) {
-  KernelBuilder &k = builderOf(a, b);
-  return k.mul(a, b, k.impl_->last);
+  return impl_->wrap(t, fragment.dtype());
 }
 
 Kernel KernelBuilder::build(Loc loc) {

@@ -21,9 +21,15 @@ Type tilejit::toMLIRType(MLIRContext *ctx, DType dtype) {
   case DType::u8:
     return IntegerType::get(ctx, 8);
   case DType::i32:
+  case DType::u32:
     return IntegerType::get(ctx, 32);
   case DType::i64:
+  case DType::u64:
     return IntegerType::get(ctx, 64);
+  case DType::f64:
+    return Float64Type::get(ctx);
+  case DType::boolean: // one byte in memory
+    return IntegerType::get(ctx, 8);
   }
   return {};
 }

@@ -8,6 +8,7 @@
 #include "tilejit/Pipeline/Pipeline.h"
 
 #include "tilejit/Conversion/Passes.h"
+#include "tilejit/Dialect/Tile/Transforms/Passes.h"
 #include "tilejit/InitTilejit.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
@@ -64,8 +65,10 @@ public:
   const tilejit::PipelineObserver &observer;
 };
 
-/// tile -> gpu: tile kernels become gpu.func kernels on per-thread vectors.
+/// tile -> gpu: fragments get layouts, then tile kernels become gpu.func
+/// kernels on per-thread vectors.
 void addTileToGPUPasses(OpPassManager &pm) {
+  pm.addPass(tile::createAssignLayouts());
   pm.addPass(tile::createConvertTileToGPU());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

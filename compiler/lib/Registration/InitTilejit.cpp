@@ -2,6 +2,7 @@
 #include "tilejit/InitTilejit.h"
 
 #include "tilejit/Conversion/Passes.h"
+#include "tilejit/Dialect/Tile/Transforms/Passes.h"
 #include "tilejit/Dialect/Tile/IR/Tile.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -82,6 +83,7 @@ void tilejit::registerTilejitPasses() {
   static std::once_flag once;
   std::call_once(once, [] {
     mlir::tile::registerTilejitConversionPasses();
+    mlir::tile::registerTilejitTilePasses();
     mlir::registerCanonicalizerPass();
     mlir::registerCSEPass();
     mlir::registerStripDebugInfoPass();

@@ -1,4 +1,4 @@
-// RUN: %tilejit-opt %s -convert-tile-to-gpu -split-input-file -verify-diagnostics | FileCheck %s
+// RUN: %tilejit-opt %s -tile-assign-layouts -convert-tile-to-gpu -split-input-file -verify-diagnostics | FileCheck %s
 // A 4x64 fragment over 128 threads: 2 slots per thread; slot s of thread t
 // is element s*128 + t, at row (s*128+t) / 64, column (s*128+t) % 64.
 

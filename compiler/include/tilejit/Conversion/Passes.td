@@ -9,17 +9,18 @@ def ConvertTileToGPU : Pass<"convert-tile-to-gpu", "::mlir::ModuleOp"> {
   let description = [{
     Each `func.func` carrying `tile.threads = T` becomes a `gpu.func` kernel in
     the module's `gpu.module @tilejit_kernels`, with `known_block_size = [T, 1, 1]`.
-    Fragments (`tensor<...>`) become per-thread `vector<P x elt>` values with
-    P = elements / T, in the blocked, thread-cyclic layout: element number
-    `l` of the fragment (row-major) lives in thread `l mod T`, slot `l div T`,
-    so consecutive threads touch consecutive elements (coalesced).
-    `tile.load`/`tile.store` become bounds-checked scalar loads and stores,
-    element-wise `arith` ops on fragments become the same ops on vectors.
+    Fragments, which must carry a `#tile.layout` (run `tile-assign-layouts`
+    first), become per-thread `vector<P x elt>` values of their slots.
+    `tile.load`/`tile.store` become bounds-checked vector (or scalar) loads
+    and stores, element-wise `arith`/`math` ops on fragments the same ops
+    on vectors, `tile.transpose` a round trip through padded shared memory,
+    `tile.reduce` in-thread combining, warp shuffles and shared memory
+    across warps.
   }];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect", "::mlir::memref::MemRefDialect",
-    "::mlir::arith::ArithDialect"
+    "::mlir::arith::ArithDialect", "::mlir::NVVM::NVVMDialect"
   ];
 }
 

@@ -14,20 +14,28 @@ namespace tilejit::dsl {
 class KernelBuilder;
 
 /// A value of the kernel being built: an index, a scalar or a fragment (a
-/// tile held in the registers of the whole block). Cheap to copy.
+/// tile held in the registers of the whole block). Cheap to copy. Integer
+/// values remember whether they are unsigned (u8, u32, u64): shifts right,
+/// divisions, comparisons and casts follow it.
 class Value {
 public:
   Value() = default;
   bool valid() const { return builder_ != nullptr; }
+  /// The element type (i64 for indices).
+  DType dtype() const { return dtype_; }
   /// The underlying mlir::Value as an opaque pointer (for tilejit's compiler).
   void *raw() const { return value_; }
   KernelBuilder *builder() const { return builder_; }
+  /// Shape of a fragment; empty for a scalar or an index.
+  std::vector<int64_t> shape() const;
+
+  Value(KernelBuilder *b, void *v, DType dtype)
+      : builder_(b), value_(v), dtype_(dtype) {}
 
 private:
-  friend class KernelBuilder;
-  Value(KernelBuilder *b, void *v) : builder_(b), value_(v) {}
   KernelBuilder *builder_ = nullptr;
   void *value_ = nullptr; // mlir::Value, opaque
+  DType dtype_ = DType::i64;
 };
 
 /// A global tensor argument: strided, with run-time sizes and strides.
@@ -104,26 +112,76 @@ public:
   /// the compiler moves the data through shared memory.
   Value transpose(Value fragment, Loc loc = Loc::current());
 
-  /// Arithmetic; a scalar meeting a fragment is broadcast to its shape.
+  /// A scalar constant of `dtype` (a float or an integer type).
+  Value constant(double value, DType dtype, Loc loc = Loc::current());
+
+  /// Arithmetic. Both sides have one dtype; a scalar meeting a fragment is
+  /// broadcast to its shape, and fragments broadcast along dimensions of
+  /// size 1 (as numpy does). Float division is IEEE (correctly rounded);
+  /// `a * b + c` may become one fused multiply-add (as nvcc's default).
   Value add(Value a, Value b, Loc loc = Loc::current());
   Value sub(Value a, Value b, Loc loc = Loc::current());
   Value mul(Value a, Value b, Loc loc = Loc::current());
+  Value div(Value a, Value b, Loc loc = Loc::current());
+  /// Maximum and minimum; for floats a NaN operand is ignored (fmaxf).
+  Value max(Value a, Value b, Loc loc = Loc::current());
+  Value min(Value a, Value b, Loc loc = Loc::current());
+  /// Bitwise and shifts of integers (shift right is logical for unsigned
+  /// dtypes, arithmetic for signed).
+  Value bit_and(Value a, Value b, Loc loc = Loc::current());
+  Value bit_or(Value a, Value b, Loc loc = Loc::current());
+  Value shl(Value a, Value b, Loc loc = Loc::current());
+  Value shr(Value a, Value b, Loc loc = Loc::current());
+  Value abs(Value a, Loc loc = Loc::current());
+
+  /// Comparisons give a boolean (i1) value; `select` picks per element.
+  Value lt(Value a, Value b, Loc loc = Loc::current());
+  Value le(Value a, Value b, Loc loc = Loc::current());
+  Value gt(Value a, Value b, Loc loc = Loc::current());
+  Value ge(Value a, Value b, Loc loc = Loc::current());
+  Value eq(Value a, Value b, Loc loc = Loc::current());
+  Value ne(Value a, Value b, Loc loc = Loc::current());
+  Value select(Value cond, Value a, Value b, Loc loc = Loc::current());
+
+  /// Converts values to `to`: floats round to nearest even (to e4m3 and
+  /// e5m2 also saturating to the largest finite value); floats to integers
+  /// truncate toward zero; integers extend by their signedness.
+  Value cast(Value a, DType to, Loc loc = Loc::current());
+  /// Reinterprets the bits as `to` (same width; signedness may change).
+  Value bitcast(Value a, DType to, Loc loc = Loc::current());
+
+  /// Reductions of a fragment along `dim`; the result keeps `dim` with size
+  /// 1 and broadcasts back for free. `reduce_absmax` is max |x|.
+  Value reduce_sum(Value fragment, int dim, Loc loc = Loc::current());
+  Value reduce_max(Value fragment, int dim, Loc loc = Loc::current());
+  Value reduce_min(Value fragment, int dim, Loc loc = Loc::current());
+  Value reduce_absmax(Value fragment, int dim, Loc loc = Loc::current());
+  /// The same elements (row-major order) in another shape.
+  Value reshape(Value fragment, const std::vector<int64_t> &shape,
+                Loc loc = Loc::current());
+  /// Repeats a fragment along its dimensions of size 1.
+  Value broadcast(Value fragment, const std::vector<int64_t> &shape,
+                  Loc loc = Loc::current());
 
   /// Finishes the kernel and verifies it. Throws UserError whose lines read
   /// `file:line:col: error: message` at the author's call that is wrong.
   Kernel build(Loc loc = Loc::current());
 
   struct Impl;
+  Impl &impl() { return *impl_; }
 
 private:
-  friend Value operator+(Value, Value);
-  friend Value operator-(Value, Value);
-  friend Value operator*(Value, Value);
   std::unique_ptr<Impl> impl_;
 };
 
+// Operators use the location of the latest builder call.
 Value operator+(Value a, Value b);
 Value operator-(Value a, Value b);
 Value operator*(Value a, Value b);
+Value operator/(Value a, Value b);
+Value operator&(Value a, Value b);
+Value operator|(Value a, Value b);
+Value operator<<(Value a, Value b);
+Value operator>>(Value a, Value b);
 
 } // namespace tilejit::dsl

@@ -1,7 +1,7 @@
 //===- ElementwiseToGPU.cpp - Element-wise fragment math to vector math --===//
 //
-// Every thread holds the same slots of every fragment, so element-wise ops
-// act slot by slot: the op is kept, with vector types for tensor types.
+// The operands and the result of an element-wise op share one layout, so
+// the op acts slot by slot: it is kept, with vector types for tensor types.
 //
 //===----------------------------------------------------------------------===//
 #include "Patterns.h"
@@ -75,10 +75,29 @@ struct ElementwiseLowering : ConversionPattern {
   }
 };
 
+/// tile.broadcast and tile.reshape move no data: the result's slots are the
+/// source's (tile-assign-layouts made sure of it).
+template <typename OpTy>
+struct SameSlotsLowering : OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  using OpAdaptor = typename OpConversionPattern<OpTy>::OpAdaptor;
+
+  LogicalResult
+  matchAndRewrite(OpTy op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Type type = this->getTypeConverter()->convertType(op.getType());
+    if (!type || type != adaptor.getSource().getType())
+      return rewriter.notifyMatchFailure(op, "slots differ");
+    rewriter.replaceOp(op, adaptor.getSource());
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::tile::populateElementwiseToGPUPatterns(
     const TypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<SplatOpLowering, SplatConstantLowering, ElementwiseLowering>(
+  patterns.add<SplatOpLowering, SplatConstantLowering, ElementwiseLowering,
+               SameSlotsLowering<BroadcastOp>, SameSlotsLowering<ReshapeOp>>(
       converter, patterns.getContext());
 }

@@ -1,8 +1,10 @@
 //===- LoadStoreToGPU.cpp - tile.load/store to per-thread memory ops -----===//
 //
-// Each thread visits its slots of the fragment; for slot s it owns element
-// l = s * T + tid, whose coordinates in the tile are l's row-major digits.
-// Outside the tensor, loads read zero and stores are dropped.
+// Each thread visits its chunks of the fragment (V slots, contiguous along
+// the last dimension: one vector access). Outside the tensor, loads read
+// zero and stores are dropped. Fragments with sliced layouts (reduction
+// results) go slot by slot, and only the slot whose sliced coordinates are
+// 0 stores its element.
 //
 //===----------------------------------------------------------------------===//
 #include "Patterns.h"
@@ -30,18 +32,17 @@ struct ChunkAccess {
 };
 
 ChunkAccess computeChunkAccess(OpBuilder &b, Location loc,
-                               const ThreadMapping &mapping, Value memref,
-                               ValueRange base, ArrayRef<int64_t> shape,
-                               int64_t chunk, bool checkBounds) {
+                               const ThreadMapping &mapping, LayoutAttr layout,
+                               Value memref, ValueRange base,
+                               ArrayRef<int64_t> shape, int64_t chunk,
+                               bool checkBounds) {
   auto cst = [&](int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v).getResult();
   };
-  const int64_t width = mapping.vectorWidth;
-  // Linear index of the chunk's first element: (chunk * T + tid) * V.
-  Value linear = arith::AddIOp::create(b, loc, mapping.threadId,
-                                       cst(chunk * mapping.threads));
-  if (width > 1)
-    linear = arith::MulIOp::create(b, loc, linear, cst(width));
+  const int64_t width = layout.getVector();
+  // Linear index of the chunk's first element.
+  Value linear =
+      slotLinearIndex(b, loc, layout, mapping.threadId, chunk * width);
   ChunkAccess access;
   int64_t stride = 1;
   for (int64_t s : shape)
@@ -86,6 +87,34 @@ ChunkAccess computeChunkAccess(OpBuilder &b, Location loc,
       access.elementInBounds.push_back(
           arith::AndIOp::create(b, loc, others, inside));
     }
+  }
+  return access;
+}
+
+/// The global coordinates of slot `slot` of a fragment with a sliced layout
+/// and whether it is inside the tensor (null when promised). For a store,
+/// `inBounds` also requires the slot to be its element's representative.
+ChunkAccess computeSlotAccess(OpBuilder &b, Location loc,
+                              const ThreadMapping &mapping, LayoutAttr layout,
+                              Value memref, ValueRange base,
+                              ArrayRef<int64_t> shape, int64_t slot,
+                              bool checkBounds, bool forStore) {
+  SlotCoords slotAt =
+      slotCoords(b, loc, layout, shape, mapping.threadId, slot);
+  ChunkAccess access;
+  if (forStore)
+    access.inBounds = slotAt.representative;
+  for (auto [dim, coord] : llvm::enumerate(slotAt.coords)) {
+    Value index = arith::AddIOp::create(b, loc, base[dim], coord);
+    access.indices.push_back(index);
+    if (!checkBounds)
+      continue;
+    Value extent = memref::DimOp::create(b, loc, memref, dim);
+    Value inside =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, index, extent);
+    access.inBounds =
+        access.inBounds ? arith::AndIOp::create(b, loc, access.inBounds, inside)
+                        : inside;
   }
   return access;
 }
@@ -225,13 +254,21 @@ struct LoadOpLowering : OpConversionPattern<LoadOp> {
     if (!vecType)
       return rewriter.notifyMatchFailure(op, "fragment type not convertible");
     Location loc = op.getLoc();
-    const int64_t width = mapping.vectorWidth;
+    LayoutAttr layout = getLayout(op.getType());
+    const bool sliced = !layout.getSliced().empty();
+    const int64_t width = sliced ? 1 : layout.getVector();
     auto chunkType = VectorType::get({width}, vecType.getElementType());
     SmallVector<Value> elements;
     for (int64_t c = 0; c < vecType.getNumElements() / width; ++c) {
-      ChunkAccess access = computeChunkAccess(
-          rewriter, loc, mapping, adaptor.getSource(), adaptor.getIndices(),
-          op.getType().getShape(), c, !op.getInBounds());
+      ChunkAccess access =
+          sliced ? computeSlotAccess(rewriter, loc, mapping, layout,
+                                     adaptor.getSource(), adaptor.getIndices(),
+                                     op.getType().getShape(), c,
+                                     !op.getInBounds(), /*forStore=*/false)
+                 : computeChunkAccess(rewriter, loc, mapping, layout,
+                                      adaptor.getSource(), adaptor.getIndices(),
+                                      op.getType().getShape(), c,
+                                      !op.getInBounds());
       if (width == 1) {
         elements.push_back(loadElement(rewriter, loc, adaptor.getSource(),
                                        chunkType.getElementType(), access));
@@ -261,11 +298,19 @@ struct StoreOpLowering : OpConversionPattern<StoreOp> {
     if (!vecType)
       return rewriter.notifyMatchFailure(op, "value not converted to vector");
     Location loc = op.getLoc();
-    const int64_t width = mapping.vectorWidth;
+    LayoutAttr layout = getLayout(op.getValue().getType());
+    const bool sliced = !layout.getSliced().empty();
+    const int64_t width = sliced ? 1 : layout.getVector();
     for (int64_t c = 0; c < vecType.getNumElements() / width; ++c) {
-      ChunkAccess access = computeChunkAccess(
-          rewriter, loc, mapping, adaptor.getDest(), adaptor.getIndices(),
-          op.getValue().getType().getShape(), c, !op.getInBounds());
+      ChunkAccess access =
+          sliced ? computeSlotAccess(rewriter, loc, mapping, layout,
+                                     adaptor.getDest(), adaptor.getIndices(),
+                                     op.getValue().getType().getShape(), c,
+                                     !op.getInBounds(), /*forStore=*/true)
+                 : computeChunkAccess(rewriter, loc, mapping, layout,
+                                      adaptor.getDest(), adaptor.getIndices(),
+                                      op.getValue().getType().getShape(), c,
+                                      !op.getInBounds());
       SmallVector<Value> elements;
       for (int64_t e = 0; e < width; ++e)
         elements.push_back(vector::ExtractOp::create(

@@ -1,8 +1,9 @@
 //===- Patterns.h - Patterns that lower tile ops to per-thread code ------===//
 //
-// Shared by the files of the TileToGPU conversion. A fragment of N elements in
-// a block of T threads becomes a vector<N/T x elt> in each thread; element l
-// (row-major) of the fragment is slot l / T of thread l % T.
+// Shared by the files of the TileToGPU conversion. A fragment with layout
+// #tile.layout<shape = S, threads = T, vector = V, ...> becomes, in each
+// thread, a vector<product(S)/T x elt> of its slots (see the layout's
+// description in TileAttrs.td).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TILEJIT_CONVERSION_TILETOGPU_PATTERNS_H
@@ -15,22 +16,36 @@
 
 namespace mlir::tile {
 
-/// What the patterns of one kernel need to know: its block size, the value
-/// of gpu.thread_id x at the kernel's entry, and the vector width V (in
-/// elements) of the kernel's blocked layout: element l of a fragment is
-/// element l % V of chunk l / V, and chunk q lives in thread q % T as the
-/// thread's chunk q / T. With V = 1 consecutive threads own consecutive
-/// elements; with V > 1 each thread loads and stores V contiguous elements
-/// with one vector instruction.
+class LayoutAttr;
+
+/// What the patterns of one kernel need to know: its block size and the
+/// value of gpu.thread_id x at the kernel's entry.
 struct ThreadMapping {
   int64_t threads;
   Value threadId;
-  int64_t vectorWidth = 1;
 };
 
-/// Fragments -> per-thread vectors; every other type is kept.
-void populateFragmentTypeConversion(TypeConverter &converter,
-                                    const ThreadMapping &mapping);
+/// The layout tile-assign-layouts gave a fragment type (null if none).
+LayoutAttr getLayout(Type type);
+
+/// The index, in the layout's distribution shape (row-major), of the
+/// element in slot `slot` of this thread.
+Value slotLinearIndex(OpBuilder &b, Location loc, LayoutAttr layout,
+                      Value threadId, int64_t slot);
+
+/// The coordinates in a fragment of `shape` of the element in slot `slot`
+/// of this thread, and, for a layout with sliced dimensions, whether this
+/// slot is the one (of those holding that element) that stores it: its
+/// sliced coordinates are 0. `representative` is null when not sliced.
+struct SlotCoords {
+  SmallVector<Value> coords;
+  Value representative;
+};
+SlotCoords slotCoords(OpBuilder &b, Location loc, LayoutAttr layout,
+                      ArrayRef<int64_t> shape, Value threadId, int64_t slot);
+
+/// Fragments with a layout -> per-thread vectors; every other type is kept.
+void populateFragmentTypeConversion(TypeConverter &converter);
 
 /// tile.block_id -> gpu.block_id.
 void populateIndexingToGPUPatterns(const TypeConverter &converter,
@@ -42,9 +57,28 @@ void populateLoadStoreToGPUPatterns(const TypeConverter &converter,
                                     RewritePatternSet &patterns);
 
 /// tile.splat, arith.constant and element-wise arith ops on fragments -> the
-/// same on vectors.
+/// same on vectors; tile.broadcast of a reduction result and tile.reshape
+/// -> their source (the slots do not move).
 void populateElementwiseToGPUPatterns(const TypeConverter &converter,
                                       RewritePatternSet &patterns);
+
+/// arith.truncf to 8-bit floats -> pairs of saturating, round-to-nearest-
+/// even conversions (cvt.rn.satfinite.e4m3x2.f32 and e5m2x2).
+void populateCastToGPUPatterns(const TypeConverter &converter,
+                               RewritePatternSet &patterns);
+
+class ReduceOp;
+
+/// The shared buffer a tile.reduce needs to combine warps, or null when its
+/// threads of one row all lie in one warp.
+MemRefType reduceBufferType(ReduceOp op);
+
+/// tile.reduce -> in-thread combining, xor shuffles within warps, shared
+/// memory across warps (`buffers`, one workgroup attribution per op).
+void populateReduceToGPUPatterns(
+    const TypeConverter &converter, const ThreadMapping &mapping,
+    const llvm::DenseMap<Operation *, Value> &buffers,
+    RewritePatternSet &patterns);
 
 class TransposeOp;
 

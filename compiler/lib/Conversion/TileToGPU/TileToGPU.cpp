@@ -1,8 +1,9 @@
 //===- TileToGPU.cpp - Turn tile kernels into gpu.func kernels -----------===//
 //
 // The pass driver of the conversion: moves each kernel into the module's
-// gpu.module, checks that its fragments divide among its threads, and runs
-// the patterns of LoadStoreToGPU.cpp and ElementwiseToGPU.cpp.
+// gpu.module, checks that its fragments have layouts, gives transposes and
+// cross-warp reductions their shared buffers, and runs the patterns of the
+// other files of this folder.
 //
 //===----------------------------------------------------------------------===//
 #include "Patterns.h"
@@ -13,6 +14,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -29,67 +31,16 @@ using namespace mlir::tile;
 /// Name of the gpu.module that receives every kernel of a module.
 static constexpr StringLiteral kKernelModuleName = "tilejit_kernels";
 
-void mlir::tile::populateFragmentTypeConversion(TypeConverter &converter,
-                                                const ThreadMapping &mapping) {
-  converter.addConversion([](Type type) { return type; });
-  int64_t threads = mapping.threads;
-  converter.addConversion(
-      [threads](RankedTensorType type) -> std::optional<Type> {
-        if (!type.hasStaticShape() || type.getNumElements() % threads != 0)
-          return std::nullopt;
-        return VectorType::get({type.getNumElements() / threads},
-                               type.getElementType());
-      });
-}
-
-/// The widest vector (in elements) every tile access of the kernel can use:
-/// each load and store must reach a tensor whose last stride is 1 and whose
-/// rows are aligned (`tile.align`) to the vector's bytes, with a last fragment
-/// dimension the vector divides; and every fragment must hold a whole number
-/// of vectors per thread. 16 bytes at most; 1 when any access cannot.
-static int64_t chooseVectorWidth(func::FuncOp kernel, int64_t threads) {
-  int64_t width = 16; // elements; lowered below by the element sizes
-  auto accessWidth = [&](Value memref, RankedTensorType fragment) -> int64_t {
-    auto type = cast<MemRefType>(memref.getType());
-    auto [strides, offset] = type.getStridesAndOffset();
-    auto arg = dyn_cast<BlockArgument>(memref);
-    if (strides.empty() || strides.back() != 1 || !arg)
-      return 1;
-    auto align = kernel.getArgAttrOfType<IntegerAttr>(
-        arg.getArgNumber(), TileDialect::getAlignAttrName());
-    int64_t bytes = type.getElementTypeBitWidth() / 8;
-    if (!align || bytes == 0)
-      return 1;
-    int64_t w = std::min<int64_t>(16, align.getInt()) / bytes;
-    while (w > 1 && fragment.getShape().back() % w != 0)
-      w /= 2;
-    return std::max<int64_t>(w, 1);
-  };
-  kernel.walk([&](Operation *op) {
-    if (auto load = dyn_cast<LoadOp>(op))
-      width = std::min(width, accessWidth(load.getSource(), load.getType()));
-    if (auto store = dyn_cast<StoreOp>(op))
-      width = std::min(
-          width, accessWidth(store.getDest(), store.getValue().getType()));
-    for (Type type : op->getResultTypes())
-      if (auto fragment = dyn_cast<RankedTensorType>(type))
-        while (width > 1 && fragment.getNumElements() % (threads * width) != 0)
-          width /= 2;
-  });
-  return width;
-}
-
-/// Every fragment must split evenly among the kernel's threads.
-static LogicalResult checkFragmentsDivide(Operation *kernel, int64_t threads) {
+/// Every fragment must have a layout (from tile-assign-layouts).
+static LogicalResult checkLayouts(Operation *kernel) {
   WalkResult result = kernel->walk([&](Operation *op) {
-    for (Type type : op->getResultTypes()) {
+    for (Type type : llvm::concat<Type>(op->getOperandTypes(),
+                                        op->getResultTypes())) {
       auto fragment = dyn_cast<RankedTensorType>(type);
-      if (!fragment || fragment.getNumElements() % threads == 0)
+      if (!fragment || getLayout(fragment))
         continue;
-      op->emitError() << "fragment " << fragment << " has "
-                      << fragment.getNumElements()
-                      << " elements; requires a multiple of the kernel's "
-                      << threads << " threads";
+      op->emitOpError() << "fragment " << fragment
+                        << " has no layout; run tile-assign-layouts first";
       return WalkResult::interrupt();
     }
     return WalkResult::advance();
@@ -145,11 +96,10 @@ struct ConvertTileToGPUPass
       int64_t threads =
           cast<IntegerAttr>(func->getAttr(TileDialect::getThreadsAttrName()))
               .getInt();
-      if (failed(checkFragmentsDivide(func, threads)))
+      if (failed(checkLayouts(func)))
         return signalPassFailure();
-      int64_t width = chooseVectorWidth(func, threads);
       gpu::GPUFuncOp kernel = outlineKernel(func, gpuModule, threads);
-      if (failed(lowerFragments(kernel, threads, width)))
+      if (failed(lowerFragments(kernel, threads)))
         return signalPassFailure();
       // The argument promises were used; no later stage reads them.
       for (unsigned i = 0; i < kernel.getNumArguments(); ++i)
@@ -157,25 +107,32 @@ struct ConvertTileToGPUPass
     }
   }
 
-  LogicalResult lowerFragments(gpu::GPUFuncOp kernel, int64_t threads,
-                               int64_t width) {
+  LogicalResult lowerFragments(gpu::GPUFuncOp kernel, int64_t threads) {
     MLIRContext *ctx = &getContext();
     OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
     ThreadMapping mapping{
-        threads, gpu::ThreadIdOp::create(b, kernel.getLoc(), gpu::Dimension::x),
-        width};
+        threads,
+        gpu::ThreadIdOp::create(b, kernel.getLoc(), gpu::Dimension::x)};
 
-    // Every transpose gets a shared buffer of its own.
+    // Every transpose, and every reduce across warps, gets a shared buffer
+    // of its own.
     llvm::DenseMap<Operation *, Value> buffers;
-    kernel.walk([&](TransposeOp op) {
-      buffers[op] =
-          kernel.addWorkgroupAttribution(transposeBufferType(op), op.getLoc());
+    kernel.walk([&](Operation *op) {
+      MemRefType type;
+      if (auto transpose = dyn_cast<TransposeOp>(op))
+        type = transposeBufferType(transpose);
+      if (auto reduce = dyn_cast<ReduceOp>(op))
+        type = reduceBufferType(reduce);
+      if (type)
+        buffers[op] = kernel.addWorkgroupAttribution(type, op->getLoc());
     });
 
     TypeConverter converter;
-    populateFragmentTypeConversion(converter, mapping);
+    populateFragmentTypeConversion(converter);
     RewritePatternSet patterns(ctx);
     populateTransposeToGPUPatterns(converter, mapping, buffers, patterns);
+    populateReduceToGPUPatterns(converter, mapping, buffers, patterns);
+    populateCastToGPUPatterns(converter, patterns);
     populateIndexingToGPUPatterns(converter, patterns);
     populateLoadStoreToGPUPatterns(converter, mapping, patterns);
     populateElementwiseToGPUPatterns(converter, patterns);
@@ -183,7 +140,8 @@ struct ConvertTileToGPUPass
     ConversionTarget target(*ctx);
     target.addIllegalDialect<TileDialect>();
     target.addLegalDialect<gpu::GPUDialect, scf::SCFDialect,
-                           vector::VectorDialect, memref::MemRefDialect>();
+                           vector::VectorDialect, memref::MemRefDialect,
+                           NVVM::NVVMDialect>();
     target.markUnknownOpDynamicallyLegal(
         [&](Operation *op) { return converter.isLegal(op); });
     return applyPartialConversion(kernel, target, std::move(patterns));

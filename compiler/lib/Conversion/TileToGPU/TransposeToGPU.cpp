@@ -19,28 +19,19 @@
 using namespace mlir;
 using namespace mlir::tile;
 
-/// The last two coordinates of element `e` of chunk `chunk` of this thread in
-/// a fragment of `shape` (the leading dimensions are 1).
-static std::pair<Value, Value> chunkCoords(OpBuilder &b, Location loc,
-                                           const ThreadMapping &mapping,
-                                           ArrayRef<int64_t> shape,
-                                           int64_t chunk, int64_t e) {
-  auto cst = [&](int64_t v) {
-    return arith::ConstantIndexOp::create(b, loc, v).getResult();
-  };
-  int64_t cols = shape.back();
-  Value linear = arith::AddIOp::create(b, loc, mapping.threadId,
-                                       cst(chunk * mapping.threads));
-  if (mapping.vectorWidth > 1)
-    linear = arith::MulIOp::create(b, loc, linear, cst(mapping.vectorWidth));
-  if (e != 0)
-    linear = arith::AddIOp::create(b, loc, linear, cst(e));
-  return {arith::DivUIOp::create(b, loc, linear, cst(cols)),
-          arith::RemUIOp::create(b, loc, linear, cst(cols))};
+/// The last two coordinates of the element in slot `slot` of this thread.
+static std::pair<Value, Value> lastTwoCoords(OpBuilder &b, Location loc,
+                                             const ThreadMapping &mapping,
+                                             RankedTensorType type,
+                                             int64_t slot) {
+  SlotCoords at = slotCoords(b, loc, getLayout(type), type.getShape(),
+                             mapping.threadId, slot);
+  return {at.coords[at.coords.size() - 2], at.coords.back()};
 }
 
 MemRefType mlir::tile::transposeBufferType(TransposeOp op) {
   RankedTensorType source = op.getSource().getType();
+  source = RankedTensorType::get(source.getShape(), source.getElementType());
   int64_t rows = source.getDimSize(source.getRank() - 2);
   int64_t cols = source.getDimSize(source.getRank() - 1);
   int64_t bytes = std::max<int64_t>(1, source.getElementTypeBitWidth() / 8);
@@ -67,24 +58,20 @@ struct TransposeLowering : OpConversionPattern<TransposeOp> {
     if (!vecType || !buffer)
       return rewriter.notifyMatchFailure(op, "no shared buffer or vector type");
     Location loc = op.getLoc();
-    const int64_t width = mapping.vectorWidth;
     const int64_t slots = vecType.getNumElements();
 
-    ArrayRef<int64_t> sourceShape = op.getSource().getType().getShape();
     for (int64_t slot = 0; slot < slots; ++slot) {
-      auto [i, j] = chunkCoords(rewriter, loc, mapping, sourceShape,
-                                slot / width, slot % width);
+      auto [i, j] = lastTwoCoords(rewriter, loc, mapping,
+                                  op.getSource().getType(), slot);
       Value element =
           vector::ExtractOp::create(rewriter, loc, adaptor.getSource(), slot);
       memref::StoreOp::create(rewriter, loc, element, buffer, ValueRange{i, j});
     }
     gpu::BarrierOp::create(rewriter, loc);
 
-    ArrayRef<int64_t> resultShape = op.getType().getShape();
     SmallVector<Value> elements;
     for (int64_t slot = 0; slot < slots; ++slot) {
-      auto [r, s] = chunkCoords(rewriter, loc, mapping, resultShape,
-                                slot / width, slot % width);
+      auto [r, s] = lastTwoCoords(rewriter, loc, mapping, op.getType(), slot);
       elements.push_back(
           memref::LoadOp::create(rewriter, loc, buffer, ValueRange{s, r}));
     }

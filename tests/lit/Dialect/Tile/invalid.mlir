@@ -37,15 +37,6 @@ func.func @empty(%x: memref<?x?xf32>) attributes {tile.threads = 256 : i32} {
 
 // -----
 
-func.func @divides(%x: memref<?x?xf32>, %t: tensor<32x65xf32>) attributes {tile.threads = 256 : i32} {
-  %c0 = arith.constant 0 : index
-  // expected-error @+1 {{'tile.store' op fragment 'tensor<32x65xf32>' has 2080 elements; requires a multiple of the kernel's 256 threads}}
-  tile.store %t, %x[%c0, %c0] : tensor<32x65xf32>, memref<?x?xf32>
-  return
-}
-
-// -----
-
 // expected-error @+1 {{'tile.threads' is 100; requires a multiple of 32 between 32 and 1024}}
 func.func @threads() attributes {tile.threads = 100 : i32} {
   return

@@ -14,6 +14,7 @@ void TileDialect::initialize() {
 #define GET_OP_LIST
 #include "tilejit/Dialect/Tile/IR/TileOps.cpp.inc"
       >();
+  registerAttributes();
 }
 
 /// `tile.threads` marks a kernel: it sits on a func.func and gives the number

@@ -29,23 +29,26 @@ static LogicalResult verifyTileAccess(Operation *op, MemRefType global,
     if (size <= 0)
       return op->emitOpError() << "fragment dimension " << dim << " is " << size
                                << "; requires a positive size";
-  // Each thread of the kernel holds the same number of fragment elements.
-  auto kernel = op->getParentOfType<func::FuncOp>();
+  return success();
+}
+
+LogicalResult LoadOp::verify() {
+  if (failed(verifyTileAccess(*this, getSource().getType(),
+                              getResult().getType(), getIndices().size())))
+    return failure();
+  // A loaded fragment is spread evenly over the kernel's threads.
+  RankedTensorType fragment = getResult().getType();
+  auto kernel = (*this)->getParentOfType<func::FuncOp>();
   auto threads = kernel ? kernel->getAttrOfType<IntegerAttr>(
                               TileDialect::getThreadsAttrName())
                         : IntegerAttr();
   if (threads && threads.getInt() > 0 &&
       fragment.getNumElements() % threads.getInt() != 0)
-    return op->emitOpError()
-           << "fragment " << fragment << " has " << fragment.getNumElements()
-           << " elements; requires a multiple of the kernel's "
-           << threads.getInt() << " threads";
+    return emitOpError() << "fragment " << fragment << " has "
+                         << fragment.getNumElements()
+                         << " elements; requires a multiple of the kernel's "
+                         << threads.getInt() << " threads";
   return success();
-}
-
-LogicalResult LoadOp::verify() {
-  return verifyTileAccess(*this, getSource().getType(), getResult().getType(),
-                          getIndices().size());
 }
 
 LogicalResult StoreOp::verify() {
@@ -74,6 +77,56 @@ LogicalResult TransposeOp::verify() {
       return emitOpError() << "fragment " << source << " has dimension " << i
                            << " of size " << source.getDimSize(i)
                            << "; requires 1 before the last two";
+  return success();
+}
+
+LogicalResult ReduceOp::verify() {
+  RankedTensorType source = getSource().getType(), result = getType();
+  int64_t dim = static_cast<int64_t>(getDim());
+  if (dim >= source.getRank())
+    return emitOpError() << "dim " << dim << " is out of range for fragment "
+                         << source << " of rank " << source.getRank();
+  if (source.getElementType() != result.getElementType())
+    return emitOpError() << "result element type " << result.getElementType()
+                         << " differs from source element type "
+                         << source.getElementType();
+  if (getKind() != ReduceKind::sum && getKind() != ReduceKind::max &&
+      getKind() != ReduceKind::min && !isa<FloatType>(source.getElementType()))
+    return emitOpError() << stringifyReduceKind(getKind())
+                         << " requires a float fragment, got "
+                         << source.getElementType();
+  SmallVector<int64_t> expected(source.getShape());
+  expected[dim] = 1;
+  if (result.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError() << "result " << result
+                         << " is not the source with dimension " << dim
+                         << " of size 1";
+  return success();
+}
+
+LogicalResult BroadcastOp::verify() {
+  RankedTensorType source = getSource().getType(), result = getType();
+  if (source.getElementType() != result.getElementType() ||
+      source.getRank() != result.getRank())
+    return emitOpError() << "result " << result
+                         << " must have the rank and element type of source "
+                         << source;
+  for (auto [dim, sizes] :
+       llvm::enumerate(llvm::zip(source.getShape(), result.getShape())))
+    if (std::get<0>(sizes) != 1 && std::get<0>(sizes) != std::get<1>(sizes))
+      return emitOpError() << "source dimension " << dim << " is "
+                           << std::get<0>(sizes) << "; requires 1 or the "
+                           << "result's " << std::get<1>(sizes);
+  return success();
+}
+
+LogicalResult ReshapeOp::verify() {
+  RankedTensorType source = getSource().getType(), result = getType();
+  if (source.getElementType() != result.getElementType() ||
+      source.getNumElements() != result.getNumElements())
+    return emitOpError() << "result " << result
+                         << " must have the element type and element count of "
+                         << "source " << source;
   return success();
 }
 

@@ -9,6 +9,10 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "tilejit/Dialect/Tile/IR/TileDialect.h.inc"
+#include "tilejit/Dialect/Tile/IR/TileEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "tilejit/Dialect/Tile/IR/TileAttrs.h.inc"
 
 #define GET_OP_CLASSES
 #include "tilejit/Dialect/Tile/IR/TileOps.h.inc"

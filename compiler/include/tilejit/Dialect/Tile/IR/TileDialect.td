@@ -40,9 +40,11 @@ def Tile_Dialect : Dialect {
     }
     ```
   }];
+  let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
   let extraClassDeclaration = [{
+    void registerAttributes();
     /// Name of the attribute that marks a func.func as a tile kernel and gives
     /// its number of threads per block.
     static constexpr ::llvm::StringLiteral getThreadsAttrName() { return "tile.threads"; }

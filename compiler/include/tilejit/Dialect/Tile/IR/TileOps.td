@@ -9,6 +9,7 @@
 #define TILEJIT_DIALECT_TILE_IR_TILEOPS_TD
 
 include "tilejit/Dialect/Tile/IR/TileDialect.td"
+include "tilejit/Dialect/Tile/IR/TileAttrs.td"
 include "mlir/IR/BuiltinTypes.td"
 include "mlir/IR/CommonAttrConstraints.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -112,6 +113,70 @@ def Tile_TransposeOp : Tile_Op<"transpose", [Pure]> {
 
     ```mlir
     %u = tile.transpose %t : tensor<1x64x128xbf16> -> tensor<1x128x64xbf16>
+    ```
+  }];
+  let arguments = (ins Tile_Fragment:$source);
+  let results = (outs Tile_Fragment:$result);
+  let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_ReduceOp : Tile_Op<"reduce", [Pure]> {
+  let summary = "Reduce a fragment along one dimension (sum, max, min, absmax).";
+  let description = [{
+    Combines the elements along dimension `dim`; the result keeps that
+    dimension with size 1. `absmax` is the maximum of absolute values. Max
+    and min of floats ignore NaN operands (as CUDA's fmaxf/fminf). The
+    lowering combines a thread's own elements, then the threads of a warp
+    with shuffles, then the warps through shared memory; every thread ends
+    up holding the result of each row it holds elements of. Fragment
+    dimensions and the thread count must be powers of two.
+
+    Example:
+
+    ```mlir
+    %m = tile.reduce absmax %t dim 1 : tensor<32x128xf32> -> tensor<32x1xf32>
+    ```
+  }];
+  let arguments = (ins Tile_ReduceKind:$kind, Tile_Fragment:$source,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$dim);
+  let results = (outs Tile_Fragment:$result);
+  let assemblyFormat = [{
+    $kind $source `dim` $dim attr-dict `:` type($source) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_BroadcastOp : Tile_Op<"broadcast", [Pure]> {
+  let summary = "Repeat a fragment along its dimensions of size 1.";
+  let description = [{
+    `result[i...] = source[j...]` with `j_d = 0` where the source dimension
+    is 1 and `j_d = i_d` elsewhere. Free when the source is the result of
+    a reduction of a fragment of the result's shape (its layout is a slice
+    of the result's).
+
+    Example:
+
+    ```mlir
+    %b = tile.broadcast %m : tensor<32x1xf32> -> tensor<32x128xf32>
+    ```
+  }];
+  let arguments = (ins Tile_Fragment:$source);
+  let results = (outs Tile_Fragment:$result);
+  let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_ReshapeOp : Tile_Op<"reshape", [Pure]> {
+  let summary = "View a fragment with another shape of the same element count.";
+  let description = [{
+    Keeps the row-major order of the elements (and their layout: a reshape
+    moves no data).
+
+    Example:
+
+    ```mlir
+    %r = tile.reshape %t : tensor<32x512xf32> -> tensor<32x4x128xf32>
     ```
   }];
   let arguments = (ins Tile_Fragment:$source);

@@ -1,0 +1,210 @@
+//===- ReduceToGPU.cpp - tile.reduce to shuffles and shared memory -------===//
+//
+// With power-of-two sizes, the reduced coordinate of element l (its index in
+// the layout's distribution shape) is a range of l's bits. The layout spreads
+// l's bits over the vector lane (low bits), the thread (next log2 T bits) and
+// the thread's chunk (high bits). So the elements of one result element are:
+// slots of one thread that differ in the reduced lane/chunk bits (combined in
+// registers), threads that differ in reduced lane bits of the thread index
+// (combined with xor shuffles, after which every such thread holds the
+// result), and warps that differ in reduced warp bits (combined through the
+// op's shared buffer, read in one fixed order so that all warps agree).
+//
+//===----------------------------------------------------------------------===//
+#include "Patterns.h"
+
+#include "tilejit/Dialect/Tile/IR/Tile.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+
+namespace {
+
+constexpr int64_t kWarpSize = 32;
+
+/// Where the reduced coordinate lies among the bits of (slot, thread).
+struct ReduceBits {
+  int64_t logVector, logThreads;
+  uint64_t reduced;   ///< mask over the bits of l
+  uint64_t slotMask;  ///< reduced bits that index a thread's slots
+  uint64_t laneMask;  ///< reduced bits of the thread index, within a warp
+  uint64_t warpMask;  ///< reduced bits of the warp index
+
+  ReduceBits(LayoutAttr layout, int64_t dim) {
+    ArrayRef<int64_t> shape = layout.getShape();
+    int64_t inner = 1;
+    for (int64_t d = dim + 1; d < static_cast<int64_t>(shape.size()); ++d)
+      inner *= shape[d];
+    int64_t low = llvm::Log2_64(inner);
+    int64_t high = low + llvm::Log2_64(shape[dim]);
+    reduced = ((uint64_t(1) << high) - 1) & ~((uint64_t(1) << low) - 1);
+    logVector = llvm::Log2_64(layout.getVector());
+    logThreads = llvm::Log2_64(layout.getThreads());
+    uint64_t lanesOfVector = (uint64_t(1) << logVector) - 1;
+    uint64_t threadBits = (reduced >> logVector) &
+                          ((uint64_t(1) << logThreads) - 1);
+    // Slot bits: the vector lane, then the chunk above the thread bits.
+    slotMask = (reduced & lanesOfVector) |
+               ((reduced >> (logVector + logThreads)) << logVector);
+    laneMask = threadBits & (kWarpSize - 1);
+    warpMask = threadBits / kWarpSize;
+  }
+};
+
+/// Combines two partial results.
+Value combine(OpBuilder &b, Location loc, ReduceKind kind, Value x, Value y) {
+  bool isFloat = isa<FloatType>(x.getType());
+  switch (kind) {
+  case ReduceKind::sum:
+    return isFloat ? arith::AddFOp::create(b, loc, x, y).getResult()
+                   : arith::AddIOp::create(b, loc, x, y).getResult();
+  case ReduceKind::max:
+  case ReduceKind::absmax:
+    return isFloat ? arith::MaxNumFOp::create(b, loc, x, y).getResult()
+                   : arith::MaxSIOp::create(b, loc, x, y).getResult();
+  case ReduceKind::min:
+    return isFloat ? arith::MinNumFOp::create(b, loc, x, y).getResult()
+                   : arith::MinSIOp::create(b, loc, x, y).getResult();
+  }
+  return x;
+}
+
+/// Number of representatives (one per result element a thread holds).
+int64_t representativeSlot(int64_t slot, uint64_t slotMask) {
+  return slot & ~static_cast<int64_t>(slotMask);
+}
+
+struct ReduceLowering : OpConversionPattern<ReduceOp> {
+  ReduceLowering(const TypeConverter &tc, MLIRContext *ctx,
+                 const ThreadMapping &mapping,
+                 const llvm::DenseMap<Operation *, Value> &buffers)
+      : OpConversionPattern(tc, ctx), mapping(mapping), buffers(buffers) {}
+
+  LogicalResult
+  matchAndRewrite(ReduceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    LayoutAttr layout = getLayout(op.getSource().getType());
+    auto vecType = cast<VectorType>(adaptor.getSource().getType());
+    Type elt = vecType.getElementType();
+    ReduceBits bits(layout, static_cast<int64_t>(op.getDim()));
+    if ((bits.laneMask || bits.warpMask) && elt.getIntOrFloatBitWidth() != 32)
+      return op.emitOpError()
+             << "across threads requires 32-bit elements, got " << elt;
+    const int64_t slots = vecType.getNumElements();
+
+    // 1. In the thread: each representative slot combines its group.
+    llvm::SmallMapVector<int64_t, Value, 8> partial;
+    for (int64_t slot = 0; slot < slots; ++slot) {
+      Value x = vector::ExtractOp::create(rewriter, loc, adaptor.getSource(),
+                                          slot);
+      if (op.getKind() == ReduceKind::absmax)
+        x = math::AbsFOp::create(rewriter, loc, x);
+      int64_t rep = representativeSlot(slot, bits.slotMask);
+      auto [it, inserted] = partial.insert({rep, x});
+      if (!inserted)
+        it->second = combine(rewriter, loc, op.getKind(), it->second, x);
+    }
+
+    // 2. In the warp: xor shuffles over the reduced lane bits.
+    Value width =
+        arith::ConstantIntOp::create(rewriter, loc, kWarpSize, 32);
+    for (int64_t bit = 0; bit < 5; ++bit) {
+      if (!(bits.laneMask & (uint64_t(1) << bit)))
+        continue;
+      Value offset =
+          arith::ConstantIntOp::create(rewriter, loc, int64_t(1) << bit, 32);
+      for (auto &[rep, value] : partial) {
+        Value other = gpu::ShuffleOp::create(rewriter, loc, value, offset,
+                                             width, gpu::ShuffleMode::XOR)
+                          .getShuffleResult();
+        value = combine(rewriter, loc, op.getKind(), value, other);
+      }
+    }
+
+    // 3. Across warps: through shared memory, [representative][thread].
+    if (bits.warpMask) {
+      Value buffer = buffers.lookup(op);
+      if (!buffer)
+        return rewriter.notifyMatchFailure(op, "no shared buffer");
+      auto cst = [&](int64_t v) {
+        return arith::ConstantIndexOp::create(rewriter, loc, v).getResult();
+      };
+      int64_t row = 0;
+      for (auto &[rep, value] : partial)
+        memref::StoreOp::create(rewriter, loc, value, buffer,
+                                ValueRange{cst(row++), mapping.threadId});
+      gpu::BarrierOp::create(rewriter, loc);
+      // The thread of warp w' with this lane, for each w' that differs
+      // from ours only in the reduced warp bits, in increasing order.
+      int64_t warpBitsInThread = static_cast<int64_t>(bits.warpMask)
+                                 << llvm::Log2_64(kWarpSize);
+      Value base = arith::AndIOp::create(rewriter, loc, mapping.threadId,
+                                         cst(~warpBitsInThread));
+      SmallVector<int64_t> others;
+      for (int64_t sub = warpBitsInThread;; sub = (sub - 1) & warpBitsInThread) {
+        others.push_back(sub);
+        if (sub == 0)
+          break;
+      }
+      std::reverse(others.begin(), others.end());
+      row = 0;
+      for (auto &[rep, value] : partial) {
+        Value total;
+        for (int64_t other : others) {
+          Value thread = arith::OrIOp::create(rewriter, loc, base, cst(other));
+          Value x = memref::LoadOp::create(rewriter, loc, buffer,
+                                           ValueRange{cst(row), thread});
+          total = total ? combine(rewriter, loc, op.getKind(), total, x) : x;
+        }
+        value = total;
+        ++row;
+      }
+    }
+
+    SmallVector<Value> elements;
+    for (int64_t slot = 0; slot < slots; ++slot)
+      elements.push_back(partial.lookup(representativeSlot(slot, bits.slotMask)));
+    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, vecType, elements);
+    return success();
+  }
+
+  ThreadMapping mapping;
+  const llvm::DenseMap<Operation *, Value> &buffers;
+};
+
+} // namespace
+
+MemRefType mlir::tile::reduceBufferType(ReduceOp op) {
+  LayoutAttr layout = getLayout(op.getSource().getType());
+  if (!layout)
+    return {};
+  ReduceBits bits(layout, static_cast<int64_t>(op.getDim()));
+  if (!bits.warpMask)
+    return {};
+  int64_t slots = layout.getSlots();
+  llvm::SmallDenseSet<int64_t> reps;
+  for (int64_t slot = 0; slot < slots; ++slot)
+    reps.insert(representativeSlot(slot, bits.slotMask));
+  auto space =
+      gpu::AddressSpaceAttr::get(op.getContext(), gpu::AddressSpace::Workgroup);
+  return MemRefType::get(
+      {static_cast<int64_t>(reps.size()), layout.getThreads()},
+      op.getSource().getType().getElementType(), MemRefLayoutAttrInterface{},
+      space);
+}
+
+void mlir::tile::populateReduceToGPUPatterns(
+    const TypeConverter &converter, const ThreadMapping &mapping,
+    const llvm::DenseMap<Operation *, Value> &buffers,
+    RewritePatternSet &patterns) {
+  patterns.add<ReduceLowering>(converter, patterns.getContext(), mapping,
+                               buffers);
+}

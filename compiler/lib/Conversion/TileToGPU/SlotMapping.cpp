@@ -1,0 +1,110 @@
+//===- SlotMapping.cpp - Which element each slot of a thread holds -------===//
+//
+// The arithmetic of #tile.layout at run time: from (thread, slot) to the
+// element's linear index in the distribution shape and to its coordinates
+// in the fragment; and the type conversion of fragments to vectors.
+//
+//===----------------------------------------------------------------------===//
+#include "Patterns.h"
+
+#include "tilejit/Dialect/Tile/IR/Tile.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+
+LayoutAttr mlir::tile::getLayout(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor ? dyn_cast_or_null<LayoutAttr>(tensor.getEncoding())
+                : LayoutAttr();
+}
+
+void mlir::tile::populateFragmentTypeConversion(TypeConverter &converter) {
+  converter.addConversion([](Type type) { return type; });
+  converter.addConversion([](RankedTensorType type) -> std::optional<Type> {
+    LayoutAttr layout = getLayout(type);
+    if (!layout)
+      return std::nullopt;
+    return VectorType::get({layout.getSlots()}, type.getElementType());
+  });
+}
+
+static Value constantIndex(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+Value mlir::tile::slotLinearIndex(OpBuilder &b, Location loc,
+                                  LayoutAttr layout, Value threadId,
+                                  int64_t slot) {
+  // ((slot / V) * T + tid) * V + slot % V
+  const int64_t v = layout.getVector(), t = layout.getThreads();
+  Value linear = arith::AddIOp::create(b, loc, threadId,
+                                       constantIndex(b, loc, (slot / v) * t));
+  if (v > 1)
+    linear = arith::MulIOp::create(b, loc, linear, constantIndex(b, loc, v));
+  if (slot % v != 0)
+    linear = arith::AddIOp::create(b, loc, linear,
+                                   constantIndex(b, loc, slot % v));
+  return linear;
+}
+
+/// Row-major digits of `linear` in `shape` (the first one not reduced
+/// modulo its size: `linear` is below the shape's element count).
+static SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear,
+                                      ArrayRef<int64_t> shape) {
+  int64_t stride = 1;
+  for (int64_t s : shape)
+    stride *= s;
+  SmallVector<Value> coords;
+  for (auto [dim, size] : llvm::enumerate(shape)) {
+    stride /= size;
+    if (size == 1) {
+      coords.push_back(constantIndex(b, loc, 0));
+      continue;
+    }
+    Value c = stride == 1 ? linear
+                          : arith::DivUIOp::create(
+                                b, loc, linear, constantIndex(b, loc, stride))
+                                .getResult();
+    if (dim != 0)
+      c = arith::RemUIOp::create(b, loc, c, constantIndex(b, loc, size));
+    coords.push_back(c);
+  }
+  return coords;
+}
+
+SlotCoords mlir::tile::slotCoords(OpBuilder &b, Location loc,
+                                  LayoutAttr layout, ArrayRef<int64_t> shape,
+                                  Value threadId, int64_t slot) {
+  Value linear = slotLinearIndex(b, loc, layout, threadId, slot);
+  SlotCoords result;
+  if (layout.getSliced().empty()) {
+    result.coords = delinearize(b, loc, linear, shape);
+    return result;
+  }
+  SmallVector<Value> parent = delinearize(b, loc, linear, layout.getShape());
+  Value zero = constantIndex(b, loc, 0);
+  for (int64_t dim : layout.getSliced()) {
+    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        parent[dim], zero);
+    result.representative =
+        result.representative
+            ? arith::AndIOp::create(b, loc, result.representative, first)
+            : first;
+    parent[dim] = zero;
+  }
+  SmallVector<int64_t> canonical = layout.getCanonicalShape();
+  if (ArrayRef<int64_t>(canonical) == shape) {
+    result.coords = parent;
+    return result;
+  }
+  // A reshaped reduction result: through the row-major index.
+  Value index = zero;
+  for (auto [c, size] : llvm::zip(parent, canonical)) {
+    index = arith::MulIOp::create(b, loc, index, constantIndex(b, loc, size));
+    index = arith::AddIOp::create(b, loc, index, c);
+  }
+  result.coords = delinearize(b, loc, index, shape);
+  return result;
+}

@@ -1,0 +1,360 @@
+//===- Arithmetic.cpp - DSL element-wise math, comparisons and casts -----===//
+//
+// Every op here works on scalars and fragments alike: arith and math ops on
+// tensors are element-wise, and the tile passes give them layouts. Binary
+// ops broadcast a scalar to the other side's fragment and fragments along
+// their dimensions of size 1.
+//
+//===----------------------------------------------------------------------===//
+#include "BuilderImpl.h"
+
+#include "../Driver/KernelImpl.h"
+
+#include "tilejit/Dialect/Tile/IR/Tile.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+using namespace mlir;
+
+namespace tilejit::dsl {
+
+namespace {
+
+enum class Binary {
+  add,
+  sub,
+  mul,
+  div,
+  max,
+  min,
+  bit_and,
+  bit_or,
+  shl,
+  shr,
+  lt,
+  le,
+  gt,
+  ge,
+  eq,
+  ne
+};
+
+constexpr const char *kVerbs[] = {
+    "add",     "subtract", "multiply", "divide", "take the max of",
+    "take the min of", "and", "or", "shift", "shift", "compare", "compare",
+    "compare", "compare", "compare", "compare"};
+
+bool isUnsigned(DType t) {
+  return t == DType::u8 || t == DType::u32 || t == DType::u64 ||
+         t == DType::boolean;
+}
+
+bool isFloatDType(DType t) {
+  return t == DType::f32 || t == DType::f16 || t == DType::bf16 ||
+         t == DType::e4m3 || t == DType::e5m2 || t == DType::f64;
+}
+
+} // namespace
+
+/// The dtype of a value as messages name it ("index" for indices).
+static std::string dtypeName(const Value &v) {
+  if (getElementTypeOrSelf(unwrap(v).getType()).isIndex())
+    return "index";
+  return std::string(name_of(v.dtype()));
+}
+
+/// `a` and `b` brought to one type: a scalar splatted to the other's
+/// fragment, fragments broadcast along their dimensions of size 1.
+static std::pair<mlir::Value, mlir::Value>
+unify(KernelBuilder::Impl &impl, const char *verb, Value a, Value b,
+      const Loc &loc) {
+  if (!a.valid() || !b.valid())
+    impl.fail(loc, fmt::format("cannot {} an empty dsl::Value", verb));
+  Location l = impl.loc(loc);
+  OpBuilder &ob = impl.builder;
+  mlir::Value lhs = unwrap(a), rhs = unwrap(b);
+  auto lt = dyn_cast<RankedTensorType>(lhs.getType());
+  auto rt = dyn_cast<RankedTensorType>(rhs.getType());
+  Type le = getElementTypeOrSelf(lhs.getType());
+  Type re = getElementTypeOrSelf(rhs.getType());
+  if (le != re || (isUnsigned(a.dtype()) != isUnsigned(b.dtype()) &&
+                   !le.isIndex()))
+    impl.fail(loc, fmt::format("cannot {} values of dtypes {} and {}; cast "
+                               "one of them first",
+                               verb, dtypeName(a), dtypeName(b)));
+  if (lt && !rt)
+    rhs = tile::SplatOp::create(ob, l, lt, rhs);
+  else if (rt && !lt)
+    lhs = tile::SplatOp::create(ob, l, rt, lhs);
+  else if (lt && rt && lt.getShape() != rt.getShape()) {
+    if (lt.getRank() != rt.getRank())
+      impl.fail(loc, fmt::format("cannot {} fragments of types {} and {}: "
+                                 "ranks differ",
+                                 verb, typeName(lt), typeName(rt)));
+    SmallVector<int64_t> shape;
+    for (auto [x, y] : llvm::zip(lt.getShape(), rt.getShape())) {
+      if (x != y && x != 1 && y != 1)
+        impl.fail(loc, fmt::format("cannot {} fragments of types {} and {}: "
+                                   "each dimension must match or be 1",
+                                   verb, typeName(lt), typeName(rt)));
+      shape.push_back(std::max(x, y));
+    }
+    auto type = RankedTensorType::get(shape, le);
+    if (lt.getShape() != ArrayRef<int64_t>(shape))
+      lhs = tile::BroadcastOp::create(ob, l, type, lhs);
+    if (rt.getShape() != ArrayRef<int64_t>(shape))
+      rhs = tile::BroadcastOp::create(ob, l, type, rhs);
+  }
+  return {lhs, rhs};
+}
+
+static Value binary(KernelBuilder::Impl &impl, Binary kind, Value a, Value b,
+                    const Loc &loc) {
+  const char *verb = kVerbs[static_cast<int>(kind)];
+  auto [lhs, rhs] = unify(impl, verb, a, b, loc);
+  Location l = impl.loc(loc);
+  OpBuilder &ob = impl.builder;
+  Type elt = getElementTypeOrSelf(lhs.getType());
+  bool isFloat = isa<FloatType>(elt);
+  bool isUns = isUnsigned(a.dtype());
+  if (isFloat && (kind == Binary::bit_and || kind == Binary::bit_or ||
+                  kind == Binary::shl || kind == Binary::shr))
+    impl.fail(loc, fmt::format("cannot {} values of dtype {}; bitcast to an "
+                               "integer dtype first",
+                               verb, name_of(a.dtype())));
+  // Like nvcc's default (-fmad=true): a multiply feeding an add may become
+  // one fused multiply-add (specs/moe_engram_mhc.md §0.2).
+  auto contract = arith::FastMathFlags::contract;
+  auto cmp = [&](arith::CmpFPredicate f, arith::CmpIPredicate s,
+                 arith::CmpIPredicate u) -> Value {
+    mlir::Value v =
+        isFloat ? arith::CmpFOp::create(ob, l, f, lhs, rhs).getResult()
+                : arith::CmpIOp::create(ob, l, isUns ? u : s, lhs, rhs)
+                      .getResult();
+    return impl.wrap(v, DType::boolean);
+  };
+  using F = arith::CmpFPredicate;
+  using I = arith::CmpIPredicate;
+  mlir::Value v;
+  switch (kind) {
+  case Binary::add:
+    v = isFloat ? arith::AddFOp::create(ob, l, lhs, rhs, contract).getResult()
+                : arith::AddIOp::create(ob, l, lhs, rhs).getResult();
+    break;
+  case Binary::sub:
+    v = isFloat ? arith::SubFOp::create(ob, l, lhs, rhs, contract).getResult()
+                : arith::SubIOp::create(ob, l, lhs, rhs).getResult();
+    break;
+  case Binary::mul:
+    v = isFloat ? arith::MulFOp::create(ob, l, lhs, rhs, contract).getResult()
+                : arith::MulIOp::create(ob, l, lhs, rhs).getResult();
+    break;
+  case Binary::div:
+    v = isFloat ? arith::DivFOp::create(ob, l, lhs, rhs).getResult()
+        : isUns ? arith::DivUIOp::create(ob, l, lhs, rhs).getResult()
+                : arith::DivSIOp::create(ob, l, lhs, rhs).getResult();
+    break;
+  case Binary::max:
+    v = isFloat ? arith::MaxNumFOp::create(ob, l, lhs, rhs).getResult()
+        : isUns ? arith::MaxUIOp::create(ob, l, lhs, rhs).getResult()
+                : arith::MaxSIOp::create(ob, l, lhs, rhs).getResult();
+    break;
+  case Binary::min:
+    v = isFloat ? arith::MinNumFOp::create(ob, l, lhs, rhs).getResult()
+        : isUns ? arith::MinUIOp::create(ob, l, lhs, rhs).getResult()
+                : arith::MinSIOp::create(ob, l, lhs, rhs).getResult();
+    break;
+  case Binary::bit_and:
+    v = arith::AndIOp::create(ob, l, lhs, rhs);
+    break;
+  case Binary::bit_or:
+    v = arith::OrIOp::create(ob, l, lhs, rhs);
+    break;
+  case Binary::shl:
+    v = arith::ShLIOp::create(ob, l, lhs, rhs);
+    break;
+  case Binary::shr:
+    v = isUns ? arith::ShRUIOp::create(ob, l, lhs, rhs).getResult()
+              : arith::ShRSIOp::create(ob, l, lhs, rhs).getResult();
+    break;
+  case Binary::lt:
+    return cmp(F::OLT, I::slt, I::ult);
+  case Binary::le:
+    return cmp(F::OLE, I::sle, I::ule);
+  case Binary::gt:
+    return cmp(F::OGT, I::sgt, I::ugt);
+  case Binary::ge:
+    return cmp(F::OGE, I::sge, I::uge);
+  case Binary::eq:
+    return cmp(F::OEQ, I::eq, I::eq);
+  case Binary::ne:
+    return cmp(F::UNE, I::ne, I::ne);
+  }
+  return impl.wrap(v, a.dtype());
+}
+
+#define TILEJIT_DSL_BINARY(name)                                               \
+  Value KernelBuilder::name(Value a, Value b, Loc loc) {                       \
+    return binary(*impl_, Binary::name, a, b, loc);                            \
+  }
+TILEJIT_DSL_BINARY(add)
+TILEJIT_DSL_BINARY(sub)
+TILEJIT_DSL_BINARY(mul)
+TILEJIT_DSL_BINARY(div)
+TILEJIT_DSL_BINARY(max)
+TILEJIT_DSL_BINARY(min)
+TILEJIT_DSL_BINARY(bit_and)
+TILEJIT_DSL_BINARY(bit_or)
+TILEJIT_DSL_BINARY(shl)
+TILEJIT_DSL_BINARY(shr)
+TILEJIT_DSL_BINARY(lt)
+TILEJIT_DSL_BINARY(le)
+TILEJIT_DSL_BINARY(gt)
+TILEJIT_DSL_BINARY(ge)
+TILEJIT_DSL_BINARY(eq)
+TILEJIT_DSL_BINARY(ne)
+#undef TILEJIT_DSL_BINARY
+
+Value KernelBuilder::constant(double value, DType dtype, Loc loc) {
+  Location l = impl_->loc(loc);
+  Type type = toMLIRType(impl_->context.get(), dtype);
+  OpBuilder &b = impl_->builder;
+  TypedAttr attr =
+      isa<FloatType>(type)
+          ? TypedAttr(b.getFloatAttr(type, value))
+          : TypedAttr(b.getIntegerAttr(
+                type, isUnsigned(dtype)
+                          ? static_cast<int64_t>(static_cast<uint64_t>(value))
+                          : static_cast<int64_t>(value)));
+  return impl_->wrap(arith::ConstantOp::create(b, l, attr), dtype);
+}
+
+Value KernelBuilder::abs(Value a, Loc loc) {
+  Location l = impl_->loc(loc);
+  if (!a.valid())
+    impl_->fail(loc, "cannot take abs of an empty dsl::Value");
+  mlir::Value v = unwrap(a);
+  if (isa<FloatType>(getElementTypeOrSelf(v.getType())))
+    return impl_->wrap(math::AbsFOp::create(impl_->builder, l, v), a.dtype());
+  return impl_->wrap(math::AbsIOp::create(impl_->builder, l, v), a.dtype());
+}
+
+Value KernelBuilder::select(Value cond, Value a, Value b, Loc loc) {
+  if (!cond.valid() || cond.dtype() != DType::boolean)
+    impl_->fail(loc, "select: the condition must be a comparison's result");
+  auto [lhs, rhs] = unify(*impl_, "select between", a, b, loc);
+  Location l = impl_->loc(loc);
+  mlir::Value c = unwrap(cond);
+  auto type = dyn_cast<RankedTensorType>(lhs.getType());
+  auto ctype = dyn_cast<RankedTensorType>(c.getType());
+  if (type && !ctype)
+    c = tile::SplatOp::create(
+        impl_->builder, l,
+        RankedTensorType::get(type.getShape(), c.getType()), c);
+  else if (type && ctype && ctype.getShape() != type.getShape())
+    c = tile::BroadcastOp::create(
+        impl_->builder, l,
+        RankedTensorType::get(type.getShape(), ctype.getElementType()), c);
+  return impl_->wrap(arith::SelectOp::create(impl_->builder, l, c, lhs, rhs),
+                     a.dtype());
+}
+
+/// `type` with the element type `elt` (a tensor stays a tensor).
+static Type withElementType(Type type, Type elt) {
+  if (auto tensor = dyn_cast<RankedTensorType>(type))
+    return RankedTensorType::get(tensor.getShape(), elt);
+  return elt;
+}
+
+Value KernelBuilder::cast(Value a, DType to, Loc loc) {
+  Location l = impl_->loc(loc);
+  if (!a.valid())
+    impl_->fail(loc, "cannot cast an empty dsl::Value");
+  OpBuilder &b = impl_->builder;
+  mlir::Value v = unwrap(a);
+  Type from = getElementTypeOrSelf(v.getType());
+  Type target = toMLIRType(impl_->context.get(), to);
+  Type result = withElementType(v.getType(), target);
+  DType src = a.dtype();
+  if (from == target && isUnsigned(src) == isUnsigned(to))
+    return a;
+  if (src == DType::e4m3 || src == DType::e5m2)
+    impl_->fail(loc, fmt::format("cast from {} is not supported yet",
+                                 name_of(src)));
+  auto f32 = b.getF32Type();
+  if (isFloatDType(src) && isFloatDType(to)) {
+    unsigned fw = from.getIntOrFloatBitWidth(),
+             tw = target.getIntOrFloatBitWidth();
+    if (fw < tw)
+      return impl_->wrap(arith::ExtFOp::create(b, l, result, v), to);
+    if (fw == tw) // bf16 <-> f16: through f32 (exact, then rounded)
+      v = arith::ExtFOp::create(b, l, withElementType(v.getType(), f32), v);
+    return impl_->wrap(arith::TruncFOp::create(b, l, result, v), to);
+  }
+  if (isFloatDType(src)) // to an integer: toward zero
+    return impl_->wrap(
+        isUnsigned(to) ? arith::FPToUIOp::create(b, l, result, v).getResult()
+                       : arith::FPToSIOp::create(b, l, result, v).getResult(),
+        to);
+  if (from.isIndex() || target.isIndex())
+    return impl_->wrap(arith::IndexCastOp::create(b, l, result, v), to);
+  if (isFloatDType(to))
+    return impl_->wrap(
+        isUnsigned(src) ? arith::UIToFPOp::create(b, l, result, v).getResult()
+                        : arith::SIToFPOp::create(b, l, result, v).getResult(),
+        to);
+  unsigned fw = from.getIntOrFloatBitWidth(),
+           tw = target.getIntOrFloatBitWidth();
+  if (fw == tw)
+    return impl_->wrap(v, to);
+  if (fw > tw)
+    return impl_->wrap(arith::TruncIOp::create(b, l, result, v), to);
+  return impl_->wrap(
+      isUnsigned(src) ? arith::ExtUIOp::create(b, l, result, v).getResult()
+                      : arith::ExtSIOp::create(b, l, result, v).getResult(),
+      to);
+}
+
+Value KernelBuilder::bitcast(Value a, DType to, Loc loc) {
+  Location l = impl_->loc(loc);
+  if (!a.valid())
+    impl_->fail(loc, "cannot bitcast an empty dsl::Value");
+  mlir::Value v = unwrap(a);
+  Type from = getElementTypeOrSelf(v.getType());
+  Type target = toMLIRType(impl_->context.get(), to);
+  if (from.getIntOrFloatBitWidth() != target.getIntOrFloatBitWidth())
+    impl_->fail(loc, fmt::format("bitcast from {} to {}: the sizes differ",
+                                 name_of(a.dtype()), name_of(to)));
+  if (from == target)
+    return impl_->wrap(v, to);
+  return impl_->wrap(arith::BitcastOp::create(
+                         impl_->builder, l,
+                         withElementType(v.getType(), target), v),
+                     to);
+}
+
+// Operators cannot take a source_location; they use the latest builder call's.
+static KernelBuilder &builderOf(Value a, Value b) {
+  KernelBuilder *k = a.valid() ? a.builder() : b.builder();
+  if (!k)
+    throw UserError("dsl: arithmetic on two empty dsl::Values");
+  return *k;
+}
+
+#define TILEJIT_DSL_OPERATOR(op, name)                                         \
+  Value operator op(Value a, Value b) {                                        \
+    KernelBuilder &k = builderOf(a, b);                                        \
+    return k.name(a, b, k.impl().last);                                        \
+  }
+TILEJIT_DSL_OPERATOR(+, add)
+TILEJIT_DSL_OPERATOR(-, sub)
+TILEJIT_DSL_OPERATOR(*, mul)
+TILEJIT_DSL_OPERATOR(/, div)
+TILEJIT_DSL_OPERATOR(&, bit_and)
+TILEJIT_DSL_OPERATOR(|, bit_or)
+TILEJIT_DSL_OPERATOR(<<, shl)
+TILEJIT_DSL_OPERATOR(>>, shr)
+#undef TILEJIT_DSL_OPERATOR
+
+} // namespace tilejit::dsl

@@ -1,0 +1,88 @@
+//===- Shapes.cpp - DSL reductions, reshapes and broadcasts --------------===//
+#include "BuilderImpl.h"
+
+#include "tilejit/Dialect/Tile/IR/Tile.h"
+
+using namespace mlir;
+
+namespace tilejit::dsl {
+
+static RankedTensorType fragmentType(KernelBuilder::Impl &impl,
+                                     const Value &v, const char *what,
+                                     const Loc &loc) {
+  if (!v.valid())
+    impl.fail(loc, fmt::format("{}: the value is an empty dsl::Value", what));
+  auto type = dyn_cast<RankedTensorType>(unwrap(v).getType());
+  if (!type)
+    impl.fail(loc, fmt::format("{}: the value has type {}; requires a "
+                               "fragment",
+                               what, typeName(unwrap(v).getType())));
+  return type;
+}
+
+static Value reduce(KernelBuilder::Impl &impl, tile::ReduceKind kind,
+                    Value fragment, int dim, const Loc &loc) {
+  std::string what = fmt::format("reduce_{}", tile::stringifyReduceKind(kind));
+  RankedTensorType type = fragmentType(impl, fragment, what.c_str(), loc);
+  if (dim < 0 || dim >= type.getRank())
+    impl.fail(loc, fmt::format("{}: dim {} is out of range for a fragment of "
+                               "rank {}",
+                               what, dim, type.getRank()));
+  SmallVector<int64_t> shape(type.getShape());
+  shape[dim] = 1;
+  Location l = impl.loc(loc);
+  mlir::Value v = tile::ReduceOp::create(
+      impl.builder, l, RankedTensorType::get(shape, type.getElementType()),
+      kind, unwrap(fragment), static_cast<uint64_t>(dim));
+  return impl.wrap(v, fragment.dtype());
+}
+
+Value KernelBuilder::reduce_sum(Value fragment, int dim, Loc loc) {
+  return reduce(*impl_, tile::ReduceKind::sum, fragment, dim, loc);
+}
+Value KernelBuilder::reduce_max(Value fragment, int dim, Loc loc) {
+  return reduce(*impl_, tile::ReduceKind::max, fragment, dim, loc);
+}
+Value KernelBuilder::reduce_min(Value fragment, int dim, Loc loc) {
+  return reduce(*impl_, tile::ReduceKind::min, fragment, dim, loc);
+}
+Value KernelBuilder::reduce_absmax(Value fragment, int dim, Loc loc) {
+  return reduce(*impl_, tile::ReduceKind::absmax, fragment, dim, loc);
+}
+
+Value KernelBuilder::reshape(Value fragment, const std::vector<int64_t> &shape,
+                             Loc loc) {
+  RankedTensorType type = fragmentType(*impl_, fragment, "reshape", loc);
+  auto result = RankedTensorType::get(shape, type.getElementType());
+  if (result.getNumElements() != type.getNumElements())
+    impl_->fail(loc, fmt::format("reshape: {} has {} elements; the shape "
+                                 "[{}] has {}",
+                                 typeName(type), type.getNumElements(),
+                                 fmt::join(shape, ", "),
+                                 result.getNumElements()));
+  Location l = impl_->loc(loc);
+  return impl_->wrap(
+      tile::ReshapeOp::create(impl_->builder, l, result, unwrap(fragment)),
+      fragment.dtype());
+}
+
+Value KernelBuilder::broadcast(Value fragment,
+                               const std::vector<int64_t> &shape, Loc loc) {
+  RankedTensorType type = fragmentType(*impl_, fragment, "broadcast", loc);
+  auto result = RankedTensorType::get(shape, type.getElementType());
+  bool ok = result.getRank() == type.getRank();
+  for (int64_t d = 0; ok && d < type.getRank(); ++d)
+    ok = type.getDimSize(d) == 1 || type.getDimSize(d) == shape[d];
+  if (!ok)
+    impl_->fail(loc, fmt::format("broadcast: {} cannot be broadcast to [{}]; "
+                                 "each dimension must match or be 1",
+                                 typeName(type), fmt::join(shape, ", ")));
+  if (result == type)
+    return fragment;
+  Location l = impl_->loc(loc);
+  return impl_->wrap(
+      tile::BroadcastOp::create(impl_->builder, l, result, unwrap(fragment)),
+      fragment.dtype());
+}
+
+} // namespace tilejit::dsl

@@ -1,0 +1,341 @@
+//===- AssignLayouts.cpp - Give every fragment a #tile.layout ------------===//
+//
+// One walk over each kernel in program order. Loads, transposes and splats
+// start blocked layouts of their own shape; reductions slice their source's
+// layout; broadcasts of reduction results un-slice it; reshapes keep the
+// element order; element-wise ops take their operands' common layout. Splats
+// and constants are placed lazily, in the layout their first user needs (and
+// cloned for a user that needs another).
+//
+//===----------------------------------------------------------------------===//
+#include "tilejit/Dialect/Tile/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/MathExtras.h"
+
+namespace mlir::tile {
+#define GEN_PASS_DEF_ASSIGNLAYOUTS
+#include "tilejit/Dialect/Tile/Transforms/Passes.h.inc"
+} // namespace mlir::tile
+
+using namespace mlir;
+using namespace mlir::tile;
+
+static LayoutAttr layoutOf(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  return type ? dyn_cast_or_null<LayoutAttr>(type.getEncoding()) : LayoutAttr();
+}
+
+static void setLayout(Value v, LayoutAttr layout) {
+  auto type = cast<RankedTensorType>(v.getType());
+  auto laidOut =
+      RankedTensorType::get(type.getShape(), type.getElementType(), layout);
+  v.setType(laidOut);
+  // A constant's value carries its type too.
+  if (auto constant = v.getDefiningOp<arith::ConstantOp>())
+    if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue()))
+      constant.setValueAttr(dense.reshape(laidOut));
+}
+
+static bool isSplatLike(Operation *op) {
+  return op && (isa<SplatOp>(op) ||
+                (isa<arith::ConstantOp>(op) &&
+                 isa<RankedTensorType>(op->getResult(0).getType())));
+}
+
+/// Values computed from a reduction's result without a broadcast in between:
+/// their global stores use one element a thread and do not limit the vector
+/// width.
+static llvm::DenseSet<Value> reducedValues(func::FuncOp kernel) {
+  llvm::DenseSet<Value> reduced;
+  kernel.walk([&](Operation *op) {
+    bool fromReduce = isa<ReduceOp>(op);
+    if (!isa<BroadcastOp>(op))
+      for (Value operand : op->getOperands())
+        fromReduce |= reduced.contains(operand);
+    if (fromReduce)
+      for (Value result : op->getResults())
+        reduced.insert(result);
+  });
+  return reduced;
+}
+
+/// The widest vector (in elements) every access of the kernel can use: each
+/// load and store of an unreduced fragment must reach a tensor whose last
+/// stride is 1 and whose rows are aligned (`tile.align`) to the vector's
+/// bytes, with a last fragment dimension the vector divides; and every
+/// unreduced fragment must hold a whole number of vectors per thread. 16
+/// bytes at most; 1 when any access cannot. (Splats and constants take
+/// their users' layouts and do not count.)
+static int64_t chooseVectorWidth(func::FuncOp kernel, int64_t threads) {
+  llvm::DenseSet<Value> reduced = reducedValues(kernel);
+  int64_t width = 16; // elements; lowered below by the element sizes
+  auto accessWidth = [&](Value memref, RankedTensorType fragment) -> int64_t {
+    auto type = cast<MemRefType>(memref.getType());
+    auto [strides, offset] = type.getStridesAndOffset();
+    auto arg = dyn_cast<BlockArgument>(memref);
+    if (strides.empty() || strides.back() != 1 || !arg)
+      return 1;
+    auto align = kernel.getArgAttrOfType<IntegerAttr>(
+        arg.getArgNumber(), TileDialect::getAlignAttrName());
+    int64_t bytes = type.getElementTypeBitWidth() / 8;
+    if (!align || bytes == 0)
+      return 1;
+    int64_t w = std::min<int64_t>(16, align.getInt()) / bytes;
+    while (w > 1 && fragment.getShape().back() % w != 0)
+      w /= 2;
+    return std::max<int64_t>(w, 1);
+  };
+  kernel.walk([&](Operation *op) {
+    if (auto load = dyn_cast<LoadOp>(op))
+      width = std::min(width, accessWidth(load.getSource(), load.getType()));
+    if (auto store = dyn_cast<StoreOp>(op); store &&
+                                            !reduced.contains(store.getValue()))
+      width = std::min(
+          width, accessWidth(store.getDest(), store.getValue().getType()));
+    if (isSplatLike(op)) // placed in their users' layouts
+      return;
+    for (Value result : op->getResults())
+      if (auto fragment = dyn_cast<RankedTensorType>(result.getType());
+          fragment && !reduced.contains(result))
+        while (width > 1 && fragment.getNumElements() % (threads * width) != 0)
+          width /= 2;
+  });
+  return width;
+}
+
+namespace {
+
+/// Assigns the layouts of one kernel.
+class LayoutAssigner {
+public:
+  LayoutAssigner(func::FuncOp kernel, int64_t threads, int64_t vector)
+      : kernel(kernel), threads(threads), vector(vector) {}
+
+  LogicalResult run() {
+    WalkResult result = kernel.walk([&](Operation *op) {
+      return failed(visit(op)) ? WalkResult::interrupt()
+                               : WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      return failure();
+    // Splats and constants no one used in a layout: blocked, or erased.
+    SmallVector<Operation *> pending;
+    kernel.walk([&](Operation *op) {
+      if (isSplatLike(op) && !layoutOf(op->getResult(0)))
+        pending.push_back(op);
+    });
+    for (Operation *op : pending) {
+      if (op->use_empty()) {
+        op->erase();
+        continue;
+      }
+      if (failed(assignBlocked(op->getResult(0), op)))
+        return failure();
+    }
+    return success();
+  }
+
+private:
+  /// The blocked layout of the value's own shape.
+  LogicalResult assignBlocked(Value v, Operation *op) {
+    auto type = cast<RankedTensorType>(v.getType());
+    int64_t v0 = vector;
+    while (v0 > 1 && type.getNumElements() % (threads * v0) != 0)
+      v0 /= 2;
+    if (type.getNumElements() % threads != 0)
+      return op->emitOpError()
+             << "fragment " << RankedTensorType::get(type.getShape(),
+                                                      type.getElementType())
+             << " has " << type.getNumElements()
+             << " elements; requires a multiple of the kernel's " << threads
+             << " threads";
+    setLayout(v, LayoutAttr::get(op->getContext(), type.getShape(), threads,
+                                 v0, {}));
+    return success();
+  }
+
+  /// The layout of operand `v`, placing a lazily laid-out splat or constant
+  /// in `want` (or blocked when `want` is null).
+  FailureOr<LayoutAttr> operandLayout(OpOperand &use, LayoutAttr want) {
+    Value v = use.get();
+    if (LayoutAttr layout = layoutOf(v)) {
+      if (!want || layout == want || !isSplatLike(v.getDefiningOp()))
+        return layout;
+      // A splat already placed elsewhere: a copy in the wanted layout.
+    }
+    Operation *def = v.getDefiningOp();
+    if (!isSplatLike(def)) {
+      if (failed(assignBlocked(v, use.getOwner())))
+        return failure();
+      return layoutOf(v);
+    }
+    if (!want) {
+      if (!layoutOf(v) && failed(assignBlocked(v, def)))
+        return failure();
+      return layoutOf(v);
+    }
+    auto type = cast<RankedTensorType>(v.getType());
+    if (want.getNumElements() != type.getNumElements())
+      return def->emitOpError() << "cannot place this splat of "
+                                << type.getNumElements() << " elements";
+    if (!layoutOf(v)) {
+      setLayout(v, want);
+      return want;
+    }
+    OpBuilder b(def);
+    Operation *copy = b.clone(*def);
+    setLayout(copy->getResult(0), want);
+    use.set(copy->getResult(0));
+    return want;
+  }
+
+  LogicalResult visit(Operation *op) {
+    if (op == kernel.getOperation() || isSplatLike(op))
+      return success();
+    if (isa<LoadOp, TransposeOp>(op)) {
+      if (auto transpose = dyn_cast<TransposeOp>(op)) {
+        FailureOr<LayoutAttr> source =
+            operandLayout(transpose->getOpOperand(0), {});
+        if (failed(source))
+          return failure();
+        if (!source->getSliced().empty())
+          return op->emitOpError()
+                 << "of a reduction result is not supported; broadcast it "
+                    "first";
+      }
+      return assignBlocked(op->getResult(0), op);
+    }
+    if (auto store = dyn_cast<StoreOp>(op))
+      return operandLayout(store->getOpOperand(0), {});
+    if (auto reduce = dyn_cast<ReduceOp>(op))
+      return visitReduce(reduce);
+    if (auto broadcast = dyn_cast<BroadcastOp>(op))
+      return visitBroadcast(broadcast);
+    if (auto reshape = dyn_cast<ReshapeOp>(op))
+      return visitReshape(reshape);
+    bool hasFragment =
+        llvm::any_of(op->getResultTypes(), llvm::IsaPred<RankedTensorType>) ||
+        llvm::any_of(op->getOperandTypes(), llvm::IsaPred<RankedTensorType>);
+    if (!hasFragment)
+      return success();
+    if (!op->hasTrait<OpTrait::Elementwise>() || op->getNumRegions() != 0)
+      return op->emitOpError() << "is not supported on fragments";
+    return visitElementwise(op);
+  }
+
+  LogicalResult visitElementwise(Operation *op) {
+    // The common layout: that of the first operand that is not a splat.
+    LayoutAttr target;
+    for (Value operand : op->getOperands())
+      if (LayoutAttr l = layoutOf(operand);
+          l && !isSplatLike(operand.getDefiningOp())) {
+        target = l;
+        break;
+      }
+    for (OpOperand &use : op->getOpOperands()) {
+      if (!isa<RankedTensorType>(use.get().getType()))
+        continue;
+      FailureOr<LayoutAttr> l = operandLayout(use, target);
+      if (failed(l))
+        return failure();
+      if (!target)
+        target = *l;
+      if (*l != target)
+        return op->emitOpError()
+               << "operands have different layouts (" << target << " and "
+               << *l << "); layout conversion is not supported yet";
+    }
+    for (Value result : op->getResults())
+      setLayout(result, target);
+    return success();
+  }
+
+  LogicalResult visitReduce(ReduceOp op) {
+    FailureOr<LayoutAttr> source = operandLayout(op->getOpOperand(0), {});
+    if (failed(source))
+      return failure();
+    RankedTensorType type = op.getSource().getType();
+    if (type.getShape() != ArrayRef<int64_t>(source->getCanonicalShape()))
+      return op.emitOpError() << "of a reshaped reduction result is not "
+                                 "supported; reduce before reshaping";
+    int64_t dim = static_cast<int64_t>(op.getDim());
+    ArrayRef<int64_t> shape = source->getShape();
+    int64_t inner = 1;
+    for (int64_t d = dim + 1; d < static_cast<int64_t>(shape.size()); ++d)
+      inner *= shape[d];
+    if (!llvm::isPowerOf2_64(threads) || !llvm::isPowerOf2_64(shape[dim]) ||
+        !llvm::isPowerOf2_64(inner))
+      return op.emitOpError()
+             << "over dimension " << dim << " of "
+             << RankedTensorType::get(type.getShape(), type.getElementType())
+             << " requires power-of-two sizes from that dimension on and a "
+                "power-of-two thread count (the kernel has "
+             << threads << ")";
+    setLayout(op.getResult(), source->slice(dim));
+    return success();
+  }
+
+  LogicalResult visitBroadcast(BroadcastOp op) {
+    FailureOr<LayoutAttr> source = operandLayout(op->getOpOperand(0), {});
+    if (failed(source))
+      return failure();
+    ArrayRef<int64_t> from = op.getSource().getType().getShape();
+    ArrayRef<int64_t> to = op.getType().getShape();
+    SmallVector<int64_t> dims;
+    for (auto [d, sizes] : llvm::enumerate(llvm::zip(from, to)))
+      if (std::get<0>(sizes) != std::get<1>(sizes))
+        dims.push_back(d);
+    LayoutAttr result = source->unslice(dims);
+    bool ok = from == ArrayRef<int64_t>(source->getCanonicalShape()) &&
+              llvm::all_of(dims, [&](int64_t d) {
+                return source->isSliced(d) && source->getShape()[d] == to[d];
+              });
+    if (!ok)
+      return op.emitOpError()
+             << "of a fragment that is not a reduction over the broadcast "
+                "dimensions of a fragment of the result's shape is not "
+                "supported yet";
+    setLayout(op.getResult(), result);
+    return success();
+  }
+
+  LogicalResult visitReshape(ReshapeOp op) {
+    FailureOr<LayoutAttr> source = operandLayout(op->getOpOperand(0), {});
+    if (failed(source))
+      return failure();
+    if (!source->getSliced().empty()) {
+      setLayout(op.getResult(), *source); // same elements, same slots
+      return success();
+    }
+    ArrayRef<int64_t> shape = op.getType().getShape();
+    setLayout(op.getResult(),
+              LayoutAttr::get(op->getContext(), shape, threads,
+                              source->getVector(), {}));
+    return success();
+  }
+
+  func::FuncOp kernel;
+  int64_t threads;
+  int64_t vector;
+};
+
+struct AssignLayoutsPass
+    : mlir::tile::impl::AssignLayoutsBase<AssignLayoutsPass> {
+  void runOnOperation() override {
+    for (auto kernel : getOperation().getOps<func::FuncOp>()) {
+      auto threads =
+          kernel->getAttrOfType<IntegerAttr>(TileDialect::getThreadsAttrName());
+      if (!threads)
+        continue;
+      int64_t width = chooseVectorWidth(kernel, threads.getInt());
+      if (failed(LayoutAssigner(kernel, threads.getInt(), width).run()))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace

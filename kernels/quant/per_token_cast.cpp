@@ -1,0 +1,172 @@
+// per_token_cast.cpp - Host entry of per_token_cast: validate, specialise,
+// get or compile, launch.
+#include "quant/per_token_cast.h"
+
+#include "common/abi.h"
+#include "common/check.h"
+#include "common/jit.h"
+#include "common/kernel_table.h"
+
+#include "tilejit/error.h"
+#include "tilejit/runtime/launch.h"
+
+#include <fmt/format.h>
+
+#include <bit>
+
+namespace tilejit::quant {
+
+static constexpr std::string_view kOp = "per_token_cast";
+
+rt::SpecKey per_token_cast_key(const PerTokenCastSpec &spec) {
+  rt::SpecKey key = ops::make_key("per_token_cast");
+  key.add("in_dtype", name_of(spec.in_dtype))
+      .add("group", std::to_string(spec.group))
+      .add("block_m", std::to_string(spec.block_m))
+      .add("block_k", std::to_string(spec.block_k))
+      .add("threads", std::to_string(spec.threads))
+      .add("round_sf", std::to_string(spec.round_sf))
+      .add("sf_layout", std::to_string(static_cast<int>(spec.sf_layout)))
+      .add("vector_bytes", std::to_string(spec.vector_bytes));
+  return key;
+}
+
+PerTokenCastSpec per_token_cast_tiling(PerTokenCastSpec spec, int64_t k,
+                                       int64_t num_per_channels) {
+  // 8192 elements a block: 32 a thread of 256.
+  constexpr int64_t kTile = 8192;
+  int64_t group = static_cast<int64_t>(
+      std::bit_ceil(static_cast<uint64_t>(std::max<int64_t>(num_per_channels, 1))));
+  spec.group = static_cast<int32_t>(group);
+  spec.block_k = static_cast<int32_t>(std::max<int64_t>(group, 512));
+  if (num_per_channels == k)
+    spec.block_k = spec.group; // one group a row, padded
+  spec.block_m = static_cast<int32_t>(std::max<int64_t>(1, kTile / spec.block_k));
+  return spec;
+}
+
+void check_num_per_channels(int64_t g, int64_t k) {
+  bool small = g == 16 || g == 32 || g == 64 || g == 128;
+  if (!small && !(g == k && k % 64 == 0 && k > 0))
+    throw UserError(fmt::format("{}: argument 'num_per_channels' is {}; "
+                                "requires 16, 32, 64, 128, or K = {} when K "
+                                "is a multiple of 64",
+                                kOp, g, k));
+  if (g == k && k > 8192)
+    throw UserError(fmt::format("{}: argument 'num_per_channels' is K = {}; "
+                                "one group a row is supported up to K = 8192",
+                                kOp, k));
+}
+
+static int64_t align4(int64_t v) { return (v + 3) / 4 * 4; }
+
+namespace {
+struct Checked {
+  int64_t m, k, groups;
+};
+} // namespace
+
+static Checked check_args(const rt::TensorView &x, std::string_view fmt_name,
+                          int64_t g, const rt::TensorView &out,
+                          const rt::TensorView &out_sf, bool col_major,
+                          bool round_sf, bool packed) {
+  if (fmt_name != "e4m3")
+    throw UserError(fmt::format("{}: argument 'fmt' is '{}'; this version "
+                                "supports 'e4m3' only",
+                                kOp, fmt_name));
+  ops::check_rank(kOp, "x", x, 2);
+  if (x.dtype != DType::bf16 && x.dtype != DType::f32)
+    throw UserError(fmt::format("{}: argument 'x' has dtype {}; requires bf16 "
+                                "or f32",
+                                kOp, name_of(x.dtype)));
+  const int64_t m = x.shape[0], k = x.shape[1];
+  if (x.strides[1] != 1 && k > 1)
+    throw UserError(fmt::format("{}: argument 'x' has strides [{}, {}]; "
+                                "requires stride[1] = 1",
+                                kOp, x.strides[0], x.strides[1]));
+  check_num_per_channels(g, k);
+  if (packed && (!col_major || !round_sf))
+    throw UserError(fmt::format("{}: argument 'use_packed_ue8m0' is true; "
+                                "requires use_tma_aligned_col_major_sf and "
+                                "round_sf",
+                                kOp));
+  if (out.rank != 2 || out.dtype != DType::e4m3 || out.shape[0] != m ||
+      out.shape[1] != k || !out.is_contiguous())
+    throw UserError(fmt::format("{}: argument 'out' is {}; requires a "
+                                "contiguous e4m3 [{}, {}]",
+                                kOp, out.to_string(), m, k));
+  const int64_t groups = (k + g - 1) / g;
+  DType sf_dtype = packed ? DType::i32 : DType::f32;
+  int64_t sf_cols = packed ? (groups + 3) / 4 : groups;
+  bool sf_ok = out_sf.rank == 2 && out_sf.dtype == sf_dtype &&
+               out_sf.shape[0] == m && out_sf.shape[1] == sf_cols;
+  std::string want;
+  if (col_major) {
+    sf_ok = sf_ok && (m <= 1 || out_sf.strides[0] == 1) &&
+            (sf_cols <= 1 || out_sf.strides[1] >= align4(m));
+    want = fmt::format("a {} [{}, {}] with strides [1, >= {}]",
+                       name_of(sf_dtype), m, sf_cols, align4(m));
+  } else {
+    sf_ok = sf_ok && out_sf.is_contiguous();
+    want = fmt::format("a contiguous {} [{}, {}]", name_of(sf_dtype), m,
+                       sf_cols);
+  }
+  if (!sf_ok)
+    throw UserError(fmt::format("{}: argument 'out_sf' is {}; requires {}",
+                                kOp, out_sf.to_string(), want));
+  ops::check_pointer(kOp, "x", x);
+  ops::check_pointer(kOp, "out", out);
+  ops::check_pointer(kOp, "out_sf", out_sf);
+  return {m, k, groups};
+}
+
+void per_token_cast(const rt::TensorView &x, std::string_view fmt_name,
+                    int64_t num_per_channels, const rt::TensorView &out,
+                    const rt::TensorView &out_sf,
+                    bool use_tma_aligned_col_major_sf, bool round_sf,
+                    bool use_packed_ue8m0, CUstream stream) {
+  Checked c = check_args(x, fmt_name, num_per_channels, out, out_sf,
+                         use_tma_aligned_col_major_sf, round_sf,
+                         use_packed_ue8m0);
+  if (c.m == 0 || c.k == 0)
+    return;
+  PerTokenCastSpec spec;
+  spec.in_dtype = x.dtype;
+  spec.round_sf = round_sf;
+  spec.sf_layout = use_packed_ue8m0               ? SfLayout::packed_ue8m0
+                   : use_tma_aligned_col_major_sf ? SfLayout::col_major
+                                                  : SfLayout::row_major;
+  spec = per_token_cast_tiling(spec, c.k, num_per_channels);
+  if (ops::rows_aligned(x, 16) && ops::rows_aligned(out, 16))
+    spec.vector_bytes = 16;
+
+  static ops::KernelTable<PerTokenCastSpec> table;
+  const ops::LoadedKernel &kernel =
+      table.get(spec, [&]() -> const ops::LoadedKernel & {
+        return ops::load_kernel(per_token_cast_key(spec),
+                                [&] { return per_token_cast_kernel(spec); });
+      });
+
+  rt::ArgPack args;
+  ops::push_tensor(args, x);
+  ops::push_tensor(args, out);
+  if (spec.sf_layout == SfLayout::packed_ue8m0) {
+    // Byte j of int32 (m, w) is group 4w + j of row m: a (M, W, 4) u8 view.
+    const int64_t shape[3] = {out_sf.shape[0], out_sf.shape[1], 4};
+    const int64_t strides[3] = {4 * out_sf.strides[0], 4 * out_sf.strides[1],
+                                1};
+    ops::push_tensor(args, rt::TensorView::strided(out_sf.data, DType::u8,
+                                                   shape, strides));
+  } else {
+    ops::push_tensor(args, out_sf);
+  }
+  rt::LaunchConfig config;
+  config.grid = {
+      static_cast<uint32_t>((c.m + spec.block_m - 1) / spec.block_m),
+      static_cast<uint32_t>((c.k + spec.block_k - 1) / spec.block_k), 1};
+  config.block = {static_cast<uint32_t>(spec.threads), 1, 1};
+  config.stream = stream;
+  rt::launch(kernel.function, config, args.data());
+}
+
+} // namespace tilejit::quant

@@ -1,0 +1,54 @@
+// per_token_cast.dsl.cpp - per_token_cast in the tile DSL: a block loads a
+// block_m x block_k tile, takes the absmax of each group of channels, turns
+// it into a scale (§3.2) and stores the e4m3 tile and the scales.
+#include "quant/per_token_cast.h"
+
+#include "tilejit/compiler/dsl.h"
+
+namespace tilejit::quant {
+
+Kernel per_token_cast_kernel(const PerTokenCastSpec &s) {
+  dsl::KernelBuilder k("per_token_cast", s.threads);
+  dsl::Access access =
+      s.vector_bytes ? dsl::inner_contiguous(s.vector_bytes) : dsl::Access{};
+  const bool packed = s.sf_layout == SfLayout::packed_ue8m0;
+  auto x = k.tensor("x", s.in_dtype, 2, access);
+  auto out = k.tensor("out", DType::e4m3, 2, access);
+  // Packed scales are bytes (m, k / 4, k % 4) of the int32 tensor.
+  auto out_sf = k.tensor("out_sf", packed ? DType::u8 : DType::f32,
+                         packed ? 3 : 2);
+
+  const int64_t bm = s.block_m, bk = s.block_k, g = s.group, n = bk / g;
+  auto m0 = k.block_id(0) * k.index(bm);
+  auto k0 = k.block_id(1) * k.index(bk);
+  auto tile = k.cast(k.load(x, {m0, k0}, {bm, bk}), DType::f32);
+  auto groups = k.reshape(tile, {bm, n, g});
+
+  auto amax = k.max(k.reduce_absmax(groups, 2), k.constant(1e-4, DType::f32));
+  auto sf = amax / k.constant(448, DType::f32);
+  auto sf_inv = k.constant(448, DType::f32) / amax; // a second IEEE division
+  dsl::Value biased; // the power of two above sf, as a biased exponent
+  if (s.round_sf) {
+    auto one = k.constant(1, DType::u32);
+    biased = (((k.bitcast(sf, DType::u32) - one) >> k.constant(23, DType::u32)) +
+              one);
+    auto exponent = k.constant(23, DType::u32);
+    sf = k.bitcast(biased << exponent, DType::f32);
+    sf_inv = k.bitcast((k.constant(254, DType::u32) - biased) << exponent,
+                       DType::f32);
+  }
+  auto q = k.cast(groups * sf_inv, DType::e4m3);
+  k.store(k.reshape(q, {bm, bk}), out, {m0, k0});
+
+  if (!packed) {
+    k.store(k.reshape(sf, {bm, n}), out_sf, {m0, k.block_id(1) * k.index(n)});
+  } else {
+    auto bytes = k.cast(biased, DType::u8);
+    int64_t per_word = n < 4 ? n : 4;
+    k.store(k.reshape(bytes, {bm, n / per_word, per_word}), out_sf,
+            {m0, k.block_id(1) * k.index(n / per_word), k.index(0)});
+  }
+  return k.build();
+}
+
+} // namespace tilejit::quant

@@ -1,0 +1,63 @@
+// per_token_cast.h - Row-wise (1 x num_per_channels) fp8 e4m3 quantization
+// on the GPU (shared/specs/quant_transpose.md §3, §4); the CPU reference is
+// per_token_cast_ref in reference.h.
+#pragma once
+
+#include "quant/reference.h"
+
+#include "tilejit/compiler/kernel.h"
+#include "tilejit/runtime/spec_key.h"
+#include "tilejit/runtime/tensor.h"
+
+#include <cuda.h>
+
+#include <string_view>
+
+namespace tilejit::quant {
+
+/// Static parameters of a per_token_cast kernel; also the bytewise key of
+/// the op's kernel table (all 32-bit fields).
+struct PerTokenCastSpec {
+  DType in_dtype = DType::bf16;
+  int32_t group = 128;   ///< num_per_channels, padded to a power of two
+  int32_t block_m = 16;  ///< rows of a tile
+  int32_t block_k = 512; ///< columns of a tile (a multiple of group)
+  int32_t threads = 256;
+  int32_t round_sf = 0;
+  SfLayout sf_layout = SfLayout::row_major; ///< §3.3
+  int32_t vector_bytes = 0; ///< 16: x's and out's rows are 16-byte aligned
+};
+
+/// Quantizes x (M, K) of bf16 or f32 (unit inner stride, any row stride) to
+/// fp8 e4m3 in groups of `num_per_channels` channels of a row: per group,
+/// amax = max |x|, sf = max(amax, 1e-4) / 448 (rounded up to a power of two
+/// with `round_sf`), out = e4m3(x * sf_inv) saturating. `fmt` must be
+/// "e4m3"; `num_per_channels` one of 16, 32, 64, 128 or K. `out` is a
+/// contiguous e4m3 (M, K); `out_sf` is float32 (M, nK) row-major, or with
+/// `use_tma_aligned_col_major_sf` strided (1, align(M, 4)), or with
+/// `use_packed_ue8m0` (requires both other flags) int32 (M, ceil(nK/4))
+/// strided (1, align(M, 4)) holding four UE8M0 bytes. Exact against the
+/// reference. Throws UserError naming the argument, its value and the
+/// requirement; nothing is written then.
+void per_token_cast(const rt::TensorView &x, std::string_view fmt,
+                    int64_t num_per_channels, const rt::TensorView &out,
+                    const rt::TensorView &out_sf,
+                    bool use_tma_aligned_col_major_sf = false,
+                    bool round_sf = false, bool use_packed_ue8m0 = false,
+                    CUstream stream = nullptr);
+
+/// UserError unless `num_per_channels` is 16, 32, 64, 128, or K (a multiple
+/// of 64, at most 8192).
+void check_num_per_channels(int64_t num_per_channels, int64_t k);
+
+rt::SpecKey per_token_cast_key(const PerTokenCastSpec &spec);
+
+/// The kernel in the DSL (per_token_cast.dsl.cpp).
+Kernel per_token_cast_kernel(const PerTokenCastSpec &spec);
+
+/// The tile of a specialisation: group padded to a power of two, block_k
+/// and block_m for K columns.
+PerTokenCastSpec per_token_cast_tiling(PerTokenCastSpec spec, int64_t k,
+                                       int64_t num_per_channels);
+
+} // namespace tilejit::quant

@@ -1,0 +1,38 @@
+// per_token_cast_run.h - One per_token_cast call on seeded normal inputs,
+// with its CPU reference: for the GPU tests, the CLI and the benchmark.
+#pragma once
+
+#include "tilejit/dtype.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace tilejit::ops {
+
+struct PerTokenCastCase {
+  DType dtype = DType::bf16;
+  int64_t m = 0, k = 0;
+  int64_t row_stride = 0; ///< elements between rows of x; 0: k
+  int64_t group = 128;    ///< num_per_channels
+  bool col_major = false, round_sf = false, packed = false;
+  uint64_t seed = 2026;
+};
+
+/// Uploads the inputs and computes the reference on construction; `call`
+/// runs the op, `check` compares out and out_sf bytewise ("" when equal).
+class PerTokenCastRun {
+public:
+  explicit PerTokenCastRun(const PerTokenCastCase &c);
+  ~PerTokenCastRun();
+  void call() const;
+  std::string check() const;
+  /// Bytes the op must move: x, out and the scales.
+  double bytes() const;
+
+private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+} // namespace tilejit::ops

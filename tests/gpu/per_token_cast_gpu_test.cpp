@@ -1,0 +1,79 @@
+// per_token_cast_gpu_test.cpp - per_token_cast on the GPU against the CPU
+// reference, bytewise (data and scales): TileKernels' test grid (M, K,
+// group size, flags, input dtype), a row stride of 2K, tails and size 0.
+#include "quant/per_token_cast_run.h"
+
+#include <catch2/catch.hpp>
+
+#include <random>
+
+using namespace tilejit;
+using ops::PerTokenCastCase;
+using ops::PerTokenCastRun;
+
+namespace {
+
+std::string check(PerTokenCastCase c) {
+  PerTokenCastRun run(c);
+  run.call();
+  return run.check();
+}
+
+std::string describe(const PerTokenCastCase &c) {
+  return std::string(name_of(c.dtype)) + " " + std::to_string(c.m) + "x" +
+         std::to_string(c.k) + " stride " + std::to_string(c.row_stride) +
+         " group " + std::to_string(c.group) + " flags " +
+         std::to_string(c.col_major) + std::to_string(c.round_sf) +
+         std::to_string(c.packed);
+}
+
+/// The flag sets the original tests use, and the unrounded row-major one.
+constexpr bool kFlags[][3] = {
+    {false, true, false}, {true, true, true}, {false, false, false}};
+
+} // namespace
+
+TEST_CASE("per_token_cast is exact on small shapes, tails and size 0",
+          "[per_token_cast]") {
+  uint64_t seed = std::random_device{}();
+  for (DType dtype : {DType::bf16, DType::f32})
+    for (const auto &f : kFlags)
+      for (auto [m, k, group] :
+           {std::tuple{64, 512, 128}, {1, 128, 128}, {17, 576, 128},
+            {33, 576, 32}, {5, 640, 64}, {3, 192, 16}, {7, 576, 576},
+            {1, 64, 64}, {0, 512, 128}, {130, 4096, 128}}) {
+        PerTokenCastCase c{dtype, m, k, 0, group, f[0], f[1], f[2], seed++};
+        INFO(describe(c));
+        CHECK(check(c) == "");
+      }
+}
+
+TEST_CASE("per_token_cast follows a row stride of 2K, as the original's "
+          "test does",
+          "[per_token_cast]") {
+  for (DType dtype : {DType::bf16, DType::f32}) {
+    PerTokenCastCase c{dtype, 301, 2048, 4096, 128, false, true, false, 11};
+    INFO(describe(c));
+    CHECK(check(c) == "");
+    c.group = 32;
+    c.k = 576;
+    c.row_stride = 1152;
+    INFO(describe(c));
+    CHECK(check(c) == "");
+  }
+}
+
+TEST_CASE("per_token_cast on TileKernels' test grid", "[per_token_cast][big]") {
+  uint64_t seed = std::random_device{}();
+  for (int64_t m : {4001, 8001})
+    for (int64_t k : {576, 2048, 2560, 3072, 4096, 6144, 7168})
+      for (int64_t group : {32, 64, 128, static_cast<int>(k)})
+        for (DType dtype : {DType::bf16, DType::f32})
+          for (const auto &f : {kFlags[0], kFlags[1]}) {
+            if (group == k && k % 64 != 0)
+              continue;
+            PerTokenCastCase c{dtype, m, k, 0, group, f[0], f[1], f[2], seed++};
+            INFO(describe(c));
+            CHECK(check(c) == "");
+          }
+}
