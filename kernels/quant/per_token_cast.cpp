@@ -33,8 +33,10 @@ rt::SpecKey per_token_cast_key(const PerTokenCastSpec &spec) {
 
 PerTokenCastSpec per_token_cast_tiling(PerTokenCastSpec spec, int64_t k,
                                        int64_t num_per_channels) {
-  // 8192 elements a block: 32 a thread of 256.
-  constexpr int64_t kTile = 8192;
+  // 4096 elements over 128 threads: on the H200 this beat 8192 over 256,
+  // 16384 over 256 or 512 and 32768 over 512 (77-82% of copy vs 46-79%).
+  constexpr int64_t kTile = 4096;
+  spec.threads = 128;
   int64_t group = static_cast<int64_t>(
       std::bit_ceil(static_cast<uint64_t>(std::max<int64_t>(num_per_channels, 1))));
   spec.group = static_cast<int32_t>(group);

@@ -20,9 +20,9 @@ namespace tilejit::quant {
 struct PerTokenCastSpec {
   DType in_dtype = DType::bf16;
   int32_t group = 128;   ///< num_per_channels, padded to a power of two
-  int32_t block_m = 16;  ///< rows of a tile
+  int32_t block_m = 8;   ///< rows of a tile
   int32_t block_k = 512; ///< columns of a tile (a multiple of group)
-  int32_t threads = 256;
+  int32_t threads = 128;
   int32_t round_sf = 0;
   SfLayout sf_layout = SfLayout::row_major; ///< §3.3
   int32_t vector_bytes = 0; ///< 16: x's and out's rows are 16-byte aligned

@@ -16,7 +16,8 @@ for f in bin/tilejit bin/tilejit-opt lib/*.so; do
   echo "$f: $(readelf -d "$f" | awk '/NEEDED/{gsub(/[\[\]]/,"",$5); printf "%s ", $5}')"
 done
 echo "== tilejit --version"; bin/tilejit --version
-echo "== ctest"; ctest --output-on-failure 2>&1 | tee "$out/ctest.log"; rc=${PIPESTATUS[0]}
+# BIG=1 also runs TileKernels' full test grids (several minutes).
+echo "== ctest"; ctest --output-on-failure $([ "${BIG:-0}" = 1 ] || echo -LE big) 2>&1 | tee "$out/ctest.log"; rc=${PIPESTATUS[0]}
 echo "== compute-sanitizer memcheck of the GPU tests"; 
 compute-sanitizer --tool memcheck --report-api-errors no --print-limit 20 bin/tilejit_gpu_tests "~[big]" >"$out/memcheck.log" 2>&1
 grep -E "=====|test cases" "$out/memcheck.log" | head -60
