@@ -49,6 +49,9 @@ const Case kCases[] = {
     {"per_token_cast", {8001, 7168}, DType::bf16, packed("32")},
     {"per_token_cast", {8001, 7168}, DType::bf16, packed("7168")},
     {"per_token_cast", {8001, 7168}, DType::f32, packed("128")},
+    {"topk_gate", {8001, 256}, std::nullopt, {{"num_topk", "8"}}},
+    {"topk_gate", {8001, 72}, std::nullopt, {{"num_topk", "6"}}},
+    {"sinkhorn_normalize", {2, 4096, 4, 4}},
 };
 
 } // namespace

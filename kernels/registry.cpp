@@ -19,6 +19,13 @@ rt::SpecKey key_batched_transpose(const OpArgs &args);
 RunResult run_per_token_cast(const OpArgs &args, const RunOptions &options);
 Kernel build_per_token_cast(const OpArgs &args);
 rt::SpecKey key_per_token_cast(const OpArgs &args);
+RunResult run_topk_gate(const OpArgs &args, const RunOptions &options);
+Kernel build_topk_gate(const OpArgs &args);
+rt::SpecKey key_topk_gate(const OpArgs &args);
+RunResult run_sinkhorn_normalize(const OpArgs &args,
+                                 const RunOptions &options);
+Kernel build_sinkhorn_normalize(const OpArgs &args);
+rt::SpecKey key_sinkhorn_normalize(const OpArgs &args);
 
 double OpArgs::number(std::string_view op, std::string_view name,
                       double fallback) const {
@@ -60,6 +67,22 @@ const std::vector<OpInfo> &all_ops() {
        build_per_token_cast,
        key_per_token_cast,
        run_per_token_cast},
+      {"topk_gate",
+       "indices of the num_topk largest f32 scores of each (T, E) row, "
+       "descending, ties to the lower index",
+       {"num_topk"},
+       {8001, 256},
+       build_topk_gate,
+       key_topk_gate,
+       run_topk_gate},
+      {"sinkhorn_normalize",
+       "Sinkhorn normalisation (softmax, then alternating column and row "
+       "normalisation) of f32 (..., n, n) matrices, forward",
+       {"repeat", "eps"},
+       {2, 4096, 4, 4},
+       build_sinkhorn_normalize,
+       key_sinkhorn_normalize,
+       run_sinkhorn_normalize},
   };
   return ops;
 }

@@ -240,6 +240,21 @@ Value KernelBuilder::abs(Value a, Loc loc) {
   return impl_->wrap(math::AbsIOp::create(impl_->builder, l, v), a.dtype());
 }
 
+Value KernelBuilder::exp(Value a, Loc loc) {
+  if (!a.valid() || a.dtype() != DType::f32)
+    impl_->fail(loc, fmt::format("exp: requires an f32 value, got {}",
+                                 a.valid() ? dtypeName(a) : "an empty value"));
+  Location l = impl_->loc(loc);
+  return impl_->wrap(math::ExpOp::create(impl_->builder, l, unwrap(a)),
+                     a.dtype());
+}
+
+Value KernelBuilder::sigmoid(Value a, Loc loc) {
+  Value one = constant(1.0, DType::f32, loc);
+  Value e = exp(sub(constant(0.0, DType::f32, loc), a, loc), loc);
+  return div(one, add(one, e, loc), loc);
+}
+
 Value KernelBuilder::select(Value cond, Value a, Value b, Loc loc) {
   if (!cond.valid() || cond.dtype() != DType::boolean)
     impl_->fail(loc, "select: the condition must be a comparison's result");

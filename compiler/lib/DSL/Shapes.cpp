@@ -1,6 +1,8 @@
 //===- Shapes.cpp - DSL reductions, reshapes and broadcasts --------------===//
 #include "BuilderImpl.h"
 
+#include "../Driver/KernelImpl.h"
+
 #include "tilejit/Dialect/Tile/IR/Tile.h"
 
 using namespace mlir;
@@ -48,6 +50,23 @@ Value KernelBuilder::reduce_min(Value fragment, int dim, Loc loc) {
 }
 Value KernelBuilder::reduce_absmax(Value fragment, int dim, Loc loc) {
   return reduce(*impl_, tile::ReduceKind::absmax, fragment, dim, loc);
+}
+
+Value KernelBuilder::iota(const std::vector<int64_t> &shape, int dim,
+                          DType dtype, Loc loc) {
+  if (dim < 0 || dim >= static_cast<int>(shape.size()))
+    impl_->fail(loc, fmt::format("iota: dim {} is out of range for the shape "
+                                 "[{}]",
+                                 dim, fmt::join(shape, ", ")));
+  Type elt = toMLIRType(impl_->context.get(), dtype);
+  if (!elt.isSignlessInteger())
+    impl_->fail(loc, fmt::format("iota: requires an integer dtype, got {}",
+                                 name_of(dtype)));
+  Location l = impl_->loc(loc);
+  return impl_->wrap(
+      tile::IotaOp::create(impl_->builder, l, RankedTensorType::get(shape, elt),
+                           static_cast<uint64_t>(dim)),
+      dtype);
 }
 
 Value KernelBuilder::reshape(Value fragment, const std::vector<int64_t> &shape,

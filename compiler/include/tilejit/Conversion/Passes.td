@@ -20,7 +20,8 @@ def ConvertTileToGPU : Pass<"convert-tile-to-gpu", "::mlir::ModuleOp"> {
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect", "::mlir::memref::MemRefDialect",
-    "::mlir::arith::ArithDialect", "::mlir::NVVM::NVVMDialect"
+    "::mlir::arith::ArithDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::LLVM::LLVMDialect"
   ];
 }
 

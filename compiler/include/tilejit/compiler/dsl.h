@@ -133,6 +133,11 @@ public:
   Value shl(Value a, Value b, Loc loc = Loc::current());
   Value shr(Value a, Value b, Loc loc = Loc::current());
   Value abs(Value a, Loc loc = Loc::current());
+  /// e^x of f32 values, within 2 ulp (CUDA's expf is too; the last bit
+  /// may differ from it).
+  Value exp(Value a, Loc loc = Loc::current());
+  /// 1 / (1 + exp(-x)) with IEEE division.
+  Value sigmoid(Value a, Loc loc = Loc::current());
 
   /// Comparisons give a boolean (i1) value; `select` picks per element.
   Value lt(Value a, Value b, Loc loc = Loc::current());
@@ -156,6 +161,10 @@ public:
   Value reduce_max(Value fragment, int dim, Loc loc = Loc::current());
   Value reduce_min(Value fragment, int dim, Loc loc = Loc::current());
   Value reduce_absmax(Value fragment, int dim, Loc loc = Loc::current());
+  /// A fragment of `shape` whose elements are their coordinate along `dim`
+  /// (an integer dtype).
+  Value iota(const std::vector<int64_t> &shape, int dim,
+             DType dtype = DType::i32, Loc loc = Loc::current());
   /// The same elements (row-major order) in another shape.
   Value reshape(Value fragment, const std::vector<int64_t> &shape,
                 Loc loc = Loc::current());

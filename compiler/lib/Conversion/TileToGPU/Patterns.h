@@ -47,9 +47,15 @@ SlotCoords slotCoords(OpBuilder &b, Location loc, LayoutAttr layout,
 /// Fragments with a layout -> per-thread vectors; every other type is kept.
 void populateFragmentTypeConversion(TypeConverter &converter);
 
-/// tile.block_id -> gpu.block_id.
+/// tile.block_id -> gpu.block_id; tile.iota -> each slot's coordinate.
 void populateIndexingToGPUPatterns(const TypeConverter &converter,
+                                   const ThreadMapping &mapping,
                                    RewritePatternSet &patterns);
+
+/// math.exp -> an accurate expf (within 2 ulp) from ex2.approx after an
+/// exact range reduction; no libdevice is needed.
+void populateMathToGPUPatterns(const TypeConverter &converter,
+                               RewritePatternSet &patterns);
 
 /// tile.load and tile.store -> bounds-checked memref.load/store per slot.
 void populateLoadStoreToGPUPatterns(const TypeConverter &converter,

@@ -14,7 +14,9 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -133,7 +135,8 @@ struct ConvertTileToGPUPass
     populateTransposeToGPUPatterns(converter, mapping, buffers, patterns);
     populateReduceToGPUPatterns(converter, mapping, buffers, patterns);
     populateCastToGPUPatterns(converter, patterns);
-    populateIndexingToGPUPatterns(converter, patterns);
+    populateIndexingToGPUPatterns(converter, mapping, patterns);
+    populateMathToGPUPatterns(converter, patterns);
     populateLoadStoreToGPUPatterns(converter, mapping, patterns);
     populateElementwiseToGPUPatterns(converter, patterns);
 
@@ -141,7 +144,8 @@ struct ConvertTileToGPUPass
     target.addIllegalDialect<TileDialect>();
     target.addLegalDialect<gpu::GPUDialect, scf::SCFDialect,
                            vector::VectorDialect, memref::MemRefDialect,
-                           NVVM::NVVMDialect>();
+                           NVVM::NVVMDialect, LLVM::LLVMDialect>();
+    target.addIllegalOp<math::ExpOp>(); // scalars too: no libdevice
     target.markUnknownOpDynamicallyLegal(
         [&](Operation *op) { return converter.isLegal(op); });
     return applyPartialConversion(kernel, target, std::move(patterns));

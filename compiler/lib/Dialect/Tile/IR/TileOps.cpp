@@ -104,6 +104,18 @@ LogicalResult ReduceOp::verify() {
   return success();
 }
 
+LogicalResult IotaOp::verify() {
+  RankedTensorType type = getType();
+  if (static_cast<int64_t>(getDim()) >= type.getRank())
+    return emitOpError() << "dim " << getDim() << " is out of range for "
+                         << "fragment " << type << " of rank "
+                         << type.getRank();
+  if (!type.getElementType().isSignlessInteger())
+    return emitOpError() << "requires an integer fragment, got "
+                         << type.getElementType();
+  return success();
+}
+
 LogicalResult BroadcastOp::verify() {
   RankedTensorType source = getSource().getType(), result = getType();
   if (source.getElementType() != result.getElementType() ||

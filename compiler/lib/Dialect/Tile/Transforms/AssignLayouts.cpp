@@ -196,7 +196,7 @@ private:
   LogicalResult visit(Operation *op) {
     if (op == kernel.getOperation() || isSplatLike(op))
       return success();
-    if (isa<LoadOp, TransposeOp>(op)) {
+    if (isa<LoadOp, TransposeOp, IotaOp>(op)) {
       if (auto transpose = dyn_cast<TransposeOp>(op)) {
         FailureOr<LayoutAttr> source =
             operandLayout(transpose->getOpOperand(0), {});

@@ -147,6 +147,25 @@ def Tile_ReduceOp : Tile_Op<"reduce", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Tile_IotaOp : Tile_Op<"iota", [Pure]> {
+  let summary = "A fragment of the coordinates along one dimension.";
+  let description = [{
+    `result[i_0, ..., i_n] = i_dim`, as the result's integer element type.
+    With a comparison and a select it masks padding or finds the index of
+    an extremum.
+
+    Example:
+
+    ```mlir
+    %cols = tile.iota dim 1 : tensor<4x128xi32>
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$dim);
+  let results = (outs Tile_Fragment:$result);
+  let assemblyFormat = "`dim` $dim attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 def Tile_BroadcastOp : Tile_Op<"broadcast", [Pure]> {
   let summary = "Repeat a fragment along its dimensions of size 1.";
   let description = [{

@@ -1,0 +1,95 @@
+//===- MathToGPU.cpp - Math functions without libdevice ------------------===//
+//
+// tilejit ships no libdevice, so math functions that LLVM's NVPTX back end
+// cannot lower by itself are expanded here, element by element.
+//
+// expf: j = rint(x log2 e) (clamped to [-252, 254]), r = x - j ln 2 (two FMAs with a split ln 2, so
+// r is exact to a few ulp), e^x = 2^(r log2 e) * 2^j with ex2.approx (2^-22
+// relative error) and the power of two applied in two halves (so that
+// results near overflow and in the subnormal range are right). Within 2 ulp
+// of the correctly rounded result; CUDA's expf is within 2 ulp too, so
+// results may differ from CUDA's in the last bit or two.
+//
+//===----------------------------------------------------------------------===//
+#include "Patterns.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+
+static Value expf(OpBuilder &b, Location loc, Value x) {
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  auto f = [&](float v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v)).getResult();
+  };
+  auto i = [&](int32_t v) {
+    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v))
+        .getResult();
+  };
+  const float log2e = 1.44269504088896341f;
+  const float ln2Hi = 0.693145751953125f;    // 0x3f317200: 16 bits
+  const float ln2Lo = 1.428606765330187e-06f; // ln 2 - ln2Hi
+  Value t = arith::MulFOp::create(b, loc, x, f(log2e));
+  t = arith::MaxNumFOp::create(b, loc, t, f(-252.0f));
+  t = arith::MinNumFOp::create(b, loc, t, f(254.0f));
+  // Round to nearest even: adding and subtracting 1.5 * 2^23 leaves no
+  // fraction bits (|t| < 2^22; GPUToNVVM takes llvm.roundeven to libdevice).
+  const float magic = 12582912.0f;
+  Value j = arith::SubFOp::create(
+      b, loc, arith::AddFOp::create(b, loc, t, f(magic)), f(magic));
+  Value negJ = arith::NegFOp::create(b, loc, j);
+  Value r = LLVM::FMAOp::create(b, loc, negJ, f(ln2Hi), x);
+  r = LLVM::FMAOp::create(b, loc, negJ, f(ln2Lo), r);
+  Value p = arith::MulFOp::create(b, loc, r, f(log2e));
+  Value e = LLVM::CallIntrinsicOp::create(
+                b, loc, f32, b.getStringAttr("llvm.nvvm.ex2.approx.f32"),
+                ValueRange{p})
+                .getResult(0);
+  Value ji = arith::FPToSIOp::create(b, loc, i32, j);
+  Value j1 = arith::ShRSIOp::create(b, loc, ji, i(1));
+  Value j2 = arith::SubIOp::create(b, loc, ji, j1);
+  auto pow2 = [&](Value k) {
+    Value bits = arith::ShLIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, k, i(127)), i(23));
+    return arith::BitcastOp::create(b, loc, f32, bits).getResult();
+  };
+  Value y = arith::MulFOp::create(b, loc, e, pow2(j1));
+  return arith::MulFOp::create(b, loc, y, pow2(j2));
+}
+
+namespace {
+
+struct ExpLowering : OpConversionPattern<math::ExpOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(math::ExpOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value in = adaptor.getOperand();
+    if (!getElementTypeOrSelf(in.getType()).isF32())
+      return op.emitOpError() << "is supported on f32 only";
+    auto vecType = dyn_cast<VectorType>(in.getType());
+    if (!vecType) {
+      rewriter.replaceOp(op, expf(rewriter, loc, in));
+      return success();
+    }
+    SmallVector<Value> elements;
+    for (int64_t k = 0; k < vecType.getNumElements(); ++k)
+      elements.push_back(
+          expf(rewriter, loc, vector::ExtractOp::create(rewriter, loc, in, k)));
+    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, vecType, elements);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::tile::populateMathToGPUPatterns(const TypeConverter &converter,
+                                           RewritePatternSet &patterns) {
+  patterns.add<ExpLowering>(converter, patterns.getContext());
+}
