@@ -263,6 +263,10 @@ private:
       return op.emitOpError() << "of a reshaped reduction result is not "
                                  "supported; reduce before reshaping";
     int64_t dim = static_cast<int64_t>(op.getDim());
+    if (type.getDimSize(dim) == 1) { // nothing to combine: same elements
+      setLayout(op.getResult(), *source);
+      return success();
+    }
     ArrayRef<int64_t> shape = source->getShape();
     int64_t inner = 1;
     for (int64_t d = dim + 1; d < static_cast<int64_t>(shape.size()); ++d)
