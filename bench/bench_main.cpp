@@ -54,6 +54,14 @@ const Case kCases[] = {
     {"sinkhorn_normalize", {2, 4096, 4, 4}},
 };
 
+/// Compute-bound cases, reported in TFLOP/s (compare with cuBLAS through
+/// torch in the same run: tools/gpu/run.sh).
+const Case kGemmCases[] = {
+    {"gemm", {8192, 8192, 8192}, DType::bf16},
+    {"gemm", {4096, 4096, 4096}, DType::bf16},
+    {"gemm", {8192, 7168, 2048}, DType::bf16},
+};
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -89,6 +97,20 @@ int main(int argc, char **argv) {
                  "{:>7.1f}%  {}\n",
                  op->name, r.shape, r.ms, r.bytes / 1e6, gbps, copy,
                  100 * gbps / copy, r.passed ? "ok" : "FAILED");
+      all_passed &= r.passed;
+    }
+    fmt::print("\n{:<18} {:>42} {:>9} {:>9}  {}\n", "op", "shape", "ms",
+               "TFLOP/s", "check");
+    for (const Case &c : kGemmCases) {
+      ops::OpArgs args;
+      args.shape = c.shape;
+      args.dtype = c.dtype;
+      ops::RunOptions options;
+      options.warmup = 5;
+      options.iters = 30;
+      ops::RunResult r = ops::find_op(c.op)->run(args, options);
+      fmt::print("{:<18} {:>42} {:>9.4f} {:>9.1f}  {}\n", c.op, r.shape, r.ms,
+                 r.flops / (r.ms * 1e9), r.passed ? "ok" : "FAILED");
       all_passed &= r.passed;
     }
     bench_first_call(argv[0]);

@@ -26,6 +26,9 @@ RunResult run_sinkhorn_normalize(const OpArgs &args,
                                  const RunOptions &options);
 Kernel build_sinkhorn_normalize(const OpArgs &args);
 rt::SpecKey key_sinkhorn_normalize(const OpArgs &args);
+RunResult run_gemm(const OpArgs &args, const RunOptions &options);
+Kernel build_gemm(const OpArgs &args);
+rt::SpecKey key_gemm(const OpArgs &args);
 
 double OpArgs::number(std::string_view op, std::string_view name,
                       double fallback) const {
@@ -83,6 +86,14 @@ const std::vector<OpInfo> &all_ops() {
        build_sinkhorn_normalize,
        key_sinkhorn_normalize,
        run_sinkhorn_normalize},
+      {"gemm",
+       "c = a * b^T for bf16 a (M, K) and b (N, K), f32 accumulation, TMA + "
+       "WGMMA",
+       {"m", "n", "k", "out_dtype"},
+       {8192, 8192, 8192},
+       build_gemm,
+       key_gemm,
+       run_gemm},
   };
   return ops;
 }

@@ -42,6 +42,7 @@ struct RunResult {
   double ms = 0;      ///< mean time per call (iters > 0)
   double bytes = 0;   ///< bytes the op must move (read + write)
   double copy_ms = 0; ///< device-to-device copy of the same bytes, same run
+  double flops = 0;   ///< floating-point operations of a compute-bound op
 };
 
 struct OpInfo {

@@ -22,5 +22,19 @@ echo "== compute-sanitizer memcheck of the GPU tests";
 compute-sanitizer --tool memcheck --report-api-errors no --print-limit 20 bin/tilejit_gpu_tests "~[big]" >"$out/memcheck.log" 2>&1
 grep -E "=====|test cases" "$out/memcheck.log" | head -60
 echo "== benchmarks"; bin/tilejit_bench 2>&1 | tee "$out/bench.log"; brc=${PIPESTATUS[0]}
+echo "== cuBLAS through torch, same run (the gemm roofline)"
+python3 - <<'PY' 2>&1 | tee "$out/cublas.log"
+import torch
+for m, n, k in [(8192, 8192, 8192), (4096, 4096, 4096), (8192, 7168, 2048)]:
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
+    for _ in range(5): torch.matmul(a, b.T)
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record()
+    for _ in range(30): torch.matmul(a, b.T)
+    e.record(); torch.cuda.synchronize()
+    ms = s.elapsed_time(e) / 30
+    print(f"cublas {m}x{n}x{k} bf16  {ms:.4f} ms  {2*m*n*k/ms/1e9:.1f} TFLOP/s")
+PY
 echo "== main job"; bin/tilejit bench scale_copy --shape 8192x8192
 exit $(( rc || brc ))

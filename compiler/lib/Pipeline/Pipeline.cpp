@@ -15,6 +15,8 @@
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/NVGPUToNVVM/NVGPUToNVVM.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
@@ -65,9 +67,11 @@ public:
   const tilejit::PipelineObserver &observer;
 };
 
-/// tile -> gpu: fragments get layouts, then tile kernels become gpu.func
-/// kernels on per-thread vectors.
+/// tile -> gpu: pipelined gemm main loops become TMA + WGMMA kernels;
+/// fragments get layouts, then tile kernels become gpu.func kernels on
+/// per-thread vectors.
 void addTileToGPUPasses(OpPassManager &pm) {
+  pm.addPass(tile::createConvertGemmToNVGPU());
   pm.addPass(tile::createAssignLayouts());
   pm.addPass(tile::createConvertTileToGPU());
   pm.addPass(createCanonicalizerPass());
@@ -78,6 +82,10 @@ void addTileToGPUPasses(OpPassManager &pm) {
 /// dialects (the kernel half of gpu-lower-to-nvvm-pipeline).
 void addGPUToNVVMPasses(OpPassManager &pm,
                         const tilejit::PipelineOptions &options) {
+  // nvgpu (TMA, mbarriers) to nvvm before scf-to-cf; nvvm's PTX-builder ops
+  // (wgmma, mbarrier waits) to inline assembly.
+  pm.addPass(createConvertNVGPUToNVVMPass());
+  pm.addPass(createConvertNVVMToLLVMPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   GpuNVVMAttachTargetOptions target;

@@ -25,4 +25,35 @@ def ConvertTileToGPU : Pass<"convert-tile-to-gpu", "::mlir::ModuleOp"> {
   ];
 }
 
+def ConvertGemmToNVGPU : Pass<"convert-tile-gemm-to-nvgpu", "::mlir::ModuleOp"> {
+  let summary = "Turn a kernel whose main loop is a pipelined TMA copy + gemm into a warp-specialised TMA + WGMMA kernel.";
+  let description = [{
+    Matches a tile kernel of the form
+
+    ```
+    m0, n0 = index arithmetic on block ids and constants
+    acc = tile.pipelined count, zeros {stages = S} (step, acc) {
+      tile.copy a[m0, step * BK], sa      // sa: 128 x BK shared tile
+      tile.copy b[n0, step * BK], sb      // sb: BN x BK shared tile
+      tile.yield tile.gemm sa, sb, acc
+    }
+    tile.store [arith.truncf] acc, c[m0, n0]
+    ```
+
+    and replaces it with an `llvm.func` kernel in the gpu.module: a TMA
+    producer warpgroup and two WGMMA consumer warpgroups over S stages of
+    shared memory synchronised by mbarriers, the author's m0 and n0 and
+    step count cloned in. The kernel takes the tensor maps of `a` and `b`
+    by value, `c`'s address and M, N, K and c's row stride; its attribute
+    `tilejit.shared_bytes` gives the dynamic shared memory to launch with.
+    Anything else in such a kernel is reported as unsupported.
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::nvgpu::NVGPUDialect",
+    "::mlir::NVVM::NVVMDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::scf::SCFDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::arith::ArithDialect"
+  ];
+}
+
 #endif // TILEJIT_CONVERSION_PASSES_TD

@@ -4,6 +4,7 @@
 #include "tilejit/compiler/kernel.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <source_location>
 #include <string_view>
@@ -171,6 +172,32 @@ public:
   /// Repeats a fragment along its dimensions of size 1.
   Value broadcast(Value fragment, const std::vector<int64_t> &shape,
                   Loc loc = Loc::current());
+
+  /// The run-time size of dimension `dim` of a tensor (an index).
+  Value dim(const Tensor &t, int dim, Loc loc = Loc::current());
+  /// A fragment of `shape` whose every element is `value` (of `dtype`).
+  Value full(const std::vector<int64_t> &shape, double value, DType dtype,
+             Loc loc = Loc::current());
+
+  /// A tile of shared memory; the compiler picks its layout (for gemm
+  /// operands the 128-byte swizzle WGMMA reads) and its buffers.
+  Value alloc_shared(DType dtype, const std::vector<int64_t> &shape,
+                     Loc loc = Loc::current());
+  /// Copies the box of `shared`'s shape at `origin` of `src` into `shared`
+  /// (zeros outside the tensor). Inside `pipelined` it becomes a TMA copy
+  /// issued stages ahead.
+  void copy(const Tensor &src, const std::vector<Value> &origin, Value shared,
+            Loc loc = Loc::current());
+  /// acc + a * b^T: shared tiles a (M x K) and b (N x K) of bf16 or f16,
+  /// an f32 accumulator fragment (M x N). WGMMA on sm_90a.
+  Value gemm(Value a, Value b, Value acc, Loc loc = Loc::current());
+  /// A loop of `count` steps (an index) carrying `init`; `body(step,
+  /// carried)` returns the next carried values. The copies of the body run
+  /// up to `stages - 1` steps ahead of the compute that reads them.
+  std::vector<Value> pipelined(
+      Value count, int stages, const std::vector<Value> &init,
+      const std::function<std::vector<Value>(Value, std::vector<Value>)> &body,
+      Loc loc = Loc::current());
 
   /// Finishes the kernel and verifies it. Throws UserError whose lines read
   /// `file:line:col: error: message` at the author's call that is wrong.

@@ -2,6 +2,7 @@
 #include "tilejit/Dialect/Tile/IR/Tile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
@@ -139,6 +140,79 @@ LogicalResult ReshapeOp::verify() {
     return emitOpError() << "result " << result
                          << " must have the element type and element count of "
                          << "source " << source;
+  return success();
+}
+
+static bool isWorkgroup(MemRefType type) {
+  auto space =
+      dyn_cast_or_null<gpu::AddressSpaceAttr>(type.getMemorySpace());
+  return space && space.getValue() == gpu::AddressSpace::Workgroup;
+}
+
+LogicalResult AllocSharedOp::verify() {
+  MemRefType type = getType();
+  if (!type.hasStaticShape() || !isWorkgroup(type))
+    return emitOpError() << "result " << type
+                         << " must be statically shaped in "
+                            "#gpu.address_space<workgroup>";
+  return success();
+}
+
+LogicalResult CopyOp::verify() {
+  MemRefType src = getSource().getType(), dst = getDest().getType();
+  if (!isWorkgroup(dst) || !dst.hasStaticShape())
+    return emitOpError() << "destination " << dst
+                         << " must be a shared tile (tile.alloc_shared)";
+  if (static_cast<int64_t>(getIndices().size()) != src.getRank())
+    return emitOpError() << "expects " << src.getRank()
+                         << " indices for a rank-" << src.getRank()
+                         << " tensor, got " << getIndices().size();
+  if (src.getRank() != dst.getRank() ||
+      src.getElementType() != dst.getElementType())
+    return emitOpError() << "shared tile " << dst
+                         << " must have the rank and element type of "
+                         << src;
+  return success();
+}
+
+LogicalResult GemmOp::verify() {
+  MemRefType a = getA().getType(), b = getB().getType();
+  RankedTensorType acc = getAcc().getType();
+  if (a.getRank() != 2 || b.getRank() != 2 || acc.getRank() != 2)
+    return emitOpError() << "operands must be 2-D (a: M x K, b: N x K, acc: "
+                            "M x N)";
+  if (a.getDimSize(1) != b.getDimSize(1) ||
+      acc.getDimSize(0) != a.getDimSize(0) ||
+      acc.getDimSize(1) != b.getDimSize(0))
+    return emitOpError() << "shapes " << a << ", " << b << " and " << acc
+                         << " do not make acc(M x N) += a(M x K) * b(N x K)^T";
+  if (a.getElementType() != b.getElementType() ||
+      !(a.getElementType().isBF16() || a.getElementType().isF16()))
+    return emitOpError() << "operands must both be bf16 or both f16, got "
+                         << a.getElementType() << " and "
+                         << b.getElementType();
+  if (!acc.getElementType().isF32())
+    return emitOpError() << "accumulator must be f32, got "
+                         << acc.getElementType();
+  return success();
+}
+
+LogicalResult PipelinedOp::verify() {
+  Block &body = getBody().front();
+  if (body.getNumArguments() != getInits().size() + 1 ||
+      !body.getArgument(0).getType().isIndex())
+    return emitOpError() << "body must take the step (index) and one "
+                            "argument per iter_arg";
+  for (auto [arg, init] :
+       llvm::zip(body.getArguments().drop_front(), getInits()))
+    if (arg.getType() != init.getType())
+      return emitOpError() << "body argument type " << arg.getType()
+                           << " differs from iter_arg type " << init.getType();
+  auto yield = cast<YieldOp>(body.getTerminator());
+  if (yield.getValues().getTypes() != getInits().getTypes() ||
+      getResults().getTypes() != getInits().getTypes())
+    return emitOpError() << "yielded values and results must have the "
+                            "iter_args' types";
   return success();
 }
 

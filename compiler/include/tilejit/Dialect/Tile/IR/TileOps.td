@@ -13,6 +13,7 @@ include "tilejit/Dialect/Tile/IR/TileAttrs.td"
 include "mlir/IR/BuiltinTypes.td"
 include "mlir/IR/CommonAttrConstraints.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
 
 // A fragment: a statically shaped tensor held in the registers of a block.
 def Tile_Fragment : Type<And<[AnyRankedTensor.predicate, HasStaticShapePred]>,
@@ -202,6 +203,111 @@ def Tile_ReshapeOp : Tile_Op<"reshape", [Pure]> {
   let results = (outs Tile_Fragment:$result);
   let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
   let hasVerifier = 1;
+}
+
+// A tile in shared (workgroup) memory.
+def Tile_SharedTile : MemRefOf<[AnyType]>;
+
+def Tile_AllocSharedOp : Tile_Op<"alloc_shared", [MemoryEffects<[MemAlloc]>]> {
+  let summary = "A tile of shared memory for the block.";
+  let description = [{
+    The result is a statically shaped memref in `#gpu.address_space<workgroup>`.
+    Its layout (swizzle, padding) and its place in shared memory are the
+    compiler's: a tile that feeds `tile.gemm` gets the 128-byte swizzle
+    WGMMA reads and one buffer per pipeline stage.
+
+    Example:
+
+    ```mlir
+    %sa = tile.alloc_shared : memref<128x64xbf16, #gpu.address_space<workgroup>>
+    ```
+  }];
+  let results = (outs Tile_SharedTile:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_CopyOp : Tile_Op<"copy", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Copy a tile of a global tensor into a shared tile.";
+  let description = [{
+    Copies the box of the shared tile's shape whose first element is
+    `source[indices]`; elements outside the tensor read as zero. Inside
+    `tile.pipelined` the copy is issued stages ahead by the tensor memory
+    accelerator (TMA), completing on an mbarrier.
+
+    Example:
+
+    ```mlir
+    tile.copy %a[%m0, %k0], %sa : memref<?x?xbf16, strided<[?, 1], offset: ?>>, memref<128x64xbf16, #gpu.address_space<workgroup>>
+    ```
+  }];
+  let arguments = (ins Tile_GlobalTensor:$source, Variadic<Index>:$indices,
+                       Tile_SharedTile:$dest);
+  let assemblyFormat = [{
+    $source `[` $indices `]` `,` $dest attr-dict `:` type($source) `,` type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_GemmOp : Tile_Op<"gemm", [MemoryEffects<[MemRead]>,
+    AllTypesMatch<["acc", "result"]>]> {
+  let summary = "acc + a * b^T for shared tiles a (M x K) and b (N x K).";
+  let description = [{
+    Both operands are K-major shared tiles of bf16 (or f16); the
+    accumulator is an f32 fragment (M x N). On sm_90a it lowers to
+    `wgmma.mma_async` over 64-row slices of the accumulator, one per
+    consumer warpgroup.
+
+    Example:
+
+    ```mlir
+    %r = tile.gemm %sa, %sb, %acc : memref<128x64xbf16, #gpu.address_space<workgroup>>, memref<256x64xbf16, #gpu.address_space<workgroup>>, tensor<128x256xf32>
+    ```
+  }];
+  let arguments = (ins Tile_SharedTile:$a, Tile_SharedTile:$b,
+                       Tile_Fragment:$acc);
+  let results = (outs Tile_Fragment:$result);
+  let assemblyFormat = [{
+    $a `,` $b `,` $acc attr-dict `:` type($a) `,` type($b) `,` type($acc)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_PipelinedOp : Tile_Op<"pipelined", [
+    SingleBlockImplicitTerminator<"YieldOp">, RecursiveMemoryEffects]> {
+  let summary = "A loop over `count` steps whose copies run `stages` ahead.";
+  let description = [{
+    The body runs for step = 0 .. count - 1 with the loop-carried values
+    (`iter_args`); its `tile.copy` ops are issued up to `stages - 1` steps
+    ahead of the computation that reads their tiles, each step's shared
+    tiles in a buffer of their own.
+
+    Example:
+
+    ```mlir
+    %r = tile.pipelined %n, %zero {stages = 4 : i64} : tensor<128x256xf32> -> tensor<128x256xf32> {
+    ^bb0(%k: index, %acc: tensor<128x256xf32>):
+      ...
+      tile.yield %next : tensor<128x256xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Index:$count, Variadic<AnyType>:$inits,
+                       ConfinedAttr<I64Attr, [IntMinValue<1>]>:$stages);
+  let results = (outs Variadic<AnyType>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $count `,` $inits attr-dict `:` type($inits) `->` type($results) $body
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_YieldOp : Tile_Op<"yield", [Pure, Terminator, ReturnLike,
+                                     HasParent<"PipelinedOp">]> {
+  let summary = "The loop-carried values of the next step of tile.pipelined.";
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+  let builders = [OpBuilder<(ins), [{ build($_builder, $_state, ::mlir::ValueRange()); }]>];
 }
 
 #endif // TILEJIT_DIALECT_TILE_IR_TILEOPS_TD

@@ -1,0 +1,29 @@
+//===- GemmKernel.h - The TMA + WGMMA kernel a pipelined gemm becomes ----===//
+#ifndef TILEJIT_CONVERSION_GEMMTONVGPU_GEMMKERNEL_H
+#define TILEJIT_CONVERSION_GEMMTONVGPU_GEMMKERNEL_H
+
+#include <cstdint>
+#include <string>
+
+namespace mlir::tile {
+
+/// One specialisation of the kernel: a 128 x bn x bk tile, `stages` buffers.
+struct GemmKernelConfig {
+  std::string name;
+  int bn = 256;
+  int bk = 64;
+  int stages = 4;
+  std::string inputType = "bf16"; ///< "bf16" or "f16"
+  std::string outputType = "bf16"; ///< "bf16", "f16" or "f32"
+};
+
+/// The kernel as MLIR text (a module holding one llvm.func); see
+/// GemmKernelText.cpp for what it does and its parameters.
+std::string gemmKernelText(const GemmKernelConfig &config);
+
+/// Dynamic shared memory the kernel needs, in bytes.
+int64_t gemmSharedBytes(const GemmKernelConfig &config);
+
+} // namespace mlir::tile
+
+#endif // TILEJIT_CONVERSION_GEMMTONVGPU_GEMMKERNEL_H

@@ -1,0 +1,325 @@
+//===- GemmToNVGPU.cpp - A pipelined copy + gemm loop to TMA + WGMMA -----===//
+//
+// Recognises the main loop of a tile kernel that copies an A and a B tile
+// into shared memory and accumulates their product (see the pass's
+// description in Passes.td), checks every part of it, and replaces the
+// kernel by the warp-specialised kernel of GemmKernelText.cpp with the
+// author's tile origin and step count cloned in.
+//
+//===----------------------------------------------------------------------===//
+#include "GemmKernel.h"
+
+#include "tilejit/Conversion/Passes.h"
+#include "tilejit/Dialect/Tile/IR/Tile.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Parser/Parser.h"
+
+namespace mlir::tile {
+#define GEN_PASS_DEF_CONVERTGEMMTONVGPU
+#include "tilejit/Conversion/Passes.h.inc"
+} // namespace mlir::tile
+
+using namespace mlir;
+using namespace mlir::tile;
+
+namespace {
+
+/// The parts of a matched kernel.
+struct GemmMatch {
+  PipelinedOp loop;
+  CopyOp copyA, copyB;
+  GemmOp gemm;
+  StoreOp store;
+  Value m0, n0, count;
+  BlockArgument a, b, c;
+  GemmKernelConfig config;
+};
+
+/// `v` is `step * bk` (either order) for the loop's step.
+bool isStepTimes(Value v, Value step, int64_t bk) {
+  auto mul = v.getDefiningOp<arith::MulIOp>();
+  if (!mul)
+    return false;
+  for (auto [x, y] : {std::pair{mul.getLhs(), mul.getRhs()},
+                      std::pair{mul.getRhs(), mul.getLhs()}}) {
+    auto c = y.getDefiningOp<arith::ConstantIndexOp>();
+    if (x == step && c && c.value() == bk)
+      return true;
+  }
+  return false;
+}
+
+bool isZeroFragment(Value v) {
+  if (auto splat = v.getDefiningOp<SplatOp>()) {
+    auto c = splat.getValue().getDefiningOp<arith::ConstantFloatOp>();
+    return c && c.value().isZero();
+  }
+  if (auto c = v.getDefiningOp<arith::ConstantOp>()) {
+    auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+    return dense && dense.isSplat() && dense.getSplatValue<APFloat>().isZero();
+  }
+  return false;
+}
+
+std::string typeName(Type t) {
+  if (t.isBF16())
+    return "bf16";
+  if (t.isF16())
+    return "f16";
+  if (t.isF32())
+    return "f32";
+  return "";
+}
+
+FailureOr<GemmMatch> match(func::FuncOp kernel, PipelinedOp loop) {
+  GemmMatch m;
+  m.loop = loop;
+  auto fail = [&](Operation *op, const Twine &what) {
+    op->emitOpError() << "cannot lower to TMA + WGMMA: " << what;
+    return failure();
+  };
+  auto threads =
+      kernel->getAttrOfType<IntegerAttr>(TileDialect::getThreadsAttrName());
+  if (threads.getInt() != 384)
+    return fail(loop, "the kernel needs 384 threads (a producer warpgroup and "
+                      "two consumer warpgroups), it has " +
+                          Twine(threads.getInt()));
+  if (loop.getInits().size() != 1 || !isZeroFragment(loop.getInits()[0]))
+    return fail(loop, "the loop must carry one accumulator starting at zero");
+  Block &body = loop.getBody().front();
+  Value step = body.getArgument(0);
+  for (Operation &op : body) {
+    if (auto copy = dyn_cast<CopyOp>(op)) {
+      (m.copyA ? m.copyB : m.copyA) = copy;
+      continue;
+    }
+    if (auto gemm = dyn_cast<GemmOp>(op)) {
+      if (m.gemm)
+        return fail(&op, "the loop holds more than one gemm");
+      m.gemm = gemm;
+      continue;
+    }
+    if (isa<YieldOp, arith::MulIOp, arith::ConstantOp>(op))
+      continue;
+    return fail(&op, "the loop may hold only tile.copy, tile.gemm and index "
+                     "arithmetic");
+  }
+  if (!m.gemm || !m.copyA || !m.copyB)
+    return fail(loop, "the loop must copy two tiles and multiply them");
+  if (m.gemm.getAcc() != body.getArgument(1) ||
+      body.getTerminator()->getOperand(0) != m.gemm.getResult())
+    return fail(m.gemm, "the loop must yield acc = gemm(a, b, acc)");
+  if (m.copyA.getDest() != m.gemm.getA())
+    std::swap(m.copyA, m.copyB);
+  if (m.copyA.getDest() != m.gemm.getA() || m.copyB.getDest() != m.gemm.getB())
+    return fail(m.gemm, "its operands must be the tiles the loop copies");
+
+  MemRefType sa = m.gemm.getA().getType(), sb = m.gemm.getB().getType();
+  int64_t bk = sa.getDimSize(1), bn = sb.getDimSize(0);
+  if (sa.getDimSize(0) != 128 || bk != 64 || bn % 16 != 0 || bn < 16 ||
+      bn > 256)
+    return fail(m.gemm, "tiles must be a: 128 x 64 and b: N x 64 with N a "
+                        "multiple of 16 up to 256");
+  for (CopyOp copy : {m.copyA, m.copyB}) {
+    auto arg = dyn_cast<BlockArgument>(copy.getSource());
+    if (!arg || arg.getOwner() != &kernel.getBody().front())
+      return fail(copy, "the source must be a tensor argument of the kernel");
+    if (copy.getIndices().size() != 2 ||
+        !isStepTimes(copy.getIndices()[1], step, bk))
+      return fail(copy, "the tile origin must be [row, step * " + Twine(bk) +
+                            "]");
+    if (copy.getIndices()[0].getParentRegion() == &loop.getBody())
+      return fail(copy, "the row of the tile must not change in the loop");
+  }
+  m.a = cast<BlockArgument>(m.copyA.getSource());
+  m.b = cast<BlockArgument>(m.copyB.getSource());
+  m.m0 = m.copyA.getIndices()[0];
+  m.n0 = m.copyB.getIndices()[0];
+  m.count = loop.getCount();
+
+  // The accumulator, maybe converted, is stored at [m0, n0] of c.
+  Value result = loop.getResult(0);
+  if (!result.hasOneUse())
+    return fail(loop, "its result must be stored once");
+  Operation *user = *result.getUsers().begin();
+  Value stored = result;
+  if (auto trunc = dyn_cast<arith::TruncFOp>(user)) {
+    if (!trunc->hasOneUse())
+      return fail(trunc, "the converted accumulator must be stored once");
+    stored = trunc.getResult();
+    user = *trunc->getUsers().begin();
+  }
+  m.store = dyn_cast<StoreOp>(user);
+  if (!m.store || m.store.getValue() != stored ||
+      m.store.getIndices().size() != 2 || m.store.getIndices()[0] != m.m0 ||
+      m.store.getIndices()[1] != m.n0)
+    return fail(user, "the accumulator must be stored at [m0, n0], the "
+                      "origins of the a and b tiles");
+  auto c = dyn_cast<BlockArgument>(m.store.getDest());
+  if (!c || c.getOwner() != &kernel.getBody().front())
+    return fail(m.store, "the destination must be a tensor argument");
+  m.c = c;
+
+  m.config.name = kernel.getName().str();
+  m.config.bn = static_cast<int>(bn);
+  m.config.bk = static_cast<int>(bk);
+  m.config.stages = static_cast<int>(loop.getStages());
+  m.config.inputType = typeName(sa.getElementType());
+  m.config.outputType =
+      typeName(cast<RankedTensorType>(stored.getType()).getElementType());
+  if (m.config.outputType.empty())
+    return fail(m.store, "the output must be bf16, f16 or f32");
+  // Nothing else may happen in the kernel.
+  for (Operation &op : kernel.getBody().front()) {
+    if (&op == loop || &op == m.store ||
+        isa<func::ReturnOp, AllocSharedOp, SplatOp, BlockIdOp>(op) ||
+        isa<arith::ArithDialect>(op.getDialect()) || isa<memref::DimOp>(op))
+      continue;
+    return fail(&op, "a gemm kernel may hold only its main loop, the index "
+                     "arithmetic of the tile origin and the final store");
+  }
+  return m;
+}
+
+/// Clones the computation of an index (block ids, tensor sizes, constants,
+/// arithmetic) into the new kernel.
+class IndexCloner {
+public:
+  IndexCloner(OpBuilder &b, const GemmMatch &m, LLVM::LLVMFuncOp kernel)
+      : b(b), m(m) {
+    auto size = [&](unsigned arg) {
+      return arith::IndexCastOp::create(b, kernel.getLoc(), b.getIndexType(),
+                                        kernel.getArgument(arg))
+          .getResult();
+    };
+    sizeM = size(3);
+    sizeN = size(4);
+    sizeK = size(5);
+  }
+
+  FailureOr<Value> clone(Value v) {
+    if (Value done = mapping.lookupOrNull(v))
+      return done;
+    Operation *op = v.getDefiningOp();
+    if (!op) {
+      emitError(v.getLoc()) << "cannot lower to TMA + WGMMA: the tile origin "
+                               "and step count may use only block ids, "
+                               "tensor sizes and constants";
+      return failure();
+    }
+    Value result;
+    if (auto id = dyn_cast<BlockIdOp>(op)) {
+      static constexpr gpu::Dimension dims[] = {
+          gpu::Dimension::x, gpu::Dimension::y, gpu::Dimension::z};
+      result = gpu::BlockIdOp::create(b, op->getLoc(), dims[id.getDim()]);
+    } else if (auto dim = dyn_cast<memref::DimOp>(op)) {
+      std::optional<int64_t> index = dim.getConstantIndex();
+      Value src = dim.getSource();
+      if (index && src == m.a)
+        result = *index == 0 ? sizeM : sizeK;
+      else if (index && src == m.b)
+        result = *index == 0 ? sizeN : sizeK;
+      else if (index && src == m.c)
+        result = *index == 0 ? sizeM : sizeN;
+      if (!result) {
+        op->emitOpError() << "cannot lower to TMA + WGMMA: only the sizes of "
+                             "the gemm's tensors are known in the kernel";
+        return failure();
+      }
+    } else if (isa<arith::ArithDialect>(op->getDialect())) {
+      for (Value operand : op->getOperands())
+        if (failed(clone(operand)))
+          return failure();
+      result = b.clone(*op, mapping)->getResult(0);
+    } else {
+      op->emitOpError() << "cannot lower to TMA + WGMMA: the tile origin and "
+                           "step count may use only block ids, tensor sizes "
+                           "and constants";
+      return failure();
+    }
+    mapping.map(v, result);
+    return result;
+  }
+
+private:
+  OpBuilder &b;
+  const GemmMatch &m;
+  IRMapping mapping;
+  Value sizeM, sizeN, sizeK;
+};
+
+gpu::GPUModuleOp getOrCreateKernelModule(ModuleOp module) {
+  if (auto existing = module.lookupSymbol<gpu::GPUModuleOp>("tilejit_kernels"))
+    return existing;
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                  b.getUnitAttr());
+  return gpu::GPUModuleOp::create(b, module.getLoc(), "tilejit_kernels");
+}
+
+LogicalResult lower(func::FuncOp func, const GemmMatch &m, ModuleOp module) {
+  MLIRContext *ctx = func.getContext();
+  OwningOpRef<ModuleOp> parsed =
+      parseSourceString<ModuleOp>(gemmKernelText(m.config), ctx);
+  if (!parsed)
+    return func.emitError("internal error: the gemm kernel text does not "
+                          "parse");
+  auto kernel = *parsed->getOps<LLVM::LLVMFuncOp>().begin();
+  gpu::GPUModuleOp gpuModule = getOrCreateKernelModule(module);
+  kernel->moveBefore(gpuModule.getBody(), gpuModule.getBody()->end());
+  kernel->setAttr("tilejit.shared_bytes",
+                  IntegerAttr::get(IntegerType::get(ctx, 64),
+                                   gemmSharedBytes(m.config)));
+
+  OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
+  IndexCloner cloner(b, m, kernel);
+  llvm::StringMap<Value> values;
+  for (auto [name, v] : {std::pair{"m0", m.m0}, std::pair{"n0", m.n0},
+                         std::pair{"count", m.count}}) {
+    FailureOr<Value> cloned = cloner.clone(v);
+    if (failed(cloned))
+      return failure();
+    values[name] = *cloned;
+  }
+  SmallVector<Operation *> placeholders;
+  kernel.walk([&](UnrealizedConversionCastOp cast) {
+    if (auto name = cast->getAttrOfType<StringAttr>("tilejit.placeholder")) {
+      cast.getResult(0).replaceAllUsesWith(values.lookup(name.getValue()));
+      placeholders.push_back(cast);
+    }
+  });
+  for (Operation *op : placeholders)
+    op->erase();
+  func.erase();
+  return success();
+}
+
+struct ConvertGemmToNVGPUPass
+    : mlir::tile::impl::ConvertGemmToNVGPUBase<ConvertGemmToNVGPUPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<std::pair<func::FuncOp, PipelinedOp>> work;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (!func->hasAttr(TileDialect::getThreadsAttrName()))
+        continue;
+      func.walk([&](PipelinedOp loop) { work.push_back({func, loop}); });
+    }
+    for (auto [func, loop] : work) {
+      FailureOr<GemmMatch> m = match(func, loop);
+      if (failed(m) || failed(lower(func, *m, module)))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,114 @@
+//===- Pipelines.cpp - DSL shared tiles, copies, gemm and pipelined loops -===//
+#include "BuilderImpl.h"
+
+#include "../Driver/KernelImpl.h"
+
+#include "tilejit/Dialect/Tile/IR/Tile.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+using namespace mlir;
+
+namespace tilejit::dsl {
+
+Value KernelBuilder::dim(const Tensor &t, int d, Loc loc) {
+  if (d < 0 || d >= t.rank())
+    impl_->fail(loc, fmt::format("dim: {} is out of range for a tensor of "
+                                 "rank {}",
+                                 d, t.rank()));
+  Location l = impl_->loc(loc);
+  return impl_->wrap(
+      memref::DimOp::create(impl_->builder, l, unwrap(t.raw()), d),
+      DType::i64);
+}
+
+Value KernelBuilder::full(const std::vector<int64_t> &shape, double value,
+                          DType dtype, Loc loc) {
+  Value scalar = constant(value, dtype, loc);
+  Location l = impl_->loc(loc);
+  auto type = RankedTensorType::get(shape, unwrap(scalar).getType());
+  return impl_->wrap(
+      tile::SplatOp::create(impl_->builder, l, type, unwrap(scalar)), dtype);
+}
+
+Value KernelBuilder::alloc_shared(DType dtype,
+                                  const std::vector<int64_t> &shape,
+                                  Loc loc) {
+  Location l = impl_->loc(loc);
+  for (int64_t s : shape)
+    if (s <= 0)
+      impl_->fail(loc, fmt::format("alloc_shared: shape [{}] must have "
+                                   "positive sizes",
+                                   fmt::join(shape, ", ")));
+  auto space = gpu::AddressSpaceAttr::get(impl_->context.get(),
+                                          gpu::AddressSpace::Workgroup);
+  auto type = MemRefType::get(shape, toMLIRType(impl_->context.get(), dtype),
+                              MemRefLayoutAttrInterface{}, space);
+  return impl_->wrap(tile::AllocSharedOp::create(impl_->builder, l, type),
+                     dtype);
+}
+
+void KernelBuilder::copy(const Tensor &src, const std::vector<Value> &origin,
+                         Value shared, Loc loc) {
+  Location l = impl_->loc(loc);
+  if (!shared.valid() || !isa<MemRefType>(unwrap(shared).getType()))
+    impl_->fail(loc, "copy: the destination must be a tile from alloc_shared");
+  SmallVector<mlir::Value> indices;
+  for (const Value &v : origin)
+    indices.push_back(unwrap(v));
+  tile::CopyOp::create(impl_->builder, l, unwrap(src.raw()), indices,
+                       unwrap(shared));
+}
+
+Value KernelBuilder::gemm(Value a, Value b, Value acc, Loc loc) {
+  Location l = impl_->loc(loc);
+  if (!a.valid() || !b.valid() || !acc.valid())
+    impl_->fail(loc, "gemm: an operand is an empty dsl::Value");
+  return impl_->wrap(tile::GemmOp::create(impl_->builder, l,
+                                          unwrap(acc).getType(), unwrap(a),
+                                          unwrap(b), unwrap(acc)),
+                     acc.dtype());
+}
+
+std::vector<Value> KernelBuilder::pipelined(
+    Value count, int stages, const std::vector<Value> &init,
+    const std::function<std::vector<Value>(Value, std::vector<Value>)> &body,
+    Loc loc) {
+  Location l = impl_->loc(loc);
+  if (stages < 1)
+    impl_->fail(loc, fmt::format("pipelined: stages is {}; requires at least "
+                                 "1",
+                                 stages));
+  OpBuilder &b = impl_->builder;
+  SmallVector<mlir::Value> inits;
+  SmallVector<Type> types;
+  for (const Value &v : init) {
+    inits.push_back(unwrap(v));
+    types.push_back(unwrap(v).getType());
+  }
+  auto op = tile::PipelinedOp::create(b, l, types, unwrap(count), inits,
+                                      b.getI64IntegerAttr(stages));
+  Block *block = new Block();
+  op.getBody().push_back(block);
+  mlir::Value step = block->addArgument(b.getIndexType(), l);
+  std::vector<Value> carried;
+  for (auto [v, type] : llvm::zip(init, types))
+    carried.push_back(impl_->wrap(block->addArgument(type, l), v.dtype()));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(block);
+    std::vector<Value> next = body(impl_->wrap(step, DType::i64), carried);
+    SmallVector<mlir::Value> yielded;
+    for (const Value &v : next)
+      yielded.push_back(unwrap(v));
+    tile::YieldOp::create(b, impl_->loc(loc), yielded);
+  }
+  std::vector<Value> results;
+  for (auto [r, v] : llvm::zip(op.getResults(), init))
+    results.push_back(impl_->wrap(r, v.dtype()));
+  return results;
+}
+
+} // namespace tilejit::dsl

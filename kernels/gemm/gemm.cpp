@@ -1,0 +1,121 @@
+// gemm.cpp - Host entry of gemm: validate, specialise, encode the tensor
+// maps, get or compile, launch.
+#include "gemm/gemm.h"
+
+#include "common/check.h"
+#include "common/jit.h"
+#include "common/kernel_table.h"
+
+#include "tilejit/error.h"
+#include "tilejit/runtime/driver.h"
+#include "tilejit/runtime/launch.h"
+#include "tilejit/runtime/tensor_map.h"
+
+#include <fmt/format.h>
+
+namespace tilejit::gemm {
+
+static constexpr std::string_view kOp = "gemm";
+
+rt::SpecKey gemm_key(const GemmSpec &spec) {
+  rt::SpecKey key = ops::make_key("gemm");
+  key.add("in_dtype", name_of(spec.in_dtype))
+      .add("out_dtype", name_of(spec.out_dtype))
+      .add("block_n", std::to_string(spec.block_n))
+      .add("stages", std::to_string(spec.stages))
+      .add("group_m", std::to_string(spec.group_m));
+  return key;
+}
+
+int64_t gemm_shared_bytes(const GemmSpec &spec) {
+  // Must agree with the compiler's gemm lowering (GemmKernelText.cpp).
+  return static_cast<int64_t>(spec.stages) * (128 + spec.block_n) * 64 * 2 +
+         1024;
+}
+
+static void check_operand(std::string_view name, const rt::TensorView &t,
+                          DType dtype) {
+  ops::check_rank(kOp, name, t, 2);
+  ops::check_dtype(kOp, name, t, dtype);
+  size_t elt = size_of(t.dtype);
+  bool ok = (t.shape[1] <= 1 || t.strides[1] == 1) &&
+            (t.shape[0] <= 1 || (t.strides[0] * elt) % 16 == 0) &&
+            t.data % 16 == 0;
+  if (!ok)
+    throw UserError(fmt::format("{}: argument '{}' is {} at {:#x}; requires "
+                                "unit inner stride, rows of a multiple of 16 "
+                                "bytes and a 16-byte-aligned base",
+                                kOp, name, t.to_string(), t.data));
+}
+
+void gemm(const rt::TensorView &a, const rt::TensorView &b,
+          const rt::TensorView &c, CUstream stream) {
+  ops::check_rank(kOp, "a", a, 2);
+  if (a.dtype != DType::bf16 && a.dtype != DType::f16)
+    throw UserError(fmt::format("{}: argument 'a' has dtype {}; requires bf16 "
+                                "or f16",
+                                kOp, name_of(a.dtype)));
+  check_operand("a", a, a.dtype);
+  check_operand("b", b, a.dtype);
+  const int64_t m = a.shape[0], k = a.shape[1], n = b.shape[0];
+  if (b.shape[1] != k)
+    throw UserError(fmt::format("{}: argument 'b' is {}; requires K = {} "
+                                "columns, as 'a'",
+                                kOp, b.to_string(), k));
+  if (c.rank != 2 || c.shape[0] != m || c.shape[1] != n ||
+      (c.dtype != DType::bf16 && c.dtype != DType::f16 &&
+       c.dtype != DType::f32) ||
+      (n > 1 && c.strides[1] != 1) || n % 2 != 0 ||
+      c.data % (2 * size_of(c.dtype)) != 0 ||
+      (m > 1 && c.strides[0] % 2 != 0))
+    throw UserError(fmt::format("{}: argument 'c' is {}; requires bf16, f16 "
+                                "or f32 [{}, {}] with unit inner stride, an "
+                                "even N and even row stride",
+                                kOp, c.to_string(), m, n));
+  ops::check_pointer(kOp, "c", c);
+  if (m == 0 || n == 0)
+    return;
+  if (k == 0) { // an empty sum: zeros
+    const rt::Driver &d = rt::driver();
+    size_t row = static_cast<size_t>(n) * size_of(c.dtype);
+    size_t pitch = static_cast<size_t>(m > 1 ? c.strides[0] : n) *
+                   size_of(c.dtype);
+    if (CUresult r = d.cuMemsetD2D8Async(c.data, pitch, 0, row,
+                                         static_cast<size_t>(m), stream))
+      throw DriverError(fmt::format("cuMemsetD2D8Async of gemm's c failed "
+                                    "with CUresult {}",
+                                    static_cast<int>(r)));
+    return;
+  }
+
+  GemmSpec spec;
+  spec.in_dtype = a.dtype;
+  spec.out_dtype = c.dtype;
+  spec.block_n = n <= 128 ? 128 : 256;
+
+  static ops::KernelTable<GemmSpec> table;
+  const ops::LoadedKernel &kernel =
+      table.get(spec, [&]() -> const ops::LoadedKernel & {
+        return ops::load_kernel(gemm_key(spec),
+                                [&] { return gemm_kernel(spec); });
+      });
+
+  rt::ArgPack args;
+  args.push(rt::encode_tensor_map_2d(a, "a", 128, 64, true));
+  args.push(rt::encode_tensor_map_2d(b, "b", static_cast<uint32_t>(spec.block_n),
+                                     64, true));
+  args.push(c.data);
+  args.push(m);
+  args.push(n);
+  args.push(k);
+  args.push(m > 1 ? c.strides[0] : n);
+  rt::LaunchConfig config;
+  int64_t tiles = ((m + 127) / 128) * ((n + spec.block_n - 1) / spec.block_n);
+  config.grid = {static_cast<uint32_t>(tiles), 1, 1};
+  config.block = {384, 1, 1};
+  config.shared_bytes = static_cast<uint32_t>(gemm_shared_bytes(spec));
+  config.stream = stream;
+  rt::launch(kernel.function, config, args.data());
+}
+
+} // namespace tilejit::gemm
