@@ -62,12 +62,13 @@ void gemm(const rt::TensorView &a, const rt::TensorView &b,
     throw UserError(fmt::format("{}: argument 'b' is {}; requires K = {} "
                                 "columns, as 'a'",
                                 kOp, b.to_string(), k));
+  const bool empty = m == 0 || n == 0;
   if (c.rank != 2 || c.shape[0] != m || c.shape[1] != n ||
       (c.dtype != DType::bf16 && c.dtype != DType::f16 &&
        c.dtype != DType::f32) ||
-      (n > 1 && c.strides[1] != 1) || n % 2 != 0 ||
-      c.data % (2 * size_of(c.dtype)) != 0 ||
-      (m > 1 && c.strides[0] % 2 != 0))
+      (!empty && ((n > 1 && c.strides[1] != 1) || n % 2 != 0 ||
+                  c.data % (2 * size_of(c.dtype)) != 0 ||
+                  (m > 1 && c.strides[0] % 2 != 0))))
     throw UserError(fmt::format("{}: argument 'c' is {}; requires bf16, f16 "
                                 "or f32 [{}, {}] with unit inner stride, an "
                                 "even N and even row stride",

@@ -1,7 +1,8 @@
 //===- MathToGPU.cpp - Math functions without libdevice ------------------===//
 //
-// tilejit ships no libdevice, so math functions that LLVM's NVPTX back end
-// cannot lower by itself are expanded here, element by element.
+// tilejit ships no libdevice (and GPUToNVVM would turn math ops, and LLVM
+// intrinsics such as fabs, into calls to it), so every math op is lowered
+// here to arithmetic NVPTX selects directly.
 //
 // expf: j = rint(x log2 e) (clamped to [-252, 254]), r = x - j ln 2 (two FMAs with a split ln 2, so
 // r is exact to a few ulp), e^x = 2^(r log2 e) * 2^j with ex2.approx (2^-22
@@ -87,9 +88,56 @@ struct ExpLowering : OpConversionPattern<math::ExpOp> {
   }
 };
 
+/// |x| of floats: clear the sign bit (GPUToNVVM takes llvm.fabs, too, to
+/// libdevice).
+struct AbsFLowering : OpConversionPattern<math::AbsFOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(math::AbsFOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getOperand();
+    Type type = x.getType();
+    unsigned width = getElementTypeOrSelf(type).getIntOrFloatBitWidth();
+    Type intType = rewriter.getIntegerType(width);
+    if (auto vec = dyn_cast<VectorType>(type))
+      intType = VectorType::get(vec.getShape(), intType);
+    Value bits = arith::BitcastOp::create(rewriter, loc, intType, x);
+    APInt magnitude = APInt::getSignedMaxValue(width);
+    TypedAttr maskAttr =
+        isa<VectorType>(intType)
+            ? TypedAttr(DenseElementsAttr::get(cast<ShapedType>(intType),
+                                               magnitude))
+            : TypedAttr(rewriter.getIntegerAttr(intType, magnitude));
+    Value mask = arith::ConstantOp::create(rewriter, loc, maskAttr);
+    Value cleared = arith::AndIOp::create(rewriter, loc, bits, mask);
+    rewriter.replaceOpWithNewOp<arith::BitcastOp>(op, type, cleared);
+    return success();
+  }
+};
+
+/// |x| of integers: x < 0 ? -x : x.
+struct AbsILowering : OpConversionPattern<math::AbsIOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(math::AbsIOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getOperand();
+    Value zero = arith::ConstantOp::create(rewriter, loc, x.getType(),
+                                           rewriter.getZeroAttr(x.getType()));
+    Value negative =
+        arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt, x, zero);
+    Value negated = arith::SubIOp::create(rewriter, loc, zero, x);
+    rewriter.replaceOpWithNewOp<arith::SelectOp>(op, negative, negated, x);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::tile::populateMathToGPUPatterns(const TypeConverter &converter,
                                            RewritePatternSet &patterns) {
-  patterns.add<ExpLowering>(converter, patterns.getContext());
+  patterns.add<ExpLowering, AbsFLowering, AbsILowering>(converter,
+                                                        patterns.getContext());
 }

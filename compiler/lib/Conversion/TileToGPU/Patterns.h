@@ -53,7 +53,8 @@ void populateIndexingToGPUPatterns(const TypeConverter &converter,
                                    RewritePatternSet &patterns);
 
 /// math.exp -> an accurate expf (within 2 ulp) from ex2.approx after an
-/// exact range reduction; no libdevice is needed.
+/// exact range reduction; math.absf/absi -> sign-bit and select arithmetic.
+/// No libdevice.
 void populateMathToGPUPatterns(const TypeConverter &converter,
                                RewritePatternSet &patterns);
 

@@ -76,7 +76,8 @@ Value combine(OpBuilder &b, Location loc, ReduceKind kind, Value x, Value y) {
   return x;
 }
 
-/// Number of representatives (one per result element a thread holds).
+/// The slot that holds the combined value of `slot`'s result element: the
+/// one whose reduced slot bits are 0.
 int64_t representativeSlot(int64_t slot, uint64_t slotMask) {
   return slot & ~static_cast<int64_t>(slotMask);
 }
@@ -96,8 +97,8 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
     Type elt = vecType.getElementType();
     ReduceBits bits(layout, static_cast<int64_t>(op.getDim()));
     if ((bits.laneMask || bits.warpMask) && elt.getIntOrFloatBitWidth() != 32)
-      return op.emitOpError()
-             << "across threads requires 32-bit elements, got " << elt;
+      return rewriter.notifyMatchFailure(op, "shuffles need 32-bit elements "
+                                             "(tile-assign-layouts checks)");
     const int64_t slots = vecType.getNumElements();
 
     // 1. In the thread: each representative slot combines its group.

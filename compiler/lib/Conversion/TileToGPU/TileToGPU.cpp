@@ -145,7 +145,8 @@ struct ConvertTileToGPUPass
     target.addLegalDialect<gpu::GPUDialect, scf::SCFDialect,
                            vector::VectorDialect, memref::MemRefDialect,
                            NVVM::NVVMDialect, LLVM::LLVMDialect>();
-    target.addIllegalOp<math::ExpOp>(); // scalars too: no libdevice
+    // Every math op, scalars too: GPUToNVVM would call libdevice.
+    target.addIllegalDialect<math::MathDialect>();
     target.markUnknownOpDynamicallyLegal(
         [&](Operation *op) { return converter.isLegal(op); });
     return applyPartialConversion(kernel, target, std::move(patterns));

@@ -129,3 +129,205 @@ func.func @transpose_type(%t: tensor<32x64xf32>) {
   %u = tile.transpose %t : tensor<32x64xf32> -> tensor<64x32xf16>
   return
 }
+
+// -----
+
+func.func @reduce_dim(%t: tensor<32x64xf32>) {
+  // expected-error @+1 {{'tile.reduce' op dim 2 is out of range for fragment 'tensor<32x64xf32>' of rank 2}}
+  %r = tile.reduce max %t dim 2 : tensor<32x64xf32> -> tensor<32x1xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_type(%t: tensor<32x64xf32>) {
+  // expected-error @+1 {{'tile.reduce' op result element type 'f16' differs from source element type 'f32'}}
+  %r = tile.reduce max %t dim 1 : tensor<32x64xf32> -> tensor<32x1xf16>
+  return
+}
+
+// -----
+
+func.func @reduce_absmax_int(%t: tensor<32x64xi32>) {
+  // expected-error @+1 {{'tile.reduce' op absmax requires a float fragment, got 'i32'}}
+  %r = tile.reduce absmax %t dim 1 : tensor<32x64xi32> -> tensor<32x1xi32>
+  return
+}
+
+// -----
+
+func.func @reduce_shape(%t: tensor<32x64xf32>) {
+  // expected-error @+1 {{'tile.reduce' op result 'tensor<32xf32>' is not the source with dimension 1 of size 1}}
+  %r = tile.reduce sum %t dim 1 : tensor<32x64xf32> -> tensor<32xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_rank(%t: tensor<32x1xf32>) {
+  // expected-error @+1 {{'tile.broadcast' op result 'tensor<32x4x8xf32>' must have the rank and element type of source 'tensor<32x1xf32>'}}
+  %r = tile.broadcast %t : tensor<32x1xf32> -> tensor<32x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_dim(%t: tensor<32x2xf32>) {
+  // expected-error @+1 {{'tile.broadcast' op source dimension 1 is 2; requires 1 or the result's 8}}
+  %r = tile.broadcast %t : tensor<32x2xf32> -> tensor<32x8xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_count(%t: tensor<32x64xf32>) {
+  // expected-error @+1 {{'tile.reshape' op result 'tensor<32x32xf32>' must have the element type and element count of source 'tensor<32x64xf32>'}}
+  %r = tile.reshape %t : tensor<32x64xf32> -> tensor<32x32xf32>
+  return
+}
+
+// -----
+
+func.func @iota_dim() {
+  // expected-error @+1 {{'tile.iota' op dim 2 is out of range for fragment 'tensor<32x64xi32>' of rank 2}}
+  %r = tile.iota dim 2 : tensor<32x64xi32>
+  return
+}
+
+// -----
+
+func.func @iota_float() {
+  // expected-error @+1 {{'tile.iota' op requires an integer fragment, got 'f32'}}
+  %r = tile.iota dim 1 : tensor<32x64xf32>
+  return
+}
+
+// -----
+
+func.func @alloc_global() {
+  // expected-error @+1 {{'tile.alloc_shared' op result 'memref<128x64xbf16>' must be statically shaped in #gpu.address_space<workgroup>}}
+  %s = tile.alloc_shared : memref<128x64xbf16>
+  return
+}
+
+// -----
+
+func.func @copy_dest(%a: memref<?x?xbf16>, %s: memref<128x64xbf16>) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'tile.copy' op destination 'memref<128x64xbf16>' must be a shared tile (tile.alloc_shared)}}
+  tile.copy %a[%c0, %c0], %s : memref<?x?xbf16>, memref<128x64xbf16>
+  return
+}
+
+// -----
+
+func.func @copy_indices(%a: memref<?x?xbf16>) {
+  %c0 = arith.constant 0 : index
+  %s = tile.alloc_shared : memref<128x64xbf16, #gpu.address_space<workgroup>>
+  // expected-error @+1 {{'tile.copy' op expects 2 indices for a rank-2 tensor, got 1}}
+  tile.copy %a[%c0], %s : memref<?x?xbf16>, memref<128x64xbf16, #gpu.address_space<workgroup>>
+  return
+}
+
+// -----
+
+func.func @copy_type(%a: memref<?x?xf16>) {
+  %c0 = arith.constant 0 : index
+  %s = tile.alloc_shared : memref<128x64xbf16, #gpu.address_space<workgroup>>
+  // expected-error @+1 {{'tile.copy' op shared tile 'memref<128x64xbf16, #gpu.address_space<workgroup>>' must have the rank and element type of 'memref<?x?xf16>'}}
+  tile.copy %a[%c0, %c0], %s : memref<?x?xf16>, memref<128x64xbf16, #gpu.address_space<workgroup>>
+  return
+}
+
+// -----
+
+func.func @gemm_rank(%acc: tensor<128x256xf32>) {
+  %a = tile.alloc_shared : memref<128x64x1xbf16, #gpu.address_space<workgroup>>
+  %b = tile.alloc_shared : memref<256x64xbf16, #gpu.address_space<workgroup>>
+  // expected-error @+1 {{'tile.gemm' op operands must be 2-D (a: M x K, b: N x K, acc: M x N)}}
+  %r = tile.gemm %a, %b, %acc : memref<128x64x1xbf16, #gpu.address_space<workgroup>>, memref<256x64xbf16, #gpu.address_space<workgroup>>, tensor<128x256xf32>
+  return
+}
+
+// -----
+
+func.func @gemm_shapes(%acc: tensor<128x256xf32>) {
+  %a = tile.alloc_shared : memref<128x32xbf16, #gpu.address_space<workgroup>>
+  %b = tile.alloc_shared : memref<256x64xbf16, #gpu.address_space<workgroup>>
+  // expected-error @+1 {{'tile.gemm' op shapes 'memref<128x32xbf16, #gpu.address_space<workgroup>>', 'memref<256x64xbf16, #gpu.address_space<workgroup>>' and 'tensor<128x256xf32>' do not make acc(M x N) += a(M x K) * b(N x K)^T}}
+  %r = tile.gemm %a, %b, %acc : memref<128x32xbf16, #gpu.address_space<workgroup>>, memref<256x64xbf16, #gpu.address_space<workgroup>>, tensor<128x256xf32>
+  return
+}
+
+// -----
+
+func.func @gemm_dtype(%acc: tensor<128x256xf32>) {
+  %a = tile.alloc_shared : memref<128x64xf32, #gpu.address_space<workgroup>>
+  %b = tile.alloc_shared : memref<256x64xf32, #gpu.address_space<workgroup>>
+  // expected-error @+1 {{'tile.gemm' op operands must both be bf16 or both f16, got 'f32' and 'f32'}}
+  %r = tile.gemm %a, %b, %acc : memref<128x64xf32, #gpu.address_space<workgroup>>, memref<256x64xf32, #gpu.address_space<workgroup>>, tensor<128x256xf32>
+  return
+}
+
+// -----
+
+func.func @gemm_acc(%acc: tensor<128x256xf16>) {
+  %a = tile.alloc_shared : memref<128x64xbf16, #gpu.address_space<workgroup>>
+  %b = tile.alloc_shared : memref<256x64xbf16, #gpu.address_space<workgroup>>
+  // expected-error @+1 {{'tile.gemm' op accumulator must be f32, got 'f16'}}
+  %r = tile.gemm %a, %b, %acc : memref<128x64xbf16, #gpu.address_space<workgroup>>, memref<256x64xbf16, #gpu.address_space<workgroup>>, tensor<128x256xf16>
+  return
+}
+
+// -----
+
+func.func @pipelined_args(%n: index, %t: tensor<4x4xf32>) {
+  // expected-error @+1 {{'tile.pipelined' op body must take the step (index) and one argument per iter_arg}}
+  %r = tile.pipelined %n, %t {stages = 2 : i64} : tensor<4x4xf32> -> tensor<4x4xf32> {
+  ^bb0(%acc: tensor<4x4xf32>):
+    tile.yield %acc : tensor<4x4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @pipelined_arg_type(%n: index, %t: tensor<4x4xf32>) {
+  // expected-error @+1 {{'tile.pipelined' op body argument type 'tensor<4x4xf16>' differs from iter_arg type 'tensor<4x4xf32>'}}
+  %r = tile.pipelined %n, %t {stages = 2 : i64} : tensor<4x4xf32> -> tensor<4x4xf32> {
+  ^bb0(%k: index, %acc: tensor<4x4xf16>):
+    tile.yield %t : tensor<4x4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @pipelined_yield(%n: index, %t: tensor<4x4xf32>, %u: tensor<4x4xf16>) {
+  // expected-error @+1 {{'tile.pipelined' op yielded values and results must have the iter_args' types}}
+  %r = tile.pipelined %n, %t {stages = 2 : i64} : tensor<4x4xf32> -> tensor<4x4xf32> {
+  ^bb0(%k: index, %acc: tensor<4x4xf32>):
+    tile.yield %u : tensor<4x4xf16>
+  }
+  return
+}
+
+// -----
+
+// expected-error @+1 {{layout shape of 100 elements does not split into vectors of 4 over 32 threads}}
+func.func private @layout_split(tensor<100xf32, #tile.layout<shape = [100], threads = 32, vector = 4>>)
+
+// -----
+
+// expected-error @+1 {{layout sliced dimensions must be increasing dimensions of the shape}}
+func.func private @layout_sliced(tensor<32x1xf32, #tile.layout<shape = [32, 128], threads = 256, vector = 8, sliced = [2]>>)
+
+// -----
+
+// expected-error @+1 {{layout threads and vector must be positive}}
+func.func private @layout_threads(tensor<32xf32, #tile.layout<shape = [32], threads = 0, vector = 1>>)
+
+// -----
+
+// expected-error @+1 {{layout shape must be non-empty with positive sizes}}
+func.func private @layout_shape(tensor<32xf32, #tile.layout<shape = [0], threads = 32, vector = 1>>)

@@ -26,3 +26,60 @@ func.func @scale_copy(%x: memref<?x?xf32, strided<[?, ?], offset: ?>>,
   %v = tile.transpose %r : tensor<32x64xf32> -> tensor<64x32xf32>
   return
 }
+
+// Reductions, broadcasts, reshapes and coordinate fragments.
+// CHECK-LABEL: func.func @shapes
+func.func @shapes(%t: tensor<32x512xf32>) attributes {tile.threads = 256 : i32} {
+  // CHECK: tile.reshape %{{.*}} : tensor<32x512xf32> -> tensor<32x4x128xf32>
+  %g = tile.reshape %t : tensor<32x512xf32> -> tensor<32x4x128xf32>
+  // CHECK: tile.reduce absmax %{{.*}} dim 2 : tensor<32x4x128xf32> -> tensor<32x4x1xf32>
+  %m = tile.reduce absmax %g dim 2 : tensor<32x4x128xf32> -> tensor<32x4x1xf32>
+  // CHECK: tile.reduce sum
+  %s = tile.reduce sum %g dim 1 : tensor<32x4x128xf32> -> tensor<32x1x128xf32>
+  // CHECK: tile.reduce max
+  %x = tile.reduce max %g dim 0 : tensor<32x4x128xf32> -> tensor<1x4x128xf32>
+  // CHECK: tile.reduce min
+  %n = tile.reduce min %g dim 2 : tensor<32x4x128xf32> -> tensor<32x4x1xf32>
+  // CHECK: tile.broadcast %{{.*}} : tensor<32x4x1xf32> -> tensor<32x4x128xf32>
+  %b = tile.broadcast %m : tensor<32x4x1xf32> -> tensor<32x4x128xf32>
+  // CHECK: tile.iota dim 1 : tensor<32x4xi32>
+  %i = tile.iota dim 1 : tensor<32x4xi32>
+  return
+}
+
+// Layouts print and parse back.
+// CHECK-LABEL: func.func @layouts
+// CHECK-SAME: tensor<32x1xf32, #tile.layout<shape = [32, 128], threads = 256, vector = 8, sliced = [1]>>
+// CHECK-SAME: tensor<32x128xf32, #tile.layout<shape = [32, 128], threads = 256, vector = 8>>
+func.func @layouts(%r: tensor<32x1xf32, #tile.layout<shape = [32, 128], threads = 256, vector = 8, sliced = [1]>>,
+                   %t: tensor<32x128xf32, #tile.layout<shape = [32, 128], threads = 256, vector = 8>>) {
+  return
+}
+
+// Shared tiles, copies, gemm and the pipelined loop.
+// CHECK-LABEL: func.func @pipelined_gemm
+func.func @pipelined_gemm(%a: memref<?x?xbf16, strided<[?, 1], offset: ?>>,
+                          %b: memref<?x?xbf16, strided<[?, 1], offset: ?>>,
+                          %n: index) attributes {tile.threads = 384 : i32} {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  // CHECK: tile.alloc_shared : memref<128x64xbf16, #gpu.address_space<workgroup>>
+  %sa = tile.alloc_shared : memref<128x64xbf16, #gpu.address_space<workgroup>>
+  %sb = tile.alloc_shared : memref<256x64xbf16, #gpu.address_space<workgroup>>
+  %cst = arith.constant 0.0 : f32
+  %zero = tile.splat %cst : f32 -> tensor<128x256xf32>
+  // CHECK: tile.pipelined %{{.*}}, %{{.*}} {stages = 4 : i64} : tensor<128x256xf32> -> tensor<128x256xf32>
+  // CHECK: ^bb0(%[[K:.*]]: index, %[[ACC:.*]]: tensor<128x256xf32>):
+  %r = tile.pipelined %n, %zero {stages = 4 : i64} : tensor<128x256xf32> -> tensor<128x256xf32> {
+  ^bb0(%k: index, %acc: tensor<128x256xf32>):
+    %k0 = arith.muli %k, %c64 : index
+    // CHECK: tile.copy %{{.*}}[%{{.*}}, %{{.*}}], %{{.*}} : memref<?x?xbf16, strided<[?, 1], offset: ?>>, memref<128x64xbf16, #gpu.address_space<workgroup>>
+    tile.copy %a[%c0, %k0], %sa : memref<?x?xbf16, strided<[?, 1], offset: ?>>, memref<128x64xbf16, #gpu.address_space<workgroup>>
+    tile.copy %b[%c0, %k0], %sb : memref<?x?xbf16, strided<[?, 1], offset: ?>>, memref<256x64xbf16, #gpu.address_space<workgroup>>
+    // CHECK: tile.gemm %{{.*}}, %{{.*}}, %[[ACC]] : memref<128x64xbf16, #gpu.address_space<workgroup>>, memref<256x64xbf16, #gpu.address_space<workgroup>>, tensor<128x256xf32>
+    %p = tile.gemm %sa, %sb, %acc : memref<128x64xbf16, #gpu.address_space<workgroup>>, memref<256x64xbf16, #gpu.address_space<workgroup>>, tensor<128x256xf32>
+    // CHECK: tile.yield %{{.*}} : tensor<128x256xf32>
+    tile.yield %p : tensor<128x256xf32>
+  }
+  return
+}

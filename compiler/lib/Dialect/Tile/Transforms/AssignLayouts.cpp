@@ -279,6 +279,16 @@ private:
              << " requires power-of-two sizes from that dimension on and a "
                 "power-of-two thread count (the kernel has "
              << threads << ")";
+    // Threads exchange partial results (shuffles, shared memory) when a
+    // reduced bit of the element index is a thread bit.
+    int64_t low = llvm::Log2_64(inner), high = low + llvm::Log2_64(shape[dim]);
+    int64_t threadLow = llvm::Log2_64(source->getVector());
+    int64_t threadHigh = threadLow + llvm::Log2_64(threads);
+    bool acrossThreads = low < threadHigh && high > threadLow;
+    Type elt = type.getElementType();
+    if (acrossThreads && elt.getIntOrFloatBitWidth() != 32)
+      return op.emitOpError() << "across threads requires 32-bit elements, got "
+                              << elt << "; cast to f32 or i32 first";
     setLayout(op.getResult(), source->slice(dim));
     return success();
   }

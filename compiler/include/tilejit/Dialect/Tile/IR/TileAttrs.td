@@ -46,7 +46,10 @@ def Tile_LayoutAttr : AttrDef<Tile_Dialect, "Layout"> {
   let parameters = (ins ArrayRefParameter<"int64_t">:$shape,
                         "int64_t":$threads, "int64_t":$vector,
                         OptionalArrayRefParameter<"int64_t">:$sliced);
-  let assemblyFormat = "`<` struct(params) `>`";
+  let assemblyFormat = [{
+    `<` `shape` `=` `[` $shape `]` `,` `threads` `=` $threads `,` `vector` `=`
+    $vector (`,` `sliced` `=` `[` $sliced^ `]`)? `>`
+  }];
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// Elements of the distribution shape each thread holds.

@@ -1,0 +1,241 @@
+// RUN: %tilejit-opt %s -convert-tile-gemm-to-nvgpu -split-input-file -verify-diagnostics | FileCheck %s
+// A pipelined copy + gemm main loop becomes a warp-specialised TMA + WGMMA
+// kernel; every shape of program the lowering does not handle is reported.
+
+!g = memref<?x?xbf16, strided<[?, 1], offset: ?>>
+!sa = memref<128x64xbf16, #gpu.address_space<workgroup>>
+!sb = memref<256x64xbf16, #gpu.address_space<workgroup>>
+!acc = tensor<128x256xf32>
+
+// CHECK: gpu.module @tilejit_kernels
+// CHECK: llvm.func @gemm(%{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<16 x i64>, nvvm.grid_constant}
+// CHECK-SAME: tilejit.shared_bytes = 197632 : i64
+// The author's tile origin: block ids times the tile sizes.
+// CHECK-DAG: gpu.block_id  x
+// CHECK-DAG: gpu.block_id  y
+// CHECK: nvgpu.mbarrier.create
+// CHECK: nvgpu.tma.async.load
+// CHECK: nvgpu.tma.async.load
+// CHECK-COUNT-4: nvvm.wgmma.mma_async
+// CHECK: llvm.fptrunc %{{.*}} : vector<2xf32> to vector<2xbf16>
+// CHECK-NOT: func.func @gemm
+func.func @gemm(%a: !g, %b: !g, %c: !g) attributes {tile.threads = 384 : i32} {
+  %c1 = arith.constant 1 : index
+  %c63 = arith.constant 63 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %c256 = arith.constant 256 : index
+  %bx = tile.block_id 0
+  %by = tile.block_id 1
+  %m0 = arith.muli %by, %c128 : index
+  %n0 = arith.muli %bx, %c256 : index
+  %k = memref.dim %a, %c1 : !g
+  %k63 = arith.addi %k, %c63 : index
+  %steps = arith.divui %k63, %c64 : index
+  %sa = tile.alloc_shared : !sa
+  %sb = tile.alloc_shared : !sb
+  %zero = arith.constant 0.0 : f32
+  %init = tile.splat %zero : f32 -> !acc
+  %r = tile.pipelined %steps, %init {stages = 4 : i64} : !acc -> !acc {
+  ^bb0(%s: index, %acc: !acc):
+    %k0 = arith.muli %s, %c64 : index
+    tile.copy %a[%m0, %k0], %sa : !g, !sa
+    tile.copy %b[%n0, %k0], %sb : !g, !sb
+    %p = tile.gemm %sa, %sb, %acc : !sa, !sb, !acc
+    tile.yield %p : !acc
+  }
+  %o = arith.truncf %r : !acc to tensor<128x256xbf16>
+  tile.store %o, %c[%m0, %n0] : tensor<128x256xbf16>, !g
+  return
+}
+
+// -----
+
+!g = memref<?x?xbf16, strided<[?, 1], offset: ?>>
+!sa = memref<128x64xbf16, #gpu.address_space<workgroup>>
+!sb = memref<256x64xbf16, #gpu.address_space<workgroup>>
+!acc = tensor<128x256xf32>
+!gf = memref<?x?xf32, strided<[?, 1], offset: ?>>
+func.func @threads(%a: !g, %b: !g, %c: !gf, %n: index) attributes {tile.threads = 256 : i32} {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %sa = tile.alloc_shared : !sa
+  %sb = tile.alloc_shared : !sb
+  %zero = arith.constant 0.0 : f32
+  %init = tile.splat %zero : f32 -> !acc
+  // expected-error @+1 {{'tile.pipelined' op cannot lower to TMA + WGMMA: the kernel needs 384 threads (a producer warpgroup and two consumer warpgroups), it has 256}}
+  %r = tile.pipelined %n, %init {stages = 4 : i64} : !acc -> !acc {
+  ^bb0(%s: index, %acc: !acc):
+    %k0 = arith.muli %s, %c64 : index
+    tile.copy %a[%c0, %k0], %sa : !g, !sa
+    tile.copy %b[%c0, %k0], %sb : !g, !sb
+    %p = tile.gemm %sa, %sb, %acc : !sa, !sb, !acc
+    tile.yield %p : !acc
+  }
+  tile.store %r, %c[%c0, %c0] : !acc, !gf
+  return
+}
+
+// -----
+
+!g = memref<?x?xbf16, strided<[?, 1], offset: ?>>
+!sa = memref<128x64xbf16, #gpu.address_space<workgroup>>
+!sb = memref<256x64xbf16, #gpu.address_space<workgroup>>
+!acc = tensor<128x256xf32>
+!gf = memref<?x?xf32, strided<[?, 1], offset: ?>>
+func.func @init(%a: !g, %b: !g, %c: !gf, %n: index) attributes {tile.threads = 384 : i32} {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %sa = tile.alloc_shared : !sa
+  %sb = tile.alloc_shared : !sb
+  %one = arith.constant 1.0 : f32
+  %init = tile.splat %one : f32 -> !acc
+  // expected-error @+1 {{'tile.pipelined' op cannot lower to TMA + WGMMA: the loop must carry one accumulator starting at zero}}
+  %r = tile.pipelined %n, %init {stages = 4 : i64} : !acc -> !acc {
+  ^bb0(%s: index, %acc: !acc):
+    %k0 = arith.muli %s, %c64 : index
+    tile.copy %a[%c0, %k0], %sa : !g, !sa
+    tile.copy %b[%c0, %k0], %sb : !g, !sb
+    %p = tile.gemm %sa, %sb, %acc : !sa, !sb, !acc
+    tile.yield %p : !acc
+  }
+  tile.store %r, %c[%c0, %c0] : !acc, !gf
+  return
+}
+
+// -----
+
+!g = memref<?x?xbf16, strided<[?, 1], offset: ?>>
+!sa = memref<128x64xbf16, #gpu.address_space<workgroup>>
+!sb = memref<256x64xbf16, #gpu.address_space<workgroup>>
+!acc = tensor<128x256xf32>
+!gf = memref<?x?xf32, strided<[?, 1], offset: ?>>
+func.func @extra(%a: !g, %b: !g, %c: !gf, %n: index) attributes {tile.threads = 384 : i32} {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %sa = tile.alloc_shared : !sa
+  %sb = tile.alloc_shared : !sb
+  %zero = arith.constant 0.0 : f32
+  %init = tile.splat %zero : f32 -> !acc
+  %r = tile.pipelined %n, %init {stages = 4 : i64} : !acc -> !acc {
+  ^bb0(%s: index, %acc: !acc):
+    %k0 = arith.muli %s, %c64 : index
+    tile.copy %a[%c0, %k0], %sa : !g, !sa
+    tile.copy %b[%c0, %k0], %sb : !g, !sb
+    %p = tile.gemm %sa, %sb, %acc : !sa, !sb, !acc
+    // expected-error @+1 {{'arith.addf' op cannot lower to TMA + WGMMA: the loop may hold only tile.copy, tile.gemm and index arithmetic}}
+    %q = arith.addf %p, %acc : !acc
+    tile.yield %q : !acc
+  }
+  tile.store %r, %c[%c0, %c0] : !acc, !gf
+  return
+}
+
+// -----
+
+!g = memref<?x?xbf16, strided<[?, 1], offset: ?>>
+!sa = memref<128x32xbf16, #gpu.address_space<workgroup>>
+!sb = memref<256x32xbf16, #gpu.address_space<workgroup>>
+!acc = tensor<128x256xf32>
+!gf = memref<?x?xf32, strided<[?, 1], offset: ?>>
+func.func @tiles(%a: !g, %b: !g, %c: !gf, %n: index) attributes {tile.threads = 384 : i32} {
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %sa = tile.alloc_shared : !sa
+  %sb = tile.alloc_shared : !sb
+  %zero = arith.constant 0.0 : f32
+  %init = tile.splat %zero : f32 -> !acc
+  %r = tile.pipelined %n, %init {stages = 4 : i64} : !acc -> !acc {
+  ^bb0(%s: index, %acc: !acc):
+    %k0 = arith.muli %s, %c32 : index
+    tile.copy %a[%c0, %k0], %sa : !g, !sa
+    tile.copy %b[%c0, %k0], %sb : !g, !sb
+    // expected-error @+1 {{'tile.gemm' op cannot lower to TMA + WGMMA: tiles must be a: 128 x 64 and b: N x 64 with N a multiple of 16 up to 256}}
+    %p = tile.gemm %sa, %sb, %acc : !sa, !sb, !acc
+    tile.yield %p : !acc
+  }
+  tile.store %r, %c[%c0, %c0] : !acc, !gf
+  return
+}
+
+// -----
+
+!g = memref<?x?xbf16, strided<[?, 1], offset: ?>>
+!sa = memref<128x64xbf16, #gpu.address_space<workgroup>>
+!sb = memref<256x64xbf16, #gpu.address_space<workgroup>>
+!acc = tensor<128x256xf32>
+!gf = memref<?x?xf32, strided<[?, 1], offset: ?>>
+func.func @origin(%a: !g, %b: !g, %c: !gf, %n: index) attributes {tile.threads = 384 : i32} {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %sa = tile.alloc_shared : !sa
+  %sb = tile.alloc_shared : !sb
+  %zero = arith.constant 0.0 : f32
+  %init = tile.splat %zero : f32 -> !acc
+  %r = tile.pipelined %n, %init {stages = 4 : i64} : !acc -> !acc {
+  ^bb0(%s: index, %acc: !acc):
+    %k0 = arith.muli %s, %c64 : index
+    // expected-error @+1 {{'tile.copy' op cannot lower to TMA + WGMMA: the tile origin must be [row, step * 64]}}
+    tile.copy %a[%c0, %s], %sa : !g, !sa
+    tile.copy %b[%c0, %k0], %sb : !g, !sb
+    %p = tile.gemm %sa, %sb, %acc : !sa, !sb, !acc
+    tile.yield %p : !acc
+  }
+  tile.store %r, %c[%c0, %c0] : !acc, !gf
+  return
+}
+
+// -----
+
+!g = memref<?x?xbf16, strided<[?, 1], offset: ?>>
+!sa = memref<128x64xbf16, #gpu.address_space<workgroup>>
+!sb = memref<256x64xbf16, #gpu.address_space<workgroup>>
+!acc = tensor<128x256xf32>
+!gf = memref<?x?xf32, strided<[?, 1], offset: ?>>
+func.func @store_at(%a: !g, %b: !g, %c: !gf, %n: index) attributes {tile.threads = 384 : i32} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %sa = tile.alloc_shared : !sa
+  %sb = tile.alloc_shared : !sb
+  %zero = arith.constant 0.0 : f32
+  %init = tile.splat %zero : f32 -> !acc
+  %r = tile.pipelined %n, %init {stages = 4 : i64} : !acc -> !acc {
+  ^bb0(%s: index, %acc: !acc):
+    %k0 = arith.muli %s, %c64 : index
+    tile.copy %a[%c0, %k0], %sa : !g, !sa
+    tile.copy %b[%c0, %k0], %sb : !g, !sb
+    %p = tile.gemm %sa, %sb, %acc : !sa, !sb, !acc
+    tile.yield %p : !acc
+  }
+  // expected-error @+1 {{'tile.store' op cannot lower to TMA + WGMMA: the accumulator must be stored at [m0, n0], the origins of the a and b tiles}}
+  tile.store %r, %c[%c1, %c0] : !acc, !gf
+  return
+}
+
+// -----
+
+!g = memref<?x?xbf16, strided<[?, 1], offset: ?>>
+!sa = memref<128x64xbf16, #gpu.address_space<workgroup>>
+!sb = memref<256x64xbf16, #gpu.address_space<workgroup>>
+!acc = tensor<128x256xf32>
+!gf = memref<?x?xf32, strided<[?, 1], offset: ?>>
+// expected-error @+1 {{cannot lower to TMA + WGMMA: the tile origin and step count may use only block ids, tensor sizes and constants}}
+func.func @origin_from_arg(%a: !g, %b: !g, %c: !gf, %n: index, %row: index) attributes {tile.threads = 384 : i32} {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %sa = tile.alloc_shared : !sa
+  %sb = tile.alloc_shared : !sb
+  %zero = arith.constant 0.0 : f32
+  %init = tile.splat %zero : f32 -> !acc
+  %r = tile.pipelined %n, %init {stages = 4 : i64} : !acc -> !acc {
+  ^bb0(%s: index, %acc: !acc):
+    %k0 = arith.muli %s, %c64 : index
+    tile.copy %a[%row, %k0], %sa : !g, !sa
+    tile.copy %b[%c0, %k0], %sb : !g, !sb
+    %p = tile.gemm %sa, %sb, %acc : !sa, !sb, !acc
+    tile.yield %p : !acc
+  }
+  tile.store %r, %c[%row, %c0] : !acc, !gf
+  return
+}

@@ -1,0 +1,109 @@
+// RUN: %tilejit-opt %s -tile-assign-layouts -convert-tile-to-gpu -split-input-file -verify-diagnostics | FileCheck %s
+// Lowering of reductions (in-thread, warp shuffles, shared memory across
+// warps), fp8 casts, exp and iota.
+
+// A row of 128 f32 over 32 threads with 4-element vectors: 4 slots a
+// thread combined in registers, then xor shuffles over lanes 1..16.
+// CHECK-LABEL: gpu.func @in_warp
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.shuffle xor %{{.*}}, %c1_i32, %c32_i32 : f32
+// CHECK: gpu.shuffle xor %{{.*}}, %c2_i32, %c32_i32 : f32
+// CHECK: gpu.shuffle xor %{{.*}}, %c4_i32, %c32_i32 : f32
+// CHECK: gpu.shuffle xor %{{.*}}, %c8_i32, %c32_i32 : f32
+// CHECK-NOT: gpu.shuffle
+// CHECK: gpu.return
+func.func @in_warp(%x: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.align = 16 : i64}, %o: memref<?x?xf32>) attributes {tile.threads = 32 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<?x?xf32, strided<[?, 1], offset: ?>> -> tensor<2x64xf32>
+  %m = tile.reduce sum %t dim 1 : tensor<2x64xf32> -> tensor<2x1xf32>
+  tile.store %m, %o[%c0, %c0] : tensor<2x1xf32>, memref<?x?xf32>
+  return
+}
+
+// -----
+
+// A row over 4 warps: shuffles over all 5 lane bits, then the warps meet
+// in the op's shared buffer (one row per representative slot).
+// CHECK-LABEL: gpu.func @across_warps
+// CHECK-SAME: workgroup(%[[BUF:.*]] : memref<1x128xf32, #gpu.address_space<workgroup>>)
+// CHECK-COUNT-5: gpu.shuffle xor
+// CHECK: memref.store %{{.*}}, %[[BUF]]
+// CHECK: gpu.barrier
+// CHECK-COUNT-4: memref.load %[[BUF]]
+func.func @across_warps(%x: memref<?x?xf32>, %o: memref<?x?xf32>) attributes {tile.threads = 128 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<?x?xf32> -> tensor<1x128xf32>
+  %m = tile.reduce max %t dim 1 : tensor<1x128xf32> -> tensor<1x1xf32>
+  tile.store %m, %o[%c0, %c0] : tensor<1x1xf32>, memref<?x?xf32>
+  return
+}
+
+// -----
+
+// Only the slot holding a reduced element's first coordinate stores it.
+// CHECK-LABEL: gpu.func @store_once
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %{{.*}}, %c0
+// CHECK: arith.andi %[[FIRST]]
+// CHECK: scf.if
+// CHECK: memref.store
+func.func @store_once(%x: memref<?x?xf32>, %o: memref<?x?xf32>) attributes {tile.threads = 32 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<?x?xf32> -> tensor<1x32xf32>
+  %m = tile.reduce min %t dim 1 : tensor<1x32xf32> -> tensor<1x1xf32>
+  tile.store %m, %o[%c0, %c0] : tensor<1x1xf32>, memref<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @narrow(%x: memref<?x?xbf16>, %o: memref<?x?xbf16>) attributes {tile.threads = 32 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<?x?xbf16> -> tensor<1x32xbf16>
+  // expected-error @+1 {{'tile.reduce' op across threads requires 32-bit elements, got 'bf16'; cast to f32 or i32 first}}
+  %m = tile.reduce max %t dim 1 : tensor<1x32xbf16> -> tensor<1x1xbf16>
+  tile.store %m, %o[%c0, %c0] : tensor<1x1xbf16>, memref<?x?xbf16>
+  return
+}
+
+// -----
+
+// f32 -> e4m3 in pairs, round to nearest even, saturating.
+// CHECK-LABEL: gpu.func @to_fp8
+// CHECK: nvvm.convert.f32x2.to.f8x2 %{{.*}}, %{{.*}} {rnd = #nvvm.fp_rnd_mode<rn>, sat = #nvvm.sat_mode<satfinite>} : vector<2xi8>{{ ?}}(f8E4M3FN)
+// CHECK: arith.bitcast %{{.*}} : vector<2xi8> to vector<2xf8E4M3FN>
+func.func @to_fp8(%x: memref<?xf32>, %o: memref<?xf8E4M3FN>) attributes {tile.threads = 32 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0] : memref<?xf32> -> tensor<64xf32>
+  %q = arith.truncf %t : tensor<64xf32> to tensor<64xf8E4M3FN>
+  tile.store %q, %o[%c0] : tensor<64xf8E4M3FN>, memref<?xf8E4M3FN>
+  return
+}
+
+// -----
+
+// exp without libdevice: range reduction and ex2.approx.
+// CHECK-LABEL: gpu.func @exp
+// CHECK: llvm.intr.fma
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"
+// CHECK-NOT: math.exp
+func.func @exp(%x: memref<?xf32>, %o: memref<?xf32>) attributes {tile.threads = 32 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0] : memref<?xf32> -> tensor<32xf32>
+  %e = math.exp %t : tensor<32xf32>
+  tile.store %e, %o[%c0] : tensor<32xf32>, memref<?xf32>
+  return
+}
+
+// -----
+
+// iota: each slot's coordinate, as the element type.
+// CHECK-LABEL: gpu.func @iota
+// CHECK: gpu.thread_id x
+// CHECK: arith.remui %{{.*}}, %c8
+// CHECK: arith.index_cast %{{.*}} : index to i32
+func.func @iota(%o: memref<?x?xi32>) attributes {tile.threads = 32 : i32} {
+  %c0 = arith.constant 0 : index
+  %i = tile.iota dim 1 : tensor<4x8xi32>
+  tile.store %i, %o[%c0, %c0] : tensor<4x8xi32>, memref<?x?xi32>
+  return
+}

@@ -1,0 +1,132 @@
+// RUN: %tilejit-opt %s -tile-assign-layouts -split-input-file -verify-diagnostics | FileCheck %s
+// Layout assignment: blocked layouts for loads, slices for reductions,
+// free broadcasts back, reshapes that keep the order, splats placed in
+// their users' layouts; and every error the pass reports.
+
+!g = memref<?x?xbf16, strided<[?, 1], offset: ?>>
+!gf = memref<?x?xf32, strided<[?, ?], offset: ?>>
+// CHECK-LABEL: func.func @groups
+func.func @groups(%x: !g {tile.align = 16 : i64}, %out: !g {tile.align = 16 : i64}, %sf: !gf) attributes {tile.threads = 128 : i32} {
+  %c0 = arith.constant 0 : index
+  // 16-byte vectors of bf16: vector = 8.
+  // CHECK: tile.load {{.*}} -> tensor<8x512xbf16, #tile.layout<shape = [8, 512], threads = 128, vector = 8>>
+  %t = tile.load %x[%c0, %c0] : !g -> tensor<8x512xbf16>
+  %f = arith.extf %t : tensor<8x512xbf16> to tensor<8x512xf32>
+  // CHECK: tile.reshape {{.*}} -> tensor<8x4x128xf32, #tile.layout<shape = [8, 4, 128], threads = 128, vector = 8>>
+  %g = tile.reshape %f : tensor<8x512xf32> -> tensor<8x4x128xf32>
+  // CHECK: tile.reduce absmax {{.*}} -> tensor<8x4x1xf32, #tile.layout<shape = [8, 4, 128], threads = 128, vector = 8, sliced = [2]>>
+  %m = tile.reduce absmax %g dim 2 : tensor<8x4x128xf32> -> tensor<8x4x1xf32>
+  // A splat meeting the reduction takes its sliced layout.
+  // CHECK: tile.splat {{.*}} -> tensor<8x4x1xf32, #tile.layout<shape = [8, 4, 128], threads = 128, vector = 8, sliced = [2]>>
+  %cst = arith.constant 448.0 : f32
+  %s = tile.splat %cst : f32 -> tensor<8x4x1xf32>
+  %d = arith.divf %s, %m : tensor<8x4x1xf32>
+  // The broadcast back un-slices: the same slots.
+  // CHECK: tile.broadcast {{.*}} -> tensor<8x4x128xf32, #tile.layout<shape = [8, 4, 128], threads = 128, vector = 8>>
+  %b = tile.broadcast %d : tensor<8x4x1xf32> -> tensor<8x4x128xf32>
+  %q = arith.mulf %g, %b : tensor<8x4x128xf32>
+  %q8 = arith.truncf %q : tensor<8x4x128xf32> to tensor<8x4x128xbf16>
+  %r = tile.reshape %q8 : tensor<8x4x128xbf16> -> tensor<8x512xbf16>
+  tile.store %r, %out[%c0, %c0] : tensor<8x512xbf16>, !g
+  // A reshaped reduction result keeps its slots (and does not limit the
+  // vector width of the kernel's other accesses, though sf has no promise).
+  // CHECK: tile.reshape {{.*}} -> tensor<8x4xf32, #tile.layout<shape = [8, 4, 128], threads = 128, vector = 8, sliced = [2]>>
+  %dr = tile.reshape %d : tensor<8x4x1xf32> -> tensor<8x4xf32>
+  tile.store %dr, %sf[%c0, %c0] : tensor<8x4xf32>, !gf
+  return
+}
+
+// -----
+
+// A splat used in two layouts is copied for the second.
+// CHECK-LABEL: func.func @splat_twice
+func.func @splat_twice(%x: memref<?x?xf32>, %o: memref<?x?xf32>) attributes {tile.threads = 32 : i32} {
+  %c0 = arith.constant 0 : index
+  %cst = arith.constant 1.0 : f32
+  %s = tile.splat %cst : f32 -> tensor<32x1xf32>
+  %t = tile.load %x[%c0, %c0] : memref<?x?xf32> -> tensor<32x32xf32>
+  %m = tile.reduce max %t dim 1 : tensor<32x32xf32> -> tensor<32x1xf32>
+  // CHECK-DAG: tile.splat {{.*}} -> tensor<32x1xf32, #tile.layout<shape = [32, 32], threads = 32, vector = 1, sliced = [1]>>
+  // CHECK-DAG: tile.splat {{.*}} -> tensor<32x1xf32, #tile.layout<shape = [32, 1], threads = 32, vector = 1>>
+  %a = arith.addf %m, %s : tensor<32x1xf32>
+  %u = tile.load %x[%c0, %c0] : memref<?x?xf32> -> tensor<32x1xf32>
+  %b = arith.addf %u, %s : tensor<32x1xf32>
+  tile.store %a, %o[%c0, %c0] : tensor<32x1xf32>, memref<?x?xf32>
+  tile.store %b, %o[%c0, %c0] : tensor<32x1xf32>, memref<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @divides(%x: memref<?x?xf32>, %t: tensor<32x65xf32>) attributes {tile.threads = 256 : i32} {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'tile.store' op fragment 'tensor<32x65xf32>' has 2080 elements; requires a multiple of the kernel's 256 threads}}
+  tile.store %t, %x[%c0, %c0] : tensor<32x65xf32>, memref<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_pow2(%x: memref<?x?xf32>) attributes {tile.threads = 32 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<?x?xf32> -> tensor<32x96xf32>
+  // expected-error @+1 {{'tile.reduce' op over dimension 1 of 'tensor<32x96xf32>' requires power-of-two sizes from that dimension on and a power-of-two thread count (the kernel has 32)}}
+  %m = tile.reduce max %t dim 1 : tensor<32x96xf32> -> tensor<32x1xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_reshaped(%x: memref<?x?xf32>) attributes {tile.threads = 32 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<?x?xf32> -> tensor<32x64xf32>
+  %m = tile.reduce max %t dim 1 : tensor<32x64xf32> -> tensor<32x1xf32>
+  %r = tile.reshape %m : tensor<32x1xf32> -> tensor<1x32xf32>
+  // expected-error @+1 {{'tile.reduce' op of a reshaped reduction result is not supported; reduce before reshaping}}
+  %n = tile.reduce max %r dim 1 : tensor<1x32xf32> -> tensor<1x1xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_loaded(%x: memref<?x?xf32>) attributes {tile.threads = 32 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<?x?xf32> -> tensor<32x1xf32>
+  // expected-error @+1 {{'tile.broadcast' op of a fragment that is not a reduction over the broadcast dimensions of a fragment of the result's shape is not supported yet}}
+  %b = tile.broadcast %t : tensor<32x1xf32> -> tensor<32x64xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_reduced(%x: memref<?x?xf32>) attributes {tile.threads = 32 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<?x?xf32> -> tensor<32x64xf32>
+  %m = tile.reduce max %t dim 0 : tensor<32x64xf32> -> tensor<1x64xf32>
+  // expected-error @+1 {{'tile.transpose' op of a reduction result is not supported; broadcast it first}}
+  %u = tile.transpose %m : tensor<1x64xf32> -> tensor<64x1xf32>
+  return
+}
+
+// -----
+
+func.func @mismatch(%x: memref<?x?xf32>) attributes {tile.threads = 32 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<?x?xf32> -> tensor<32x64xf32>
+  %m = tile.reduce max %t dim 1 : tensor<32x64xf32> -> tensor<32x1xf32>
+  %u = tile.load %x[%c0, %c0] : memref<?x?xf32> -> tensor<32x1xf32>
+  // expected-error @+1 {{'arith.addf' op operands have different layouts}}
+  %a = arith.addf %m, %u : tensor<32x1xf32>
+  return
+}
+
+// -----
+
+func.func @unsupported(%x: memref<?x?xf32>) attributes {tile.threads = 32 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<?x?xf32> -> tensor<32x64xf32>
+  %pad = arith.constant 0.0 : f32
+  // expected-error @+1 {{'vector.transfer_read' op is not supported on fragments}}
+  %e = vector.transfer_read %t[%c0, %c0], %pad : tensor<32x64xf32>, vector<4xf32>
+  return
+}

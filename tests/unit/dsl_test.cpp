@@ -1,0 +1,150 @@
+// dsl_test.cpp - Every message of the DSL's element-wise, reduction, shape
+// and pipeline calls, each from one deliberate mistake, at the author's line.
+#include "tilejit/compiler/dsl.h"
+#include "tilejit/error.h"
+
+#include <catch2/catch.hpp>
+
+#include <functional>
+
+using namespace tilejit;
+using Catch::Matchers::Contains;
+using Catch::Matchers::EndsWith;
+
+namespace {
+
+/// Builds a kernel with `body` and returns the UserError text ("" if none).
+std::string error_of(
+    const std::function<void(dsl::KernelBuilder &, dsl::Tensor &)> &body) {
+  try {
+    dsl::KernelBuilder k("bad", 128);
+    auto x = k.tensor("x", DType::f32, 2);
+    body(k, x);
+    k.build();
+  } catch (const UserError &e) {
+    return e.what();
+  }
+  return "";
+}
+
+dsl::Value tile(dsl::KernelBuilder &k, dsl::Tensor &x) {
+  return k.load(x, {k.index(0), k.index(0)}, {4, 32});
+}
+
+} // namespace
+
+TEST_CASE("DSL arithmetic, casts and math reject misuse with one line",
+          "[compiler][error]") {
+  // Deliberate mistake: mixing dtypes without a cast.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               k.add(tile(k, x), k.constant(1, DType::i32));
+             }),
+             EndsWith("error: cannot add values of dtypes f32 and i32; cast "
+                      "one of them first"));
+  // Deliberate mistake: fragments whose shapes do not broadcast.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               k.mul(tile(k, x), k.load(x, {k.index(0), k.index(0)}, {4, 16}));
+             }),
+             Contains("cannot multiply fragments of types tensor<4x32xf32> "
+                      "and tensor<4x16xf32>: each dimension must match or "
+                      "be 1"));
+  // Deliberate mistake: fragments of different ranks.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               k.sub(tile(k, x), k.reshape(tile(k, x), {128}));
+             }),
+             Contains("cannot subtract fragments of types tensor<4x32xf32> "
+                      "and tensor<128xf32>: ranks differ"));
+  // Deliberate mistake: a shift of floats.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               k.shl(tile(k, x), tile(k, x));
+             }),
+             EndsWith("error: cannot shift values of dtype f32; bitcast to an "
+                      "integer dtype first"));
+  // Deliberate mistake: select on a value that is not a comparison.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               k.select(tile(k, x), tile(k, x), tile(k, x));
+             }),
+             EndsWith("error: select: the condition must be a comparison's "
+                      "result"));
+  // Deliberate mistake: exp of an integer.
+  CHECK_THAT(error_of([](auto &k, auto &) {
+               k.exp(k.constant(1, DType::i32));
+             }),
+             EndsWith("error: exp: requires an f32 value, got i32"));
+  // Deliberate mistake: a bitcast between sizes.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               k.bitcast(tile(k, x), DType::bf16);
+             }),
+             EndsWith("error: bitcast from f32 to bf16: the sizes differ"));
+  // Deliberate mistake: reading fp8 values back (not supported yet).
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               k.cast(k.cast(tile(k, x), DType::e4m3), DType::f32);
+             }),
+             EndsWith("error: cast from e4m3 is not supported yet"));
+}
+
+TEST_CASE("DSL reductions and shapes reject misuse with one line",
+          "[compiler][error]") {
+  // Deliberate mistake: a reduction dimension past the rank.
+  CHECK_THAT(error_of([](auto &k, auto &x) { k.reduce_max(tile(k, x), 2); }),
+             EndsWith("error: reduce_max: dim 2 is out of range for a "
+                      "fragment of rank 2"));
+  // Deliberate mistake: reducing a scalar.
+  CHECK_THAT(error_of([](auto &k, auto &) {
+               k.reduce_sum(k.constant(1, DType::f32), 0);
+             }),
+             EndsWith("error: reduce_sum: the value has type f32; requires a "
+                      "fragment"));
+  // Deliberate mistake: a reshape that changes the element count.
+  CHECK_THAT(error_of([](auto &k, auto &x) { k.reshape(tile(k, x), {4, 16}); }),
+             EndsWith("error: reshape: tensor<4x32xf32> has 128 elements; "
+                      "the shape [4, 16] has 64"));
+  // Deliberate mistake: a broadcast along a dimension that is not 1.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               k.broadcast(tile(k, x), {4, 64});
+             }),
+             EndsWith("error: broadcast: tensor<4x32xf32> cannot be broadcast "
+                      "to [4, 64]; each dimension must match or be 1"));
+  // Deliberate mistake: iota of floats.
+  CHECK_THAT(error_of([](auto &k, auto &) { k.iota({4, 32}, 1, DType::f32); }),
+             EndsWith("error: iota: requires an integer dtype, got f32"));
+  // Deliberate mistake: iota along a dimension past the rank.
+  CHECK_THAT(error_of([](auto &k, auto &) { k.iota({4, 32}, 3); }),
+             EndsWith("error: iota: dim 3 is out of range for the shape [4, "
+                      "32]"));
+  // Deliberate mistake: the size of a dimension past the tensor's rank.
+  CHECK_THAT(error_of([](auto &k, auto &x) { k.dim(x, 2); }),
+             EndsWith("error: dim: 2 is out of range for a tensor of rank 2"));
+}
+
+TEST_CASE("DSL shared tiles and pipelines reject misuse with one line",
+          "[compiler][error]") {
+  // Deliberate mistake: an empty shared tile.
+  CHECK_THAT(error_of([](auto &k, auto &) {
+               k.alloc_shared(DType::bf16, {128, 0});
+             }),
+             EndsWith("error: alloc_shared: shape [128, 0] must have positive "
+                      "sizes"));
+  // Deliberate mistake: copying into a fragment instead of a shared tile.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               k.copy(x, {k.index(0), k.index(0)}, tile(k, x));
+             }),
+             EndsWith("error: copy: the destination must be a tile from "
+                      "alloc_shared"));
+  // Deliberate mistake: a pipeline without stages.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               k.pipelined(k.index(4), 0, {tile(k, x)},
+                           [](dsl::Value, std::vector<dsl::Value> c) {
+                             return c;
+                           });
+             }),
+             EndsWith("error: pipelined: stages is 0; requires at least 1"));
+  // A well-formed pipelined loop builds.
+  CHECK(error_of([](auto &k, auto &x) {
+          auto r = k.pipelined(k.index(4), 2, {tile(k, x)},
+                               [&](dsl::Value, std::vector<dsl::Value> c) {
+                                 return std::vector{c[0] + c[0]};
+                               });
+          k.store(r[0], x, {k.index(0), k.index(0)});
+        }) == "");
+}
