@@ -2,8 +2,9 @@
 # dev.sh - Set up, build and run tilejit on a fresh Debian 12 machine.
 #
 #   ./dev.sh        install what is missing, build, run the main job: JIT-compile
-#                   scale_copy for 8192x8192 and print its PTX; with a GPU, also
-#                   run it, check it against the CPU reference and report GB/s
+#                   batched_transpose (bf16, 8x4096x7168) and print its PTX; with
+#                   a GPU, also run it, check it against the CPU reference and
+#                   report GB/s
 #   ./dev.sh test   install what is missing, build, run the whole test suite
 #
 # A second run skips what is installed and built already.
@@ -46,10 +47,10 @@ fi
 
 bin=build/default/bin
 "$bin/tilejit" --version
-"$bin/tilejit" compile scale_copy --shape 8192x8192 --dump ptx --timings
+"$bin/tilejit" compile batched_transpose --dtype bf16 --shape 8x4096x7168 --dump ptx --timings
 # On a machine with a GPU: run, check against the CPU reference, report GB/s.
 rc=0
-"$bin/tilejit" bench scale_copy --shape 8192x8192 || rc=$?
+"$bin/tilejit" bench batched_transpose --dtype bf16 --shape 8x4096x7168 || rc=$?
 if [ "$rc" -eq 77 ]; then
   echo "dev.sh: no GPU here, so the kernel was compiled but not run"
   rc=0

@@ -36,5 +36,5 @@ for m, n, k in [(8192, 8192, 8192), (4096, 4096, 4096), (8192, 7168, 2048)]:
     ms = s.elapsed_time(e) / 30
     print(f"cublas {m}x{n}x{k} bf16  {ms:.4f} ms  {2*m*n*k/ms/1e9:.1f} TFLOP/s")
 PY
-echo "== main job"; bin/tilejit bench scale_copy --shape 8192x8192
+echo "== main job"; bin/tilejit bench batched_transpose --dtype bf16 --shape 8x4096x7168
 exit $(( rc || brc ))
