@@ -98,6 +98,7 @@ static void clear_unused_sf(ref::HostTensor &sf, int64_t groups) {
 
 struct PerTokenCastRun::State {
   PerTokenCastCase c;
+  std::vector<std::byte> host; ///< x, rows of row_stride elements
   quant::QuantTensor expected;
   int64_t sf_elems = 0;
   rt::DeviceBuffer dx, dout, dsf;
@@ -105,14 +106,26 @@ struct PerTokenCastRun::State {
 };
 
 PerTokenCastRun::PerTokenCastRun(const PerTokenCastCase &c)
-    : s_(std::make_unique<State>()) {
+    : PerTokenCastRun(prepare(c)) {
+  upload();
+}
+
+PerTokenCastRun::PerTokenCastRun(std::unique_ptr<State> state)
+    : s_(std::move(state)) {}
+
+PerTokenCastRun::PerTokenCastRun(PerTokenCastRun &&) noexcept = default;
+
+PerTokenCastRun PerTokenCastRun::prepare(const PerTokenCastCase &c) {
+  PerTokenCastRun run(std::make_unique<State>());
+  State *s_ = run.s_.get();
   s_->c = c;
   const int64_t row_stride = c.row_stride ? c.row_stride : c.k;
   const int64_t shape[2] = {c.m, c.k}, strides[2] = {row_stride, 1};
   // Whole rows of row_stride elements: the padding is random too.
   const int64_t x_elems = c.m * row_stride;
   const size_t elt = size_of(c.dtype);
-  std::vector<std::byte> host(static_cast<size_t>(std::max<int64_t>(x_elems, 1)) * elt);
+  std::vector<std::byte> &host = s_->host;
+  host.resize(static_cast<size_t>(std::max<int64_t>(x_elems, 1)) * elt);
   std::mt19937_64 gen(c.seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (int64_t i = 0; i < x_elems; ++i) {
@@ -132,6 +145,15 @@ PerTokenCastRun::PerTokenCastRun(const PerTokenCastCase &c)
   s_->sf_elems = 1;
   for (int d = 0; d < esf.rank(); ++d)
     s_->sf_elems += (esf.size(d) - 1) * esf.stride(d);
+  return run;
+}
+
+void PerTokenCastRun::upload() {
+  const PerTokenCastCase &c = s_->c;
+  const ref::HostTensor &esf = s_->expected.sf;
+  const std::vector<std::byte> &host = s_->host;
+  const int64_t row_stride = c.row_stride ? c.row_stride : c.k;
+  const int64_t shape[2] = {c.m, c.k}, strides[2] = {row_stride, 1};
   s_->dx = rt::DeviceBuffer(host.size());
   s_->dx.upload(host.data(), host.size());
   s_->dout = rt::DeviceBuffer(static_cast<size_t>(std::max<int64_t>(c.m * c.k, 1)));

@@ -25,6 +25,11 @@ class PerTokenCastRun {
 public:
   explicit PerTokenCastRun(const PerTokenCastCase &c);
   ~PerTokenCastRun();
+  PerTokenCastRun(PerTokenCastRun &&) noexcept;
+  /// Inputs and reference only: CPU work, safe on several threads at once;
+  /// `upload` before `call`.
+  static PerTokenCastRun prepare(const PerTokenCastCase &c);
+  void upload();
   void call() const;
   std::string check() const;
   /// Bytes the op must move: x, out and the scales.
@@ -32,6 +37,7 @@ public:
 
 private:
   struct State;
+  explicit PerTokenCastRun(std::unique_ptr<State> state);
   std::unique_ptr<State> s_;
 };
 
