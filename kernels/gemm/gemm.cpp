@@ -38,9 +38,10 @@ static void check_operand(std::string_view name, const rt::TensorView &t,
   ops::check_rank(kOp, name, t, 2);
   ops::check_dtype(kOp, name, t, dtype);
   size_t elt = size_of(t.dtype);
-  bool ok = (t.shape[1] <= 1 || t.strides[1] == 1) &&
-            (t.shape[0] <= 1 || (t.strides[0] * elt) % 16 == 0) &&
-            t.data % 16 == 0;
+  bool ok = t.numel() == 0 || // nothing is read
+            ((t.shape[1] <= 1 || t.strides[1] == 1) &&
+             (t.shape[0] <= 1 || (t.strides[0] * elt) % 16 == 0) &&
+             t.data % 16 == 0);
   if (!ok)
     throw UserError(fmt::format("{}: argument '{}' is {} at {:#x}; requires "
                                 "unit inner stride, rows of a multiple of 16 "
