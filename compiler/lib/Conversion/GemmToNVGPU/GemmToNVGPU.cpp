@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "GemmKernel.h"
 
+#include "../KernelModule.h"
+
 #include "tilejit/Conversion/Passes.h"
 #include "tilejit/Dialect/Tile/IR/Tile.h"
 
@@ -257,15 +259,6 @@ private:
   IRMapping mapping;
   Value sizeM, sizeN, sizeK;
 };
-
-gpu::GPUModuleOp getOrCreateKernelModule(ModuleOp module) {
-  if (auto existing = module.lookupSymbol<gpu::GPUModuleOp>("tilejit_kernels"))
-    return existing;
-  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
-                  b.getUnitAttr());
-  return gpu::GPUModuleOp::create(b, module.getLoc(), "tilejit_kernels");
-}
 
 LogicalResult lower(func::FuncOp func, const GemmMatch &m, ModuleOp module) {
   MLIRContext *ctx = func.getContext();

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "Patterns.h"
 
+#include "../KernelModule.h"
+
 #include "tilejit/Conversion/Passes.h"
 #include "tilejit/Dialect/Tile/IR/Tile.h"
 
@@ -30,9 +32,6 @@ namespace mlir::tile {
 using namespace mlir;
 using namespace mlir::tile;
 
-/// Name of the gpu.module that receives every kernel of a module.
-static constexpr StringLiteral kKernelModuleName = "tilejit_kernels";
-
 /// Every fragment must have a layout (from tile-assign-layouts).
 static LogicalResult checkLayouts(Operation *kernel) {
   WalkResult result = kernel->walk([&](Operation *op) {
@@ -48,15 +47,6 @@ static LogicalResult checkLayouts(Operation *kernel) {
     return WalkResult::advance();
   });
   return failure(result.wasInterrupted());
-}
-
-static gpu::GPUModuleOp getOrCreateKernelModule(ModuleOp module) {
-  if (auto existing = module.lookupSymbol<gpu::GPUModuleOp>(kKernelModuleName))
-    return existing;
-  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
-                  b.getUnitAttr());
-  return gpu::GPUModuleOp::create(b, module.getLoc(), kKernelModuleName);
 }
 
 /// Moves the body of `func` into a new gpu.func kernel of `gpuModule`.
