@@ -239,3 +239,252 @@ func.func @origin_from_arg(%a: !g, %b: !g, %c: !gf, %n: index, %row: index) attr
   tile.store %r, %c[%row, %c0] : !acc, !gf
   return
 }
+
+// -----
+
+!g = memref<?x?xbf16, strided<[?, 1], offset: ?>>
+!sa = memref<128x64xbf16, #gpu.address_space<workgroup>>
+!sb = memref<256x64xbf16, #gpu.address_space<workgroup>>
+!acc = tensor<128x256xf32>
+!gf = memref<?x?xf32, strided<[?, 1], offset: ?>>
+func.func @two_gemms(%a: !g, %b: !g, %c: !gf, %n: index) attributes {tile.threads = 384 : i32} {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %sa = tile.alloc_shared : !sa
+  %sb = tile.alloc_shared : !sb
+  %zero = arith.constant 0.0 : f32
+  %init = tile.splat %zero : f32 -> !acc
+  %r = tile.pipelined %n, %init {stages = 4 : i64} : !acc -> !acc {
+  ^bb0(%s: index, %acc: !acc):
+    %k0 = arith.muli %s, %c64 : index
+    tile.copy %a[%c0, %k0], %sa : !g, !sa
+    tile.copy %b[%c0, %k0], %sb : !g, !sb
+    %p = tile.gemm %sa, %sb, %acc : !sa, !sb, !acc
+    // expected-error @+1 {{'tile.gemm' op cannot lower to TMA + WGMMA: the loop holds more than one gemm}}
+    %q = tile.gemm %sa, %sb, %p : !sa, !sb, !acc
+    tile.yield %q : !acc
+  }
+  tile.store %r, %c[%c0, %c0] : !acc, !gf
+  return
+}
+
+// -----
+
+!g = memref<?x?xbf16, strided<[?, 1], offset: ?>>
+!sa = memref<128x64xbf16, #gpu.address_space<workgroup>>
+!sb = memref<256x64xbf16, #gpu.address_space<workgroup>>
+!acc = tensor<128x256xf32>
+!gf = memref<?x?xf32, strided<[?, 1], offset: ?>>
+func.func @one_copy(%a: !g, %c: !gf, %n: index) attributes {tile.threads = 384 : i32} {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %sa = tile.alloc_shared : !sa
+  %sb = tile.alloc_shared : !sb
+  %zero = arith.constant 0.0 : f32
+  %init = tile.splat %zero : f32 -> !acc
+  // expected-error @+1 {{'tile.pipelined' op cannot lower to TMA + WGMMA: the loop must copy two tiles and multiply them}}
+  %r = tile.pipelined %n, %init {stages = 4 : i64} : !acc -> !acc {
+  ^bb0(%s: index, %acc: !acc):
+    %k0 = arith.muli %s, %c64 : index
+    tile.copy %a[%c0, %k0], %sa : !g, !sa
+    %p = tile.gemm %sa, %sb, %acc : !sa, !sb, !acc
+    tile.yield %p : !acc
+  }
+  tile.store %r, %c[%c0, %c0] : !acc, !gf
+  return
+}
+
+// -----
+
+!g = memref<?x?xbf16, strided<[?, 1], offset: ?>>
+!sa = memref<128x64xbf16, #gpu.address_space<workgroup>>
+!sb = memref<256x64xbf16, #gpu.address_space<workgroup>>
+!acc = tensor<128x256xf32>
+!gf = memref<?x?xf32, strided<[?, 1], offset: ?>>
+func.func @yield_other(%a: !g, %b: !g, %c: !gf, %n: index) attributes {tile.threads = 384 : i32} {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %sa = tile.alloc_shared : !sa
+  %sb = tile.alloc_shared : !sb
+  %zero = arith.constant 0.0 : f32
+  %init = tile.splat %zero : f32 -> !acc
+  %r = tile.pipelined %n, %init {stages = 4 : i64} : !acc -> !acc {
+  ^bb0(%s: index, %acc: !acc):
+    %k0 = arith.muli %s, %c64 : index
+    tile.copy %a[%c0, %k0], %sa : !g, !sa
+    tile.copy %b[%c0, %k0], %sb : !g, !sb
+    // expected-error @+1 {{'tile.gemm' op cannot lower to TMA + WGMMA: the loop must yield acc = gemm(a, b, acc)}}
+    %p = tile.gemm %sa, %sb, %init : !sa, !sb, !acc
+    tile.yield %p : !acc
+  }
+  tile.store %r, %c[%c0, %c0] : !acc, !gf
+  return
+}
+
+// -----
+
+!g = memref<?x?xbf16, strided<[?, 1], offset: ?>>
+!sa = memref<128x64xbf16, #gpu.address_space<workgroup>>
+!sb = memref<256x64xbf16, #gpu.address_space<workgroup>>
+!acc = tensor<128x256xf32>
+!gf = memref<?x?xf32, strided<[?, 1], offset: ?>>
+func.func @other_tiles(%a: !g, %b: !g, %c: !gf, %n: index) attributes {tile.threads = 384 : i32} {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %sa = tile.alloc_shared : !sa
+  %sb = tile.alloc_shared : !sb
+  %sx = tile.alloc_shared : !sa
+  %zero = arith.constant 0.0 : f32
+  %init = tile.splat %zero : f32 -> !acc
+  %r = tile.pipelined %n, %init {stages = 4 : i64} : !acc -> !acc {
+  ^bb0(%s: index, %acc: !acc):
+    %k0 = arith.muli %s, %c64 : index
+    tile.copy %a[%c0, %k0], %sx : !g, !sa
+    tile.copy %b[%c0, %k0], %sb : !g, !sb
+    // expected-error @+1 {{'tile.gemm' op cannot lower to TMA + WGMMA: its operands must be the tiles the loop copies}}
+    %p = tile.gemm %sa, %sb, %acc : !sa, !sb, !acc
+    tile.yield %p : !acc
+  }
+  tile.store %r, %c[%c0, %c0] : !acc, !gf
+  return
+}
+
+// -----
+
+!g = memref<?x?xbf16, strided<[?, 1], offset: ?>>
+!sa = memref<128x64xbf16, #gpu.address_space<workgroup>>
+!sb = memref<256x64xbf16, #gpu.address_space<workgroup>>
+!acc = tensor<128x256xf32>
+!gf = memref<?x?xf32, strided<[?, 1], offset: ?>>
+func.func @row_in_loop(%a: !g, %b: !g, %c: !gf, %n: index) attributes {tile.threads = 384 : i32} {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %sa = tile.alloc_shared : !sa
+  %sb = tile.alloc_shared : !sb
+  %zero = arith.constant 0.0 : f32
+  %init = tile.splat %zero : f32 -> !acc
+  %r = tile.pipelined %n, %init {stages = 4 : i64} : !acc -> !acc {
+  ^bb0(%s: index, %acc: !acc):
+    %k0 = arith.muli %s, %c64 : index
+    %row = arith.muli %s, %c0 : index
+    // expected-error @+1 {{'tile.copy' op cannot lower to TMA + WGMMA: the row of the tile must not change in the loop}}
+    tile.copy %a[%row, %k0], %sa : !g, !sa
+    tile.copy %b[%c0, %k0], %sb : !g, !sb
+    %p = tile.gemm %sa, %sb, %acc : !sa, !sb, !acc
+    tile.yield %p : !acc
+  }
+  tile.store %r, %c[%c0, %c0] : !acc, !gf
+  return
+}
+
+// -----
+
+!g = memref<?x?xbf16, strided<[?, 1], offset: ?>>
+!sa = memref<128x64xbf16, #gpu.address_space<workgroup>>
+!sb = memref<256x64xbf16, #gpu.address_space<workgroup>>
+!acc = tensor<128x256xf32>
+!gf = memref<?x?xf32, strided<[?, 1], offset: ?>>
+func.func @stored_twice(%a: !g, %b: !g, %c: !gf, %n: index) attributes {tile.threads = 384 : i32} {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %sa = tile.alloc_shared : !sa
+  %sb = tile.alloc_shared : !sb
+  %zero = arith.constant 0.0 : f32
+  %init = tile.splat %zero : f32 -> !acc
+  // expected-error @+1 {{'tile.pipelined' op cannot lower to TMA + WGMMA: its result must be stored once}}
+  %r = tile.pipelined %n, %init {stages = 4 : i64} : !acc -> !acc {
+  ^bb0(%s: index, %acc: !acc):
+    %k0 = arith.muli %s, %c64 : index
+    tile.copy %a[%c0, %k0], %sa : !g, !sa
+    tile.copy %b[%c0, %k0], %sb : !g, !sb
+    %p = tile.gemm %sa, %sb, %acc : !sa, !sb, !acc
+    tile.yield %p : !acc
+  }
+  tile.store %r, %c[%c0, %c0] : !acc, !gf
+  tile.store %r, %c[%c0, %c0] : !acc, !gf
+  return
+}
+
+// -----
+
+!g = memref<?x?xbf16, strided<[?, 1], offset: ?>>
+!sa = memref<128x64xbf16, #gpu.address_space<workgroup>>
+!sb = memref<256x64xbf16, #gpu.address_space<workgroup>>
+!acc = tensor<128x256xf32>
+!gi = memref<?x?xi32, strided<[?, 1], offset: ?>>
+func.func @int_output(%a: !g, %b: !g, %c: !gi, %n: index) attributes {tile.threads = 384 : i32} {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %sa = tile.alloc_shared : !sa
+  %sb = tile.alloc_shared : !sb
+  %zero = arith.constant 0.0 : f32
+  %init = tile.splat %zero : f32 -> !acc
+  %r = tile.pipelined %n, %init {stages = 4 : i64} : !acc -> !acc {
+  ^bb0(%s: index, %acc: !acc):
+    %k0 = arith.muli %s, %c64 : index
+    tile.copy %a[%c0, %k0], %sa : !g, !sa
+    tile.copy %b[%c0, %k0], %sb : !g, !sb
+    %p = tile.gemm %sa, %sb, %acc : !sa, !sb, !acc
+    tile.yield %p : !acc
+  }
+  // expected-error @+1 {{'arith.fptosi' op cannot lower to TMA + WGMMA: the accumulator must be stored at [m0, n0], the origins of the a and b tiles}}
+  %o = arith.fptosi %r : !acc to tensor<128x256xi32>
+  tile.store %o, %c[%c0, %c0] : tensor<128x256xi32>, !gi
+  return
+}
+
+// -----
+
+!g = memref<?x?xbf16, strided<[?, 1], offset: ?>>
+!sa = memref<128x64xbf16, #gpu.address_space<workgroup>>
+!sb = memref<256x64xbf16, #gpu.address_space<workgroup>>
+!acc = tensor<128x256xf32>
+!gf = memref<?x?xf32, strided<[?, 1], offset: ?>>
+func.func @extra_top(%a: !g, %b: !g, %c: !gf, %n: index) attributes {tile.threads = 384 : i32} {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %sa = tile.alloc_shared : !sa
+  %sb = tile.alloc_shared : !sb
+  %zero = arith.constant 0.0 : f32
+  %init = tile.splat %zero : f32 -> !acc
+  // expected-error @+1 {{'tile.load' op cannot lower to TMA + WGMMA: a gemm kernel may hold only its main loop, the index arithmetic of the tile origin and the final store}}
+  %x = tile.load %c[%c0, %c0] : !gf -> tensor<128x3xf32>
+  %r = tile.pipelined %n, %init {stages = 4 : i64} : !acc -> !acc {
+  ^bb0(%s: index, %acc: !acc):
+    %k0 = arith.muli %s, %c64 : index
+    tile.copy %a[%c0, %k0], %sa : !g, !sa
+    tile.copy %b[%c0, %k0], %sb : !g, !sb
+    %p = tile.gemm %sa, %sb, %acc : !sa, !sb, !acc
+    tile.yield %p : !acc
+  }
+  tile.store %r, %c[%c0, %c0] : !acc, !gf
+  return
+}
+
+// -----
+
+!g = memref<?x?xbf16, strided<[?, 1], offset: ?>>
+!sa = memref<128x64xbf16, #gpu.address_space<workgroup>>
+!sb = memref<256x64xbf16, #gpu.address_space<workgroup>>
+!acc = tensor<128x256xf32>
+!g8 = memref<?x?xf8E4M3FN, strided<[?, 1], offset: ?>>
+func.func @fp8_output(%a: !g, %b: !g, %c: !g8, %n: index) attributes {tile.threads = 384 : i32} {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %sa = tile.alloc_shared : !sa
+  %sb = tile.alloc_shared : !sb
+  %zero = arith.constant 0.0 : f32
+  %init = tile.splat %zero : f32 -> !acc
+  %r = tile.pipelined %n, %init {stages = 4 : i64} : !acc -> !acc {
+  ^bb0(%s: index, %acc: !acc):
+    %k0 = arith.muli %s, %c64 : index
+    tile.copy %a[%c0, %k0], %sa : !g, !sa
+    tile.copy %b[%c0, %k0], %sb : !g, !sb
+    %p = tile.gemm %sa, %sb, %acc : !sa, !sb, !acc
+    tile.yield %p : !acc
+  }
+  %o = arith.truncf %r : !acc to tensor<128x256xf8E4M3FN>
+  // expected-error @+1 {{'tile.store' op cannot lower to TMA + WGMMA: the output must be bf16, f16 or f32}}
+  tile.store %o, %c[%c0, %c0] : tensor<128x256xf8E4M3FN>, !g8
+  return
+}
