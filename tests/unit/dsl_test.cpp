@@ -1,5 +1,6 @@
 // dsl_test.cpp - Every message of the DSL's element-wise, reduction, shape
 // and pipeline calls, each from one deliberate mistake, at the author's line.
+#include "tilejit/compiler/compile.h"
 #include "tilejit/compiler/dsl.h"
 #include "tilejit/error.h"
 
@@ -71,6 +72,16 @@ TEST_CASE("DSL arithmetic, casts and math reject misuse with one line",
                k.exp(k.constant(1, DType::i32));
              }),
              EndsWith("error: exp: requires an f32 value, got i32"));
+  // Deliberate mistake: sqrt of bf16 (compute in f32).
+  CHECK_THAT(error_of([](auto &k, auto &) {
+               k.sqrt(k.constant(2, DType::bf16));
+             }),
+             EndsWith("error: sqrt: requires an f32 value, got bf16"));
+  // Deliberate mistake: fma with an integer operand.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               k.fma(tile(k, x), tile(k, x), k.constant(1, DType::i32));
+             }),
+             EndsWith("error: fma: requires three f32 values"));
   // Deliberate mistake: a bitcast between sizes.
   CHECK_THAT(error_of([](auto &k, auto &x) {
                k.bitcast(tile(k, x), DType::bf16);
@@ -147,4 +158,21 @@ TEST_CASE("DSL shared tiles and pipelines reject misuse with one line",
                                });
           k.store(r[0], x, {k.index(0), k.index(0)});
         }) == "");
+}
+
+TEST_CASE("DSL math lowers to single PTX instructions, no libdevice",
+          "[compiler]") {
+  dsl::KernelBuilder k("roots", 128);
+  auto x = k.tensor("x", DType::f32, 2);
+  auto row = k.block_id(0) * k.index(4);
+  auto t = k.load(x, {row, k.index(0)}, {4, 32});
+  auto s = k.sqrt(t);
+  // fma of a tile, a reduction result and a scalar: broadcasts all around.
+  auto f = k.fma(s, k.rsqrt(k.reduce_max(s, 1)), k.constant(1, DType::f32));
+  k.store(f, x, {row, k.index(0)});
+  std::string ptx = compile(k.build(), CompileOptions{}).ptx;
+  CHECK(ptx.find("sqrt.rn.f32") != std::string::npos);
+  CHECK(ptx.find("rsqrt.approx.f32") != std::string::npos);
+  CHECK(ptx.find("fma.rn.f32") != std::string::npos);
+  CHECK(ptx.find("__nv_") == std::string::npos);
 }

@@ -240,13 +240,46 @@ Value KernelBuilder::abs(Value a, Loc loc) {
   return impl_->wrap(math::AbsIOp::create(impl_->builder, l, v), a.dtype());
 }
 
-Value KernelBuilder::exp(Value a, Loc loc) {
+/// An f32 math op of one operand.
+template <typename OpTy>
+static Value unaryF32(KernelBuilder::Impl &impl, const char *name, Value a,
+                      const Loc &loc) {
   if (!a.valid() || a.dtype() != DType::f32)
-    impl_->fail(loc, fmt::format("exp: requires an f32 value, got {}",
-                                 a.valid() ? dtypeName(a) : "an empty value"));
+    impl.fail(loc, fmt::format("{}: requires an f32 value, got {}", name,
+                               a.valid() ? dtypeName(a) : "an empty value"));
+  Location l = impl.loc(loc);
+  return impl.wrap(OpTy::create(impl.builder, l, unwrap(a)), a.dtype());
+}
+
+Value KernelBuilder::exp(Value a, Loc loc) {
+  return unaryF32<math::ExpOp>(*impl_, "exp", a, loc);
+}
+
+Value KernelBuilder::sqrt(Value a, Loc loc) {
+  return unaryF32<math::SqrtOp>(*impl_, "sqrt", a, loc);
+}
+
+Value KernelBuilder::rsqrt(Value a, Loc loc) {
+  return unaryF32<math::RsqrtOp>(*impl_, "rsqrt", a, loc);
+}
+
+Value KernelBuilder::fma(Value a, Value b, Value c, Loc loc) {
+  if (!a.valid() || !b.valid() || !c.valid() || a.dtype() != DType::f32 ||
+      b.dtype() != DType::f32 || c.dtype() != DType::f32)
+    impl_->fail(loc, "fma: requires three f32 values");
+  // Bring all three to one shape: (a, b), then (a*b's shape, c).
+  auto [x, y] = unify(*impl_, "fma", a, b, loc);
+  Value xy = impl_->wrap(x, DType::f32);
+  auto [p, z] = unify(*impl_, "fma", xy, c, loc);
+  if (p.getType() != y.getType()) { // c widened the shape: widen b too
+    auto [p2, y2] = unify(*impl_, "fma", impl_->wrap(p, DType::f32),
+                          impl_->wrap(y, DType::f32), loc);
+    p = p2;
+    y = y2;
+  }
   Location l = impl_->loc(loc);
-  return impl_->wrap(math::ExpOp::create(impl_->builder, l, unwrap(a)),
-                     a.dtype());
+  return impl_->wrap(math::FmaOp::create(impl_->builder, l, p, y, z),
+                     DType::f32);
 }
 
 Value KernelBuilder::sigmoid(Value a, Loc loc) {

@@ -107,3 +107,22 @@ func.func @iota(%o: memref<?x?xi32>) attributes {tile.threads = 32 : i32} {
   tile.store %i, %o[%c0, %c0] : tensor<4x8xi32>, memref<?x?xi32>
   return
 }
+
+// -----
+
+// sqrt is IEEE (sqrt.rn), rsqrt approximate (as CUDA's rsqrtf), fma one
+// rounding; none goes to libdevice.
+// CHECK-LABEL: gpu.func @roots
+// CHECK: llvm.call_intrinsic "llvm.nvvm.sqrt.rn.f"
+// CHECK: llvm.call_intrinsic "llvm.nvvm.rsqrt.approx.f"
+// CHECK: llvm.intr.fma
+// CHECK-NOT: math.
+func.func @roots(%x: memref<?xf32>, %o: memref<?xf32>) attributes {tile.threads = 32 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0] : memref<?xf32> -> tensor<32xf32>
+  %s = math.sqrt %t : tensor<32xf32>
+  %r = math.rsqrt %s : tensor<32xf32>
+  %f = math.fma %s, %r, %t : tensor<32xf32>
+  tile.store %f, %o[%c0] : tensor<32xf32>, memref<?xf32>
+  return
+}

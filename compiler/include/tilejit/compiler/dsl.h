@@ -139,6 +139,13 @@ public:
   Value exp(Value a, Loc loc = Loc::current());
   /// 1 / (1 + exp(-x)) with IEEE division.
   Value sigmoid(Value a, Loc loc = Loc::current());
+  /// IEEE (correctly rounded) square root of f32 values.
+  Value sqrt(Value a, Loc loc = Loc::current());
+  /// 1 / sqrt(x) of f32 values, approximate as CUDA's rsqrtf (within 2 ulp;
+  /// there is no IEEE rsqrt).
+  Value rsqrt(Value a, Loc loc = Loc::current());
+  /// a * b + c of f32 values with one rounding.
+  Value fma(Value a, Value b, Value c, Loc loc = Loc::current());
 
   /// Comparisons give a boolean (i1) value; `select` picks per element.
   Value lt(Value a, Value b, Loc loc = Loc::current());

@@ -134,10 +134,66 @@ struct AbsILowering : OpConversionPattern<math::AbsIOp> {
   }
 };
 
+/// An f32 math op as one NVVM intrinsic per element: sqrt as the IEEE
+/// correctly rounded sqrt.rn.f32, rsqrt as rsqrt.approx.f32 (as CUDA's
+/// rsqrtf, within 2 ulp; there is no IEEE rsqrt).
+template <typename OpTy>
+struct IntrinsicLowering : OpConversionPattern<OpTy> {
+  IntrinsicLowering(const TypeConverter &tc, MLIRContext *ctx,
+                    StringRef intrinsic)
+      : OpConversionPattern<OpTy>(tc, ctx), intrinsic(intrinsic) {}
+  using OpAdaptor = typename OpConversionPattern<OpTy>::OpAdaptor;
+
+  LogicalResult
+  matchAndRewrite(OpTy op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value in = adaptor.getOperand();
+    if (!getElementTypeOrSelf(in.getType()).isF32())
+      return op.emitOpError() << "is supported on f32 only";
+    auto one = [&](Value x) {
+      return LLVM::CallIntrinsicOp::create(rewriter, loc, rewriter.getF32Type(),
+                                           rewriter.getStringAttr(intrinsic),
+                                           ValueRange{x})
+          .getResult(0);
+    };
+    auto vecType = dyn_cast<VectorType>(in.getType());
+    if (!vecType) {
+      rewriter.replaceOp(op, one(in));
+      return success();
+    }
+    SmallVector<Value> elements;
+    for (int64_t k = 0; k < vecType.getNumElements(); ++k)
+      elements.push_back(
+          one(vector::ExtractOp::create(rewriter, loc, in, k).getResult()));
+    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, vecType, elements);
+    return success();
+  }
+
+  std::string intrinsic;
+};
+
+/// fma(a, b, c) rounded once, as LLVM's fma intrinsic (fma.rn.f32).
+struct FmaLowering : OpConversionPattern<math::FmaOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(math::FmaOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<LLVM::FMAOp>(op, adaptor.getA(), adaptor.getB(),
+                                             adaptor.getC());
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::tile::populateMathToGPUPatterns(const TypeConverter &converter,
                                            RewritePatternSet &patterns) {
-  patterns.add<ExpLowering, AbsFLowering, AbsILowering>(converter,
-                                                        patterns.getContext());
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<ExpLowering, AbsFLowering, AbsILowering, FmaLowering>(converter,
+                                                                     ctx);
+  patterns.add<IntrinsicLowering<math::SqrtOp>>(converter, ctx,
+                                                "llvm.nvvm.sqrt.rn.f");
+  patterns.add<IntrinsicLowering<math::RsqrtOp>>(converter, ctx,
+                                                 "llvm.nvvm.rsqrt.approx.f");
 }

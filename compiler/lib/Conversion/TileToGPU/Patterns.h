@@ -53,8 +53,9 @@ void populateIndexingToGPUPatterns(const TypeConverter &converter,
                                    RewritePatternSet &patterns);
 
 /// math.exp -> an accurate expf (within 2 ulp) from ex2.approx after an
-/// exact range reduction; math.absf/absi -> sign-bit and select arithmetic.
-/// No libdevice.
+/// exact range reduction; math.absf/absi -> sign-bit and select arithmetic;
+/// math.sqrt -> sqrt.rn.f32 (IEEE), math.rsqrt -> rsqrt.approx.f32,
+/// math.fma -> fma.rn. No libdevice.
 void populateMathToGPUPatterns(const TypeConverter &converter,
                                RewritePatternSet &patterns);
 
