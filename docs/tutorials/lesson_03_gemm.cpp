@@ -50,8 +50,8 @@ int main() {
       return 1;
   }
   // The tensor maps of a and b are kernel parameters passed by value.
-  std::printf("%s\n", compiled.ptx.substr(compiled.ptx.find(".visible .entry"),
-                                          200)
-                          .c_str());
+  std::printf(
+      "%s\n",
+      compiled.ptx.substr(compiled.ptx.find(".visible .entry"), 200).c_str());
   return 0;
 }

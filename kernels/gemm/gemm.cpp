@@ -38,10 +38,10 @@ static void check_operand(std::string_view name, const rt::TensorView &t,
   ops::check_rank(kOp, name, t, 2);
   ops::check_dtype(kOp, name, t, dtype);
   size_t elt = size_of(t.dtype);
-  bool ok = t.numel() == 0 || // nothing is read
-            ((t.shape[1] <= 1 || t.strides[1] == 1) &&
-             (t.shape[0] <= 1 || (t.strides[0] * elt) % 16 == 0) &&
-             t.data % 16 == 0);
+  bool ok =
+      t.numel() == 0 || // nothing is read
+      ((t.shape[1] <= 1 || t.strides[1] == 1) &&
+       (t.shape[0] <= 1 || (t.strides[0] * elt) % 16 == 0) && t.data % 16 == 0);
   if (!ok)
     throw UserError(fmt::format("{}: argument '{}' is {} at {:#x}; requires "
                                 "unit inner stride, rows of a multiple of 16 "
@@ -80,8 +80,8 @@ void gemm(const rt::TensorView &a, const rt::TensorView &b,
   if (k == 0) { // an empty sum: zeros
     const rt::Driver &d = rt::driver();
     size_t row = static_cast<size_t>(n) * size_of(c.dtype);
-    size_t pitch = static_cast<size_t>(m > 1 ? c.strides[0] : n) *
-                   size_of(c.dtype);
+    size_t pitch =
+        static_cast<size_t>(m > 1 ? c.strides[0] : n) * size_of(c.dtype);
     if (CUresult r = d.cuMemsetD2D8Async(c.data, pitch, 0, row,
                                          static_cast<size_t>(m), stream))
       throw DriverError(fmt::format("cuMemsetD2D8Async of gemm's c failed "
@@ -104,8 +104,8 @@ void gemm(const rt::TensorView &a, const rt::TensorView &b,
 
   rt::ArgPack args;
   args.push(rt::encode_tensor_map_2d(a, "a", 128, 64, true));
-  args.push(rt::encode_tensor_map_2d(b, "b", static_cast<uint32_t>(spec.block_n),
-                                     64, true));
+  args.push(rt::encode_tensor_map_2d(
+      b, "b", static_cast<uint32_t>(spec.block_n), 64, true));
   args.push(c.data);
   args.push(m);
   args.push(n);

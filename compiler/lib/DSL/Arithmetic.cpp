@@ -40,10 +40,22 @@ enum class Binary {
   ne
 };
 
-constexpr const char *kVerbs[] = {
-    "add",     "subtract", "multiply", "divide", "take the max of",
-    "take the min of", "and", "or", "shift", "shift", "compare", "compare",
-    "compare", "compare", "compare", "compare"};
+constexpr const char *kVerbs[] = {"add",
+                                  "subtract",
+                                  "multiply",
+                                  "divide",
+                                  "take the max of",
+                                  "take the min of",
+                                  "and",
+                                  "or",
+                                  "shift",
+                                  "shift",
+                                  "compare",
+                                  "compare",
+                                  "compare",
+                                  "compare",
+                                  "compare",
+                                  "compare"};
 
 bool isUnsigned(DType t) {
   return t == DType::u8 || t == DType::u32 || t == DType::u64 ||
@@ -66,9 +78,9 @@ static std::string dtypeName(const Value &v) {
 
 /// `a` and `b` brought to one type: a scalar splatted to the other's
 /// fragment, fragments broadcast along their dimensions of size 1.
-static std::pair<mlir::Value, mlir::Value>
-unify(KernelBuilder::Impl &impl, const char *verb, Value a, Value b,
-      const Loc &loc) {
+static std::pair<mlir::Value, mlir::Value> unify(KernelBuilder::Impl &impl,
+                                                 const char *verb, Value a,
+                                                 Value b, const Loc &loc) {
   if (!a.valid() || !b.valid())
     impl.fail(loc, fmt::format("cannot {} an empty dsl::Value", verb));
   Location l = impl.loc(loc);
@@ -78,8 +90,8 @@ unify(KernelBuilder::Impl &impl, const char *verb, Value a, Value b,
   auto rt = dyn_cast<RankedTensorType>(rhs.getType());
   Type le = getElementTypeOrSelf(lhs.getType());
   Type re = getElementTypeOrSelf(rhs.getType());
-  if (le != re || (isUnsigned(a.dtype()) != isUnsigned(b.dtype()) &&
-                   !le.isIndex()))
+  if (le != re ||
+      (isUnsigned(a.dtype()) != isUnsigned(b.dtype()) && !le.isIndex()))
     impl.fail(loc, fmt::format("cannot {} values of dtypes {} and {}; cast "
                                "one of them first",
                                verb, dtypeName(a), dtypeName(b)));
@@ -129,9 +141,9 @@ static Value binary(KernelBuilder::Impl &impl, Binary kind, Value a, Value b,
   auto cmp = [&](arith::CmpFPredicate f, arith::CmpIPredicate s,
                  arith::CmpIPredicate u) -> Value {
     mlir::Value v =
-        isFloat ? arith::CmpFOp::create(ob, l, f, lhs, rhs).getResult()
-                : arith::CmpIOp::create(ob, l, isUns ? u : s, lhs, rhs)
-                      .getResult();
+        isFloat
+            ? arith::CmpFOp::create(ob, l, f, lhs, rhs).getResult()
+            : arith::CmpIOp::create(ob, l, isUns ? u : s, lhs, rhs).getResult();
     return impl.wrap(v, DType::boolean);
   };
   using F = arith::CmpFPredicate;
@@ -298,8 +310,8 @@ Value KernelBuilder::select(Value cond, Value a, Value b, Loc loc) {
   auto ctype = dyn_cast<RankedTensorType>(c.getType());
   if (type && !ctype)
     c = tile::SplatOp::create(
-        impl_->builder, l,
-        RankedTensorType::get(type.getShape(), c.getType()), c);
+        impl_->builder, l, RankedTensorType::get(type.getShape(), c.getType()),
+        c);
   else if (type && ctype && ctype.getShape() != type.getShape())
     c = tile::BroadcastOp::create(
         impl_->builder, l,
@@ -328,8 +340,8 @@ Value KernelBuilder::cast(Value a, DType to, Loc loc) {
   if (from == target && isUnsigned(src) == isUnsigned(to))
     return a;
   if (src == DType::e4m3 || src == DType::e5m2)
-    impl_->fail(loc, fmt::format("cast from {} is not supported yet",
-                                 name_of(src)));
+    impl_->fail(loc,
+                fmt::format("cast from {} is not supported yet", name_of(src)));
   auto f32 = b.getF32Type();
   if (isFloatDType(src) && isFloatDType(to)) {
     unsigned fw = from.getIntOrFloatBitWidth(),
@@ -358,10 +370,10 @@ Value KernelBuilder::cast(Value a, DType to, Loc loc) {
     return impl_->wrap(v, to);
   if (fw > tw)
     return impl_->wrap(arith::TruncIOp::create(b, l, result, v), to);
-  return impl_->wrap(
-      isUnsigned(src) ? arith::ExtUIOp::create(b, l, result, v).getResult()
-                      : arith::ExtSIOp::create(b, l, result, v).getResult(),
-      to);
+  return impl_->wrap(isUnsigned(src)
+                         ? arith::ExtUIOp::create(b, l, result, v).getResult()
+                         : arith::ExtSIOp::create(b, l, result, v).getResult(),
+                     to);
 }
 
 Value KernelBuilder::bitcast(Value a, DType to, Loc loc) {
@@ -376,10 +388,10 @@ Value KernelBuilder::bitcast(Value a, DType to, Loc loc) {
                                  name_of(a.dtype()), name_of(to)));
   if (from == target)
     return impl_->wrap(v, to);
-  return impl_->wrap(arith::BitcastOp::create(
-                         impl_->builder, l,
-                         withElementType(v.getType(), target), v),
-                     to);
+  return impl_->wrap(
+      arith::BitcastOp::create(impl_->builder, l,
+                               withElementType(v.getType(), target), v),
+      to);
 }
 
 // Operators cannot take a source_location; they use the latest builder call's.

@@ -20,8 +20,7 @@ Value KernelBuilder::dim(const Tensor &t, int d, Loc loc) {
                                  d, t.rank()));
   Location l = impl_->loc(loc);
   return impl_->wrap(
-      memref::DimOp::create(impl_->builder, l, unwrap(t.raw()), d),
-      DType::i64);
+      memref::DimOp::create(impl_->builder, l, unwrap(t.raw()), d), DType::i64);
 }
 
 Value KernelBuilder::full(const std::vector<int64_t> &shape, double value,
@@ -34,8 +33,7 @@ Value KernelBuilder::full(const std::vector<int64_t> &shape, double value,
 }
 
 Value KernelBuilder::alloc_shared(DType dtype,
-                                  const std::vector<int64_t> &shape,
-                                  Loc loc) {
+                                  const std::vector<int64_t> &shape, Loc loc) {
   Location l = impl_->loc(loc);
   for (int64_t s : shape)
     if (s <= 0)

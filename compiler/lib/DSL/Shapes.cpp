@@ -9,9 +9,8 @@ using namespace mlir;
 
 namespace tilejit::dsl {
 
-static RankedTensorType fragmentType(KernelBuilder::Impl &impl,
-                                     const Value &v, const char *what,
-                                     const Loc &loc) {
+static RankedTensorType fragmentType(KernelBuilder::Impl &impl, const Value &v,
+                                     const char *what, const Loc &loc) {
   if (!v.valid())
     impl.fail(loc, fmt::format("{}: the value is an empty dsl::Value", what));
   auto type = dyn_cast<RankedTensorType>(unwrap(v).getType());
@@ -63,10 +62,10 @@ Value KernelBuilder::iota(const std::vector<int64_t> &shape, int dim,
     impl_->fail(loc, fmt::format("iota: requires an integer dtype, got {}",
                                  name_of(dtype)));
   Location l = impl_->loc(loc);
-  return impl_->wrap(
-      tile::IotaOp::create(impl_->builder, l, RankedTensorType::get(shape, elt),
-                           static_cast<uint64_t>(dim)),
-      dtype);
+  return impl_->wrap(tile::IotaOp::create(impl_->builder, l,
+                                          RankedTensorType::get(shape, elt),
+                                          static_cast<uint64_t>(dim)),
+                     dtype);
 }
 
 Value KernelBuilder::reshape(Value fragment, const std::vector<int64_t> &shape,
@@ -74,11 +73,11 @@ Value KernelBuilder::reshape(Value fragment, const std::vector<int64_t> &shape,
   RankedTensorType type = fragmentType(*impl_, fragment, "reshape", loc);
   auto result = RankedTensorType::get(shape, type.getElementType());
   if (result.getNumElements() != type.getNumElements())
-    impl_->fail(loc, fmt::format("reshape: {} has {} elements; the shape "
-                                 "[{}] has {}",
-                                 typeName(type), type.getNumElements(),
-                                 fmt::join(shape, ", "),
-                                 result.getNumElements()));
+    impl_->fail(loc,
+                fmt::format("reshape: {} has {} elements; the shape "
+                            "[{}] has {}",
+                            typeName(type), type.getNumElements(),
+                            fmt::join(shape, ", "), result.getNumElements()));
   Location l = impl_->loc(loc);
   return impl_->wrap(
       tile::ReshapeOp::create(impl_->builder, l, result, unwrap(fragment)),

@@ -2,8 +2,8 @@
 #include "tilejit/InitTilejit.h"
 
 #include "tilejit/Conversion/Passes.h"
-#include "tilejit/Dialect/Tile/Transforms/Passes.h"
 #include "tilejit/Dialect/Tile/IR/Tile.h"
+#include "tilejit/Dialect/Tile/Transforms/Passes.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"

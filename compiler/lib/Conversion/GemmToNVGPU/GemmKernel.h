@@ -13,7 +13,7 @@ struct GemmKernelConfig {
   int bn = 256;
   int bk = 64;
   int stages = 4;
-  std::string inputType = "bf16"; ///< "bf16" or "f16"
+  std::string inputType = "bf16";  ///< "bf16" or "f16"
   std::string outputType = "bf16"; ///< "bf16", "f16" or "f32"
 };
 

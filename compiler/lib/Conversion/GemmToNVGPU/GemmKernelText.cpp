@@ -30,7 +30,8 @@ namespace mlir::tile {
 std::string gemmKernelText(const GemmKernelConfig &c) {
   const int bm = 128, bk = c.bk, bn = c.bn, stages = c.stages;
   const int elt = 2;
-  const int aBytes = bm * bk * elt, bBytes = bn * bk * elt, tx = aBytes + bBytes;
+  const int aBytes = bm * bk * elt, bBytes = bn * bk * elt,
+            tx = aBytes + bBytes;
   const int nacc = bn / 2;
   const std::string in = c.inputType, out = c.outputType;
   const std::string smem = "#gpu.address_space<workgroup>";
@@ -75,9 +76,9 @@ std::string gemmKernelText(const GemmKernelConfig &c) {
     "{tilejit.placeholder = \"n0\"}");
   I("%KT = builtin.unrealized_conversion_cast to index "
     "{tilejit.placeholder = \"count\"}");
-  std::set<int> consts = {0,   1,   2,  4,  8,      16,     32,     64,
-                          128, stages, stages - 1, bk, bm, bn, tx, aBytes,
-                          bBytes};
+  std::set<int> consts = {0,  1,  2,   4,      8,          16,
+                          32, 64, 128, stages, stages - 1, bk,
+                          bm, bn, tx,  aBytes, bBytes};
   for (int v : consts)
     I(fmt::format("%c{} = arith.constant {} : index", v, v));
   I("%ticks = arith.constant 10000000 : index");

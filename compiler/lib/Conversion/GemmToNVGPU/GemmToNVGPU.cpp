@@ -138,8 +138,8 @@ FailureOr<GemmMatch> match(func::FuncOp kernel, PipelinedOp loop) {
       return fail(copy, "the source must be a tensor argument of the kernel");
     if (copy.getIndices().size() != 2 ||
         !isStepTimes(copy.getIndices()[1], step, bk))
-      return fail(copy, "the tile origin must be [row, step * " + Twine(bk) +
-                            "]");
+      return fail(copy,
+                  "the tile origin must be [row, step * " + Twine(bk) + "]");
     if (copy.getIndices()[0].getParentRegion() == &loop.getBody())
       return fail(copy, "the row of the tile must not change in the loop");
   }
@@ -270,9 +270,9 @@ LogicalResult lower(func::FuncOp func, const GemmMatch &m, ModuleOp module) {
   auto kernel = *parsed->getOps<LLVM::LLVMFuncOp>().begin();
   gpu::GPUModuleOp gpuModule = getOrCreateKernelModule(module);
   kernel->moveBefore(gpuModule.getBody(), gpuModule.getBody()->end());
-  kernel->setAttr("tilejit.shared_bytes",
-                  IntegerAttr::get(IntegerType::get(ctx, 64),
-                                   gemmSharedBytes(m.config)));
+  kernel->setAttr(
+      "tilejit.shared_bytes",
+      IntegerAttr::get(IntegerType::get(ctx, 64), gemmSharedBytes(m.config)));
 
   OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
   IndexCloner cloner(b, m, kernel);

@@ -34,15 +34,15 @@ struct TruncToFloat8Lowering : OpConversionPattern<arith::TruncFOp> {
     int64_t n = vecType ? vecType.getNumElements() : 1;
     Type f32 = rewriter.getF32Type();
     auto element = [&](int64_t i) -> Value {
-      Value x = vecType ? vector::ExtractOp::create(rewriter, loc, in, i)
-                              .getResult()
-                        : in;
+      Value x =
+          vecType ? vector::ExtractOp::create(rewriter, loc, in, i).getResult()
+                  : in;
       if (x.getType() != f32)
         x = arith::ExtFOp::create(rewriter, loc, f32, x);
       return x;
     };
-    auto rnd = NVVM::FPRoundingModeAttr::get(getContext(),
-                                             NVVM::FPRoundingMode::RN);
+    auto rnd =
+        NVVM::FPRoundingModeAttr::get(getContext(), NVVM::FPRoundingMode::RN);
     auto sat = NVVM::SaturationModeAttr::get(getContext(),
                                              NVVM::SaturationMode::SATFINITE);
     auto pairType = VectorType::get({2}, rewriter.getI8Type());

@@ -77,8 +77,7 @@ struct ElementwiseLowering : ConversionPattern {
 
 /// tile.broadcast and tile.reshape move no data: the result's slots are the
 /// source's (tile-assign-layouts made sure of it).
-template <typename OpTy>
-struct SameSlotsLowering : OpConversionPattern<OpTy> {
+template <typename OpTy> struct SameSlotsLowering : OpConversionPattern<OpTy> {
   using OpConversionPattern<OpTy>::OpConversionPattern;
   using OpAdaptor = typename OpConversionPattern<OpTy>::OpAdaptor;
 

@@ -39,9 +39,9 @@ struct IotaLowering : OpConversionPattern<IotaOp> {
     Location loc = op.getLoc();
     SmallVector<Value> elements;
     for (int64_t slot = 0; slot < vecType.getNumElements(); ++slot) {
-      SlotCoords at = slotCoords(rewriter, loc, getLayout(op.getType()),
-                                 op.getType().getShape(), mapping.threadId,
-                                 slot);
+      SlotCoords at =
+          slotCoords(rewriter, loc, getLayout(op.getType()),
+                     op.getType().getShape(), mapping.threadId, slot);
       elements.push_back(arith::IndexCastOp::create(
           rewriter, loc, vecType.getElementType(), at.coords[op.getDim()]));
     }

@@ -99,8 +99,7 @@ ChunkAccess computeSlotAccess(OpBuilder &b, Location loc,
                               Value memref, ValueRange base,
                               ArrayRef<int64_t> shape, int64_t slot,
                               bool checkBounds, bool forStore) {
-  SlotCoords slotAt =
-      slotCoords(b, loc, layout, shape, mapping.threadId, slot);
+  SlotCoords slotAt = slotCoords(b, loc, layout, shape, mapping.threadId, slot);
   ChunkAccess access;
   if (forStore)
     access.inBounds = slotAt.representative;

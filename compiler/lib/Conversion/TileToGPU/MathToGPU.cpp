@@ -4,11 +4,11 @@
 // intrinsics such as fabs, into calls to it), so every math op is lowered
 // here to arithmetic NVPTX selects directly.
 //
-// expf: j = rint(x log2 e) (clamped to [-252, 254]), r = x - j ln 2 (two FMAs with a split ln 2, so
-// r is exact to a few ulp), e^x = 2^(r log2 e) * 2^j with ex2.approx (2^-22
-// relative error) and the power of two applied in two halves (so that
-// results near overflow and in the subnormal range are right). Within 2 ulp
-// of the correctly rounded result; CUDA's expf is within 2 ulp too, so
+// expf: j = rint(x log2 e) (clamped to [-252, 254]), r = x - j ln 2 (two FMAs
+// with a split ln 2, so r is exact to a few ulp), e^x = 2^(r log2 e) * 2^j with
+// ex2.approx (2^-22 relative error) and the power of two applied in two halves
+// (so that results near overflow and in the subnormal range are right). Within
+// 2 ulp of the correctly rounded result; CUDA's expf is within 2 ulp too, so
 // results may differ from CUDA's in the last bit or two.
 //
 //===----------------------------------------------------------------------===//
@@ -32,7 +32,7 @@ static Value expf(OpBuilder &b, Location loc, Value x) {
         .getResult();
   };
   const float log2e = 1.44269504088896341f;
-  const float ln2Hi = 0.693145751953125f;    // 0x3f317200: 16 bits
+  const float ln2Hi = 0.693145751953125f;     // 0x3f317200: 16 bits
   const float ln2Lo = 1.428606765330187e-06f; // ln 2 - ln2Hi
   Value t = arith::MulFOp::create(b, loc, x, f(log2e));
   t = arith::MaxNumFOp::create(b, loc, t, f(-252.0f));
@@ -106,8 +106,8 @@ struct AbsFLowering : OpConversionPattern<math::AbsFOp> {
     APInt magnitude = APInt::getSignedMaxValue(width);
     TypedAttr maskAttr =
         isa<VectorType>(intType)
-            ? TypedAttr(DenseElementsAttr::get(cast<ShapedType>(intType),
-                                               magnitude))
+            ? TypedAttr(
+                  DenseElementsAttr::get(cast<ShapedType>(intType), magnitude))
             : TypedAttr(rewriter.getIntegerAttr(intType, magnitude));
     Value mask = arith::ConstantOp::create(rewriter, loc, maskAttr);
     Value cleared = arith::AndIOp::create(rewriter, loc, bits, mask);
@@ -126,8 +126,8 @@ struct AbsILowering : OpConversionPattern<math::AbsIOp> {
     Value x = adaptor.getOperand();
     Value zero = arith::ConstantOp::create(rewriter, loc, x.getType(),
                                            rewriter.getZeroAttr(x.getType()));
-    Value negative =
-        arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::slt, x, zero);
+    Value negative = arith::CmpIOp::create(rewriter, loc,
+                                           arith::CmpIPredicate::slt, x, zero);
     Value negated = arith::SubIOp::create(rewriter, loc, zero, x);
     rewriter.replaceOpWithNewOp<arith::SelectOp>(op, negative, negated, x);
     return success();
@@ -137,8 +137,7 @@ struct AbsILowering : OpConversionPattern<math::AbsIOp> {
 /// An f32 math op as one NVVM intrinsic per element: sqrt as the IEEE
 /// correctly rounded sqrt.rn.f32, rsqrt as rsqrt.approx.f32 (as CUDA's
 /// rsqrtf, within 2 ulp; there is no IEEE rsqrt).
-template <typename OpTy>
-struct IntrinsicLowering : OpConversionPattern<OpTy> {
+template <typename OpTy> struct IntrinsicLowering : OpConversionPattern<OpTy> {
   IntrinsicLowering(const TypeConverter &tc, MLIRContext *ctx,
                     StringRef intrinsic)
       : OpConversionPattern<OpTy>(tc, ctx), intrinsic(intrinsic) {}

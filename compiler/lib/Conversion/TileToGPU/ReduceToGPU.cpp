@@ -32,10 +32,10 @@ constexpr int64_t kWarpSize = 32;
 /// Where the reduced coordinate lies among the bits of (slot, thread).
 struct ReduceBits {
   int64_t logVector, logThreads;
-  uint64_t reduced;   ///< mask over the bits of l
-  uint64_t slotMask;  ///< reduced bits that index a thread's slots
-  uint64_t laneMask;  ///< reduced bits of the thread index, within a warp
-  uint64_t warpMask;  ///< reduced bits of the warp index
+  uint64_t reduced;  ///< mask over the bits of l
+  uint64_t slotMask; ///< reduced bits that index a thread's slots
+  uint64_t laneMask; ///< reduced bits of the thread index, within a warp
+  uint64_t warpMask; ///< reduced bits of the warp index
 
   ReduceBits(LayoutAttr layout, int64_t dim) {
     ArrayRef<int64_t> shape = layout.getShape();
@@ -48,8 +48,8 @@ struct ReduceBits {
     logVector = llvm::Log2_64(layout.getVector());
     logThreads = llvm::Log2_64(layout.getThreads());
     uint64_t lanesOfVector = (uint64_t(1) << logVector) - 1;
-    uint64_t threadBits = (reduced >> logVector) &
-                          ((uint64_t(1) << logThreads) - 1);
+    uint64_t threadBits =
+        (reduced >> logVector) & ((uint64_t(1) << logThreads) - 1);
     // Slot bits: the vector lane, then the chunk above the thread bits.
     slotMask = (reduced & lanesOfVector) |
                ((reduced >> (logVector + logThreads)) << logVector);
@@ -104,8 +104,8 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
     // 1. In the thread: each representative slot combines its group.
     llvm::SmallMapVector<int64_t, Value, 8> partial;
     for (int64_t slot = 0; slot < slots; ++slot) {
-      Value x = vector::ExtractOp::create(rewriter, loc, adaptor.getSource(),
-                                          slot);
+      Value x =
+          vector::ExtractOp::create(rewriter, loc, adaptor.getSource(), slot);
       if (op.getKind() == ReduceKind::absmax)
         x = math::AbsFOp::create(rewriter, loc, x);
       int64_t rep = representativeSlot(slot, bits.slotMask);
@@ -115,8 +115,7 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
     }
 
     // 2. In the warp: xor shuffles over the reduced lane bits.
-    Value width =
-        arith::ConstantIntOp::create(rewriter, loc, kWarpSize, 32);
+    Value width = arith::ConstantIntOp::create(rewriter, loc, kWarpSize, 32);
     for (int64_t bit = 0; bit < 5; ++bit) {
       if (!(bits.laneMask & (uint64_t(1) << bit)))
         continue;
@@ -150,7 +149,8 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
       Value base = arith::AndIOp::create(rewriter, loc, mapping.threadId,
                                          cst(~warpBitsInThread));
       SmallVector<int64_t> others;
-      for (int64_t sub = warpBitsInThread;; sub = (sub - 1) & warpBitsInThread) {
+      for (int64_t sub = warpBitsInThread;;
+           sub = (sub - 1) & warpBitsInThread) {
         others.push_back(sub);
         if (sub == 0)
           break;
@@ -172,7 +172,8 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
 
     SmallVector<Value> elements;
     for (int64_t slot = 0; slot < slots; ++slot)
-      elements.push_back(partial.lookup(representativeSlot(slot, bits.slotMask)));
+      elements.push_back(
+          partial.lookup(representativeSlot(slot, bits.slotMask)));
     rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, vecType, elements);
     return success();
   }

@@ -34,9 +34,8 @@ static Value constantIndex(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
 }
 
-Value mlir::tile::slotLinearIndex(OpBuilder &b, Location loc,
-                                  LayoutAttr layout, Value threadId,
-                                  int64_t slot) {
+Value mlir::tile::slotLinearIndex(OpBuilder &b, Location loc, LayoutAttr layout,
+                                  Value threadId, int64_t slot) {
   // ((slot / V) * T + tid) * V + slot % V
   const int64_t v = layout.getVector(), t = layout.getThreads();
   Value linear = arith::AddIOp::create(b, loc, threadId,
@@ -44,8 +43,8 @@ Value mlir::tile::slotLinearIndex(OpBuilder &b, Location loc,
   if (v > 1)
     linear = arith::MulIOp::create(b, loc, linear, constantIndex(b, loc, v));
   if (slot % v != 0)
-    linear = arith::AddIOp::create(b, loc, linear,
-                                   constantIndex(b, loc, slot % v));
+    linear =
+        arith::AddIOp::create(b, loc, linear, constantIndex(b, loc, slot % v));
   return linear;
 }
 
@@ -74,9 +73,9 @@ static SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear,
   return coords;
 }
 
-SlotCoords mlir::tile::slotCoords(OpBuilder &b, Location loc,
-                                  LayoutAttr layout, ArrayRef<int64_t> shape,
-                                  Value threadId, int64_t slot) {
+SlotCoords mlir::tile::slotCoords(OpBuilder &b, Location loc, LayoutAttr layout,
+                                  ArrayRef<int64_t> shape, Value threadId,
+                                  int64_t slot) {
   Value linear = slotLinearIndex(b, loc, layout, threadId, slot);
   SlotCoords result;
   if (layout.getSliced().empty()) {

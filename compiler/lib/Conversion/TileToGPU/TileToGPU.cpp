@@ -35,8 +35,8 @@ using namespace mlir::tile;
 /// Every fragment must have a layout (from tile-assign-layouts).
 static LogicalResult checkLayouts(Operation *kernel) {
   WalkResult result = kernel->walk([&](Operation *op) {
-    for (Type type : llvm::concat<Type>(op->getOperandTypes(),
-                                        op->getResultTypes())) {
+    for (Type type :
+         llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes())) {
       auto fragment = dyn_cast<RankedTensorType>(type);
       if (!fragment || getLayout(fragment))
         continue;
@@ -102,9 +102,8 @@ struct ConvertTileToGPUPass
   LogicalResult lowerFragments(gpu::GPUFuncOp kernel, int64_t threads) {
     MLIRContext *ctx = &getContext();
     OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
-    ThreadMapping mapping{
-        threads,
-        gpu::ThreadIdOp::create(b, kernel.getLoc(), gpu::Dimension::x)};
+    ThreadMapping mapping{threads, gpu::ThreadIdOp::create(b, kernel.getLoc(),
+                                                           gpu::Dimension::x)};
 
     // Every transpose, and every reduce across warps, gets a shared buffer
     // of its own.

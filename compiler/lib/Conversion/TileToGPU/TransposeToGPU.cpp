@@ -61,8 +61,8 @@ struct TransposeLowering : OpConversionPattern<TransposeOp> {
     const int64_t slots = vecType.getNumElements();
 
     for (int64_t slot = 0; slot < slots; ++slot) {
-      auto [i, j] = lastTwoCoords(rewriter, loc, mapping,
-                                  op.getSource().getType(), slot);
+      auto [i, j] =
+          lastTwoCoords(rewriter, loc, mapping, op.getSource().getType(), slot);
       Value element =
           vector::ExtractOp::create(rewriter, loc, adaptor.getSource(), slot);
       memref::StoreOp::create(rewriter, loc, element, buffer, ValueRange{i, j});

@@ -144,8 +144,7 @@ LogicalResult ReshapeOp::verify() {
 }
 
 static bool isWorkgroup(MemRefType type) {
-  auto space =
-      dyn_cast_or_null<gpu::AddressSpaceAttr>(type.getMemorySpace());
+  auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(type.getMemorySpace());
   return space && space.getValue() == gpu::AddressSpace::Workgroup;
 }
 
@@ -170,8 +169,7 @@ LogicalResult CopyOp::verify() {
   if (src.getRank() != dst.getRank() ||
       src.getElementType() != dst.getElementType())
     return emitOpError() << "shared tile " << dst
-                         << " must have the rank and element type of "
-                         << src;
+                         << " must have the rank and element type of " << src;
   return success();
 }
 
@@ -189,8 +187,7 @@ LogicalResult GemmOp::verify() {
   if (a.getElementType() != b.getElementType() ||
       !(a.getElementType().isBF16() || a.getElementType().isF16()))
     return emitOpError() << "operands must both be bf16 or both f16, got "
-                         << a.getElementType() << " and "
-                         << b.getElementType();
+                         << a.getElementType() << " and " << b.getElementType();
   if (!acc.getElementType().isF32())
     return emitOpError() << "accumulator must be f32, got "
                          << acc.getElementType();

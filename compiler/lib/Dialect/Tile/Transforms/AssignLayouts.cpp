@@ -92,8 +92,8 @@ static int64_t chooseVectorWidth(func::FuncOp kernel, int64_t threads) {
   kernel.walk([&](Operation *op) {
     if (auto load = dyn_cast<LoadOp>(op))
       width = std::min(width, accessWidth(load.getSource(), load.getType()));
-    if (auto store = dyn_cast<StoreOp>(op); store &&
-                                            !reduced.contains(store.getValue()))
+    if (auto store = dyn_cast<StoreOp>(op);
+        store && !reduced.contains(store.getValue()))
       width = std::min(
           width, accessWidth(store.getDest(), store.getValue().getType()));
     if (isSplatLike(op)) // placed in their users' layouts
@@ -148,13 +148,13 @@ private:
       v0 /= 2;
     if (type.getNumElements() % threads != 0)
       return op->emitOpError()
-             << "fragment " << RankedTensorType::get(type.getShape(),
-                                                      type.getElementType())
+             << "fragment "
+             << RankedTensorType::get(type.getShape(), type.getElementType())
              << " has " << type.getNumElements()
              << " elements; requires a multiple of the kernel's " << threads
              << " threads";
-    setLayout(v, LayoutAttr::get(op->getContext(), type.getShape(), threads,
-                                 v0, {}));
+    setLayout(
+        v, LayoutAttr::get(op->getContext(), type.getShape(), threads, v0, {}));
     return success();
   }
 
@@ -246,8 +246,8 @@ private:
         target = *l;
       if (*l != target)
         return op->emitOpError()
-               << "operands have different layouts (" << target << " and "
-               << *l << "); layout conversion is not supported yet";
+               << "operands have different layouts (" << target << " and " << *l
+               << "); layout conversion is not supported yet";
     }
     for (Value result : op->getResults())
       setLayout(result, target);
@@ -326,9 +326,8 @@ private:
       return success();
     }
     ArrayRef<int64_t> shape = op.getType().getShape();
-    setLayout(op.getResult(),
-              LayoutAttr::get(op->getContext(), shape, threads,
-                              source->getVector(), {}));
+    setLayout(op.getResult(), LayoutAttr::get(op->getContext(), shape, threads,
+                                              source->getVector(), {}));
     return success();
   }
 
