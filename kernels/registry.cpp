@@ -22,8 +22,7 @@ rt::SpecKey key_per_token_cast(const OpArgs &args);
 RunResult run_topk_gate(const OpArgs &args, const RunOptions &options);
 Kernel build_topk_gate(const OpArgs &args);
 rt::SpecKey key_topk_gate(const OpArgs &args);
-RunResult run_sinkhorn_normalize(const OpArgs &args,
-                                 const RunOptions &options);
+RunResult run_sinkhorn_normalize(const OpArgs &args, const RunOptions &options);
 Kernel build_sinkhorn_normalize(const OpArgs &args);
 rt::SpecKey key_sinkhorn_normalize(const OpArgs &args);
 RunResult run_gemm(const OpArgs &args, const RunOptions &options);

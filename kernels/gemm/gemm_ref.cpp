@@ -41,8 +41,7 @@ std::vector<double> gemm_ref_row(const HostTensor &a, const HostTensor &b,
   return out;
 }
 
-HostTensor gemm_ref(const HostTensor &a, const HostTensor &b,
-                    DType out_dtype) {
+HostTensor gemm_ref(const HostTensor &a, const HostTensor &b, DType out_dtype) {
   check(a, b);
   const int64_t m = a.size(0), n = b.size(0);
   HostTensor c = HostTensor::zeros(out_dtype, {m, n});

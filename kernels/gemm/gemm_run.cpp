@@ -40,9 +40,12 @@ GemmArgs parse(const OpArgs &args) {
                                   args.shape.size()));
     g = {args.shape[0], args.shape[1], args.shape[2], DType::bf16};
   }
-  g.m = static_cast<int64_t>(args.number("gemm", "m", static_cast<double>(g.m)));
-  g.n = static_cast<int64_t>(args.number("gemm", "n", static_cast<double>(g.n)));
-  g.k = static_cast<int64_t>(args.number("gemm", "k", static_cast<double>(g.k)));
+  g.m =
+      static_cast<int64_t>(args.number("gemm", "m", static_cast<double>(g.m)));
+  g.n =
+      static_cast<int64_t>(args.number("gemm", "n", static_cast<double>(g.n)));
+  g.k =
+      static_cast<int64_t>(args.number("gemm", "k", static_cast<double>(g.k)));
   if (g.m < 0 || g.n < 0 || g.k < 0 || g.k % 8 != 0 || g.n % 2 != 0)
     throw UserError(fmt::format("gemm: m={}, n={}, k={}; requires sizes >= 0, "
                                 "k a multiple of 8 and n even",
@@ -107,7 +110,8 @@ RunResult run_gemm(const OpArgs &args, const RunOptions &options) {
     dc.download(got.raw(), static_cast<size_t>(g.m * g.n) * out_elt);
 
   // bf16 rounding of the result (2^-8 relative) plus f32 accumulation.
-  const double scale = std::sqrt(static_cast<double>(std::max<int64_t>(g.k, 1)));
+  const double scale =
+      std::sqrt(static_cast<double>(std::max<int64_t>(g.k, 1)));
   std::string diff;
   int64_t checked_rows = 0;
   auto check_row = [&](int64_t row) {

@@ -14,10 +14,10 @@ namespace tilejit::mhc {
 /// Static parameters of a sinkhorn_normalize kernel; also the bytewise key
 /// of the op's kernel table (all 32-bit fields).
 struct SinkhornSpec {
-  int32_t n = 4;        ///< matrices are n x n
+  int32_t n = 4; ///< matrices are n x n
   int32_t repeat = 10;
   uint32_t eps_bits = 0x358637bd; ///< eps as float bits (1e-6f)
-  int32_t block_b = 64; ///< matrices a block
+  int32_t block_b = 64;           ///< matrices a block
   int32_t threads = 128;
   int32_t vector_bytes = 0; ///< 16: rows are 16-byte aligned
 };

@@ -33,8 +33,8 @@ SinkhornArgs parse(const OpArgs &args) {
                                 "supported; requires f32",
                                 name_of(*args.dtype)));
   SinkhornArgs a;
-  a.shape = args.shape.empty() ? std::vector<int64_t>{2, 4096, 4, 4}
-                               : args.shape;
+  a.shape =
+      args.shape.empty() ? std::vector<int64_t>{2, 4096, 4, 4} : args.shape;
   if (a.shape.size() < 2 || a.shape.back() != a.shape[a.shape.size() - 2])
     throw UserError("sinkhorn_normalize: --shape must end in n x n");
   a.repeat = static_cast<int>(args.number("sinkhorn_normalize", "repeat", 10));

@@ -41,8 +41,8 @@ TopkGateSpec topk_gate_spec(int64_t num_experts, int64_t num_topk) {
   spec.num_experts = static_cast<int32_t>(num_experts);
   spec.num_topk = static_cast<int32_t>(num_topk);
   // About 16 scores a thread of the one-warp block.
-  int64_t width = static_cast<int64_t>(
-      std::bit_ceil(static_cast<uint64_t>(num_experts)));
+  int64_t width =
+      static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(num_experts)));
   spec.block_t = static_cast<int32_t>(std::max<int64_t>(1, 512 / width));
   spec.vector_bytes = (num_experts * 4) % 16 == 0 ? 16 : 0;
   return spec;

@@ -16,8 +16,8 @@ namespace tilejit::moe {
 struct TopkGateSpec {
   int32_t num_experts = 256;
   int32_t num_topk = 8;
-  int32_t block_t = 2; ///< tokens (rows) a block
-  int32_t threads = 32; ///< one warp: every row reduces within it
+  int32_t block_t = 2;      ///< tokens (rows) a block
+  int32_t threads = 32;     ///< one warp: every row reduces within it
   int32_t vector_bytes = 0; ///< 16: the rows are 16-byte aligned
 };
 

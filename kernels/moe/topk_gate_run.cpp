@@ -81,9 +81,9 @@ RunResult run_topk_gate(const OpArgs &args, const RunOptions &options) {
   r.bytes = static_cast<double>(in_bytes + out_bytes);
   std::string diff = ref::compare_exact(got, expected);
   r.passed = diff.empty();
-  r.check = r.passed ? fmt::format("bitwise equal to CPU reference ({} rows)",
-                                   a.t)
-                     : diff;
+  r.check = r.passed
+                ? fmt::format("bitwise equal to CPU reference ({} rows)", a.t)
+                : diff;
   if (options.iters > 0 && a.t > 0) {
     r.ms = rt::time_ms([&] { moe::topk_gate(vs, a.k, vout); }, nullptr,
                        options.warmup, options.iters);

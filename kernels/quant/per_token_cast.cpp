@@ -37,13 +37,14 @@ PerTokenCastSpec per_token_cast_tiling(PerTokenCastSpec spec, int64_t k,
   // 16384 over 256 or 512 and 32768 over 512 (77-82% of copy vs 46-79%).
   constexpr int64_t kTile = 4096;
   spec.threads = 128;
-  int64_t group = static_cast<int64_t>(
-      std::bit_ceil(static_cast<uint64_t>(std::max<int64_t>(num_per_channels, 1))));
+  int64_t group = static_cast<int64_t>(std::bit_ceil(
+      static_cast<uint64_t>(std::max<int64_t>(num_per_channels, 1))));
   spec.group = static_cast<int32_t>(group);
   spec.block_k = static_cast<int32_t>(std::max<int64_t>(group, 512));
   if (num_per_channels == k)
     spec.block_k = spec.group; // one group a row, padded
-  spec.block_m = static_cast<int32_t>(std::max<int64_t>(1, kTile / spec.block_k));
+  spec.block_m =
+      static_cast<int32_t>(std::max<int64_t>(1, kTile / spec.block_k));
   return spec;
 }
 
@@ -110,12 +111,12 @@ static Checked check_args(const rt::TensorView &x, std::string_view fmt_name,
                        name_of(sf_dtype), m, sf_cols, align4(m));
   } else {
     sf_ok = sf_ok && out_sf.is_contiguous();
-    want = fmt::format("a contiguous {} [{}, {}]", name_of(sf_dtype), m,
-                       sf_cols);
+    want =
+        fmt::format("a contiguous {} [{}, {}]", name_of(sf_dtype), m, sf_cols);
   }
   if (!sf_ok)
-    throw UserError(fmt::format("{}: argument 'out_sf' is {}; requires {}",
-                                kOp, out_sf.to_string(), want));
+    throw UserError(fmt::format("{}: argument 'out_sf' is {}; requires {}", kOp,
+                                out_sf.to_string(), want));
   ops::check_pointer(kOp, "x", x);
   ops::check_pointer(kOp, "out", out);
   ops::check_pointer(kOp, "out_sf", out_sf);
@@ -127,9 +128,9 @@ void per_token_cast(const rt::TensorView &x, std::string_view fmt_name,
                     const rt::TensorView &out_sf,
                     bool use_tma_aligned_col_major_sf, bool round_sf,
                     bool use_packed_ue8m0, CUstream stream) {
-  Checked c = check_args(x, fmt_name, num_per_channels, out, out_sf,
-                         use_tma_aligned_col_major_sf, round_sf,
-                         use_packed_ue8m0);
+  Checked c =
+      check_args(x, fmt_name, num_per_channels, out, out_sf,
+                 use_tma_aligned_col_major_sf, round_sf, use_packed_ue8m0);
   if (c.m == 0 || c.k == 0)
     return;
   PerTokenCastSpec spec;
@@ -157,15 +158,15 @@ void per_token_cast(const rt::TensorView &x, std::string_view fmt_name,
     const int64_t shape[3] = {out_sf.shape[0], out_sf.shape[1], 4};
     const int64_t strides[3] = {4 * out_sf.strides[0], 4 * out_sf.strides[1],
                                 1};
-    ops::push_tensor(args, rt::TensorView::strided(out_sf.data, DType::u8,
-                                                   shape, strides));
+    ops::push_tensor(
+        args, rt::TensorView::strided(out_sf.data, DType::u8, shape, strides));
   } else {
     ops::push_tensor(args, out_sf);
   }
   rt::LaunchConfig config;
-  config.grid = {
-      static_cast<uint32_t>((c.m + spec.block_m - 1) / spec.block_m),
-      static_cast<uint32_t>((c.k + spec.block_k - 1) / spec.block_k), 1};
+  config.grid = {static_cast<uint32_t>((c.m + spec.block_m - 1) / spec.block_m),
+                 static_cast<uint32_t>((c.k + spec.block_k - 1) / spec.block_k),
+                 1};
   config.block = {static_cast<uint32_t>(spec.threads), 1, 1};
   config.stream = stream;
   rt::launch(kernel.function, config, args.data());

@@ -15,8 +15,8 @@ Kernel per_token_cast_kernel(const PerTokenCastSpec &s) {
   auto x = k.tensor("x", s.in_dtype, 2, access);
   auto out = k.tensor("out", DType::e4m3, 2, access);
   // Packed scales are bytes (m, k / 4, k % 4) of the int32 tensor.
-  auto out_sf = k.tensor("out_sf", packed ? DType::u8 : DType::f32,
-                         packed ? 3 : 2);
+  auto out_sf =
+      k.tensor("out_sf", packed ? DType::u8 : DType::f32, packed ? 3 : 2);
 
   const int64_t bm = s.block_m, bk = s.block_k, g = s.group, n = bk / g;
   auto m0 = k.block_id(0) * k.index(bm);
@@ -30,8 +30,9 @@ Kernel per_token_cast_kernel(const PerTokenCastSpec &s) {
   dsl::Value biased; // the power of two above sf, as a biased exponent
   if (s.round_sf) {
     auto one = k.constant(1, DType::u32);
-    biased = (((k.bitcast(sf, DType::u32) - one) >> k.constant(23, DType::u32)) +
-              one);
+    biased =
+        (((k.bitcast(sf, DType::u32) - one) >> k.constant(23, DType::u32)) +
+         one);
     auto exponent = k.constant(23, DType::u32);
     sf = k.bitcast(biased << exponent, DType::f32);
     sf_inv = k.bitcast((k.constant(254, DType::u32) - biased) << exponent,

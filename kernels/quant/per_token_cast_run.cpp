@@ -137,7 +137,8 @@ PerTokenCastRun PerTokenCastRun::prepare(const PerTokenCastCase &c) {
       std::memcpy(&host[static_cast<size_t>(i) * 4], &v, 4);
     }
   }
-  ref::HostTensor x = ref::HostTensor::view(host.data(), c.dtype, shape, strides);
+  ref::HostTensor x =
+      ref::HostTensor::view(host.data(), c.dtype, shape, strides);
   s_->expected = quant::per_token_cast_ref(x, "e4m3", c.group, std::nullopt,
                                            c.col_major, c.round_sf, c.packed);
   // The scales' storage as the reference lays it out (strides included).
@@ -156,8 +157,10 @@ void PerTokenCastRun::upload() {
   const int64_t shape[2] = {c.m, c.k}, strides[2] = {row_stride, 1};
   s_->dx = rt::DeviceBuffer(host.size());
   s_->dx.upload(host.data(), host.size());
-  s_->dout = rt::DeviceBuffer(static_cast<size_t>(std::max<int64_t>(c.m * c.k, 1)));
-  s_->dsf = rt::DeviceBuffer(static_cast<size_t>(std::max<int64_t>(s_->sf_elems, 1)) * 4);
+  s_->dout =
+      rt::DeviceBuffer(static_cast<size_t>(std::max<int64_t>(c.m * c.k, 1)));
+  s_->dsf = rt::DeviceBuffer(
+      static_cast<size_t>(std::max<int64_t>(s_->sf_elems, 1)) * 4);
   s_->dout.fill_zero();
   s_->dsf.fill_zero();
   s_->vx = rt::TensorView::strided(s_->dx.ptr(), c.dtype, shape, strides);
@@ -202,8 +205,8 @@ double PerTokenCastRun::bytes() const {
 
 RunResult run_per_token_cast(const OpArgs &args, const RunOptions &options) {
   PerTokenCastArgs a = parse(args);
-  PerTokenCastCase c{a.dtype, a.m, a.k, 0, a.group, a.col_major, a.round_sf,
-                     a.packed, options.seed};
+  PerTokenCastCase c{a.dtype,     a.m,        a.k,      0,           a.group,
+                     a.col_major, a.round_sf, a.packed, options.seed};
   PerTokenCastRun run(c);
   run.call();
   RunResult r;

@@ -21,13 +21,19 @@ ops::RunResult run(int64_t m, int64_t n, int64_t k, const char *out,
 }
 } // namespace
 
-TEST_CASE("gemm matches the reference on tiles, tails and size 0",
-          "[gemm]") {
+TEST_CASE("gemm matches the reference on tiles, tails and size 0", "[gemm]") {
   uint64_t seed = std::random_device{}();
-  for (auto [m, n, k] :
-       {std::tuple{128, 256, 64}, {256, 512, 512}, {384, 128, 1024},
-        {1000, 1000, 520}, {129, 258, 72}, {1, 2, 8}, {64, 96, 8},
-        {300, 2, 4096}, {0, 256, 64}, {128, 0, 64}, {128, 256, 0}}) {
+  for (auto [m, n, k] : {std::tuple{128, 256, 64},
+                         {256, 512, 512},
+                         {384, 128, 1024},
+                         {1000, 1000, 520},
+                         {129, 258, 72},
+                         {1, 2, 8},
+                         {64, 96, 8},
+                         {300, 2, 4096},
+                         {0, 256, 64},
+                         {128, 0, 64},
+                         {128, 256, 0}}) {
     for (const char *out : {"bf16", "f32"}) {
       ops::RunResult r = run(m, n, k, out, seed++);
       INFO(r.shape << ": " << r.check);

@@ -42,10 +42,16 @@ TEST_CASE("per_token_cast is exact on small shapes, tails and size 0",
   uint64_t seed = std::random_device{}();
   for (DType dtype : {DType::bf16, DType::f32})
     for (const auto &f : kFlags)
-      for (auto [m, k, group] :
-           {std::tuple{64, 512, 128}, {1, 128, 128}, {17, 576, 128},
-            {33, 576, 32}, {5, 640, 64}, {3, 192, 16}, {7, 576, 576},
-            {1, 64, 64}, {0, 512, 128}, {130, 4096, 128}}) {
+      for (auto [m, k, group] : {std::tuple{64, 512, 128},
+                                 {1, 128, 128},
+                                 {17, 576, 128},
+                                 {33, 576, 32},
+                                 {5, 640, 64},
+                                 {3, 192, 16},
+                                 {7, 576, 576},
+                                 {1, 64, 64},
+                                 {0, 512, 128},
+                                 {130, 4096, 128}}) {
         PerTokenCastCase c{dtype, m, k, 0, group, f[0], f[1], f[2], seed++};
         INFO(describe(c));
         CHECK(check(c) == "");

@@ -34,13 +34,12 @@ TEST_CASE("sinkhorn_normalize matches the reference on TileKernels' shapes",
 TEST_CASE("sinkhorn_normalize with other repeats, sizes, tails and size 0",
           "[sinkhorn_normalize]") {
   uint64_t seed = std::random_device{}();
-  for (auto [shape, repeat] :
-       {std::pair{std::vector<int64_t>{77, 4, 4}, 1},
-        {std::vector<int64_t>{65, 4, 4}, 3},
-        {std::vector<int64_t>{130, 8, 8}, 10},
-        {std::vector<int64_t>{3, 2, 2}, 10},
-        {std::vector<int64_t>{5, 16, 16}, 5},
-        {std::vector<int64_t>{0, 4, 4}, 10}}) {
+  for (auto [shape, repeat] : {std::pair{std::vector<int64_t>{77, 4, 4}, 1},
+                               {std::vector<int64_t>{65, 4, 4}, 3},
+                               {std::vector<int64_t>{130, 8, 8}, 10},
+                               {std::vector<int64_t>{3, 2, 2}, 10},
+                               {std::vector<int64_t>{5, 16, 16}, 5},
+                               {std::vector<int64_t>{0, 4, 4}, 10}}) {
     ops::RunResult r = run(shape, repeat, seed++);
     INFO(r.shape << ": " << r.check);
     CHECK(r.passed);

@@ -19,7 +19,7 @@ ops::RunResult run(int64_t t, int64_t e, int64_t k, uint64_t seed) {
 }
 
 constexpr std::pair<int64_t, int64_t> kTestPairs[] = {
-    {72, 6}, {32, 6}, {64, 6}, {96, 6}, {16, 6},
+    {72, 6}, {32, 6},  {64, 6},  {96, 6},  {16, 6},
     {36, 6}, {108, 6}, {128, 6}, {144, 6}, {256, 8}};
 } // namespace
 
@@ -30,12 +30,15 @@ TEST_CASE("topk_gate is bit-exact on small shapes, tails and size 0",
     for (int64_t t : {1, 3, 37}) {
       ops::RunResult r = run(t, e, k, seed++);
       INFO(r.shape);
-      CHECK(r.check == "bitwise equal to CPU reference (" + std::to_string(t) +
-                           " rows)");
+      CHECK(r.check ==
+            "bitwise equal to CPU reference (" + std::to_string(t) + " rows)");
     }
   // Odd expert counts (no vector loads), K = E and K = 1, and no tokens.
-  for (auto [t, e, k] : {std::tuple{5, 7, 7}, {9, 33, 1}, {2, 1, 1},
-                         {0, 64, 6}, {40, 1000, 4}}) {
+  for (auto [t, e, k] : {std::tuple{5, 7, 7},
+                         {9, 33, 1},
+                         {2, 1, 1},
+                         {0, 64, 6},
+                         {40, 1000, 4}}) {
     ops::RunResult r = run(t, e, k, seed++);
     INFO(r.shape);
     CHECK(r.passed);

@@ -15,8 +15,8 @@ using Catch::Matchers::EndsWith;
 namespace {
 
 /// Builds a kernel with `body` and returns the UserError text ("" if none).
-std::string error_of(
-    const std::function<void(dsl::KernelBuilder &, dsl::Tensor &)> &body) {
+std::string
+error_of(const std::function<void(dsl::KernelBuilder &, dsl::Tensor &)> &body) {
   try {
     dsl::KernelBuilder k("bad", 128);
     auto x = k.tensor("x", DType::f32, 2);
@@ -56,9 +56,7 @@ TEST_CASE("DSL arithmetic, casts and math reject misuse with one line",
              Contains("cannot subtract fragments of types tensor<4x32xf32> "
                       "and tensor<128xf32>: ranks differ"));
   // Deliberate mistake: a shift of floats.
-  CHECK_THAT(error_of([](auto &k, auto &x) {
-               k.shl(tile(k, x), tile(k, x));
-             }),
+  CHECK_THAT(error_of([](auto &k, auto &x) { k.shl(tile(k, x), tile(k, x)); }),
              EndsWith("error: cannot shift values of dtype f32; bitcast to an "
                       "integer dtype first"));
   // Deliberate mistake: select on a value that is not a comparison.
@@ -68,25 +66,22 @@ TEST_CASE("DSL arithmetic, casts and math reject misuse with one line",
              EndsWith("error: select: the condition must be a comparison's "
                       "result"));
   // Deliberate mistake: exp of an integer.
-  CHECK_THAT(error_of([](auto &k, auto &) {
-               k.exp(k.constant(1, DType::i32));
-             }),
-             EndsWith("error: exp: requires an f32 value, got i32"));
+  CHECK_THAT(
+      error_of([](auto &k, auto &) { k.exp(k.constant(1, DType::i32)); }),
+      EndsWith("error: exp: requires an f32 value, got i32"));
   // Deliberate mistake: sqrt of bf16 (compute in f32).
-  CHECK_THAT(error_of([](auto &k, auto &) {
-               k.sqrt(k.constant(2, DType::bf16));
-             }),
-             EndsWith("error: sqrt: requires an f32 value, got bf16"));
+  CHECK_THAT(
+      error_of([](auto &k, auto &) { k.sqrt(k.constant(2, DType::bf16)); }),
+      EndsWith("error: sqrt: requires an f32 value, got bf16"));
   // Deliberate mistake: fma with an integer operand.
   CHECK_THAT(error_of([](auto &k, auto &x) {
                k.fma(tile(k, x), tile(k, x), k.constant(1, DType::i32));
              }),
              EndsWith("error: fma: requires three f32 values"));
   // Deliberate mistake: a bitcast between sizes.
-  CHECK_THAT(error_of([](auto &k, auto &x) {
-               k.bitcast(tile(k, x), DType::bf16);
-             }),
-             EndsWith("error: bitcast from f32 to bf16: the sizes differ"));
+  CHECK_THAT(
+      error_of([](auto &k, auto &x) { k.bitcast(tile(k, x), DType::bf16); }),
+      EndsWith("error: bitcast from f32 to bf16: the sizes differ"));
   // Deliberate mistake: reading fp8 values back (not supported yet).
   CHECK_THAT(error_of([](auto &k, auto &x) {
                k.cast(k.cast(tile(k, x), DType::e4m3), DType::f32);
@@ -107,7 +102,9 @@ TEST_CASE("DSL reductions and shapes reject misuse with one line",
              EndsWith("error: reduce_sum: the value has type f32; requires a "
                       "fragment"));
   // Deliberate mistake: a reshape that changes the element count.
-  CHECK_THAT(error_of([](auto &k, auto &x) { k.reshape(tile(k, x), {4, 16}); }),
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               k.reshape(tile(k, x), {4, 16});
+             }),
              EndsWith("error: reshape: tensor<4x32xf32> has 128 elements; "
                       "the shape [4, 16] has 64"));
   // Deliberate mistake: a broadcast along a dimension that is not 1.
@@ -117,10 +114,14 @@ TEST_CASE("DSL reductions and shapes reject misuse with one line",
              EndsWith("error: broadcast: tensor<4x32xf32> cannot be broadcast "
                       "to [4, 64]; each dimension must match or be 1"));
   // Deliberate mistake: iota of floats.
-  CHECK_THAT(error_of([](auto &k, auto &) { k.iota({4, 32}, 1, DType::f32); }),
+  CHECK_THAT(error_of([](auto &k, auto &) {
+               k.iota({4, 32}, 1, DType::f32);
+             }),
              EndsWith("error: iota: requires an integer dtype, got f32"));
   // Deliberate mistake: iota along a dimension past the rank.
-  CHECK_THAT(error_of([](auto &k, auto &) { k.iota({4, 32}, 3); }),
+  CHECK_THAT(error_of([](auto &k, auto &) {
+               k.iota({4, 32}, 3);
+             }),
              EndsWith("error: iota: dim 3 is out of range for the shape [4, "
                       "32]"));
   // Deliberate mistake: the size of a dimension past the tensor's rank.
@@ -144,10 +145,9 @@ TEST_CASE("DSL shared tiles and pipelines reject misuse with one line",
                       "alloc_shared"));
   // Deliberate mistake: a pipeline without stages.
   CHECK_THAT(error_of([](auto &k, auto &x) {
-               k.pipelined(k.index(4), 0, {tile(k, x)},
-                           [](dsl::Value, std::vector<dsl::Value> c) {
-                             return c;
-                           });
+               k.pipelined(
+                   k.index(4), 0, {tile(k, x)},
+                   [](dsl::Value, std::vector<dsl::Value> c) { return c; });
              }),
              EndsWith("error: pipelined: stages is 0; requires at least 1"));
   // A well-formed pipelined loop builds.

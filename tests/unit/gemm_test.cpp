@@ -57,7 +57,8 @@ TEST_CASE("gemm lowers to TMA copies and WGMMA", "[kernels][compiler]") {
   for (int block_n : {128, 256}) {
     gemm::GemmSpec spec;
     spec.block_n = block_n;
-    CompiledKernel compiled = compile(gemm::gemm_kernel(spec), CompileOptions{});
+    CompiledKernel compiled =
+        compile(gemm::gemm_kernel(spec), CompileOptions{});
     INFO("block_n " << block_n);
     CHECK(compiled.ptx.find("cp.async.bulk.tensor.2d") != std::string::npos);
     CHECK(compiled.ptx.find("wgmma.mma_async.sync.aligned.m64n" +

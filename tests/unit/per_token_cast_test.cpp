@@ -73,9 +73,11 @@ TEST_CASE("per_token_cast lowers to fp8 pair conversions and warp shuffles",
     spec.round_sf = 1;
     spec = quant::per_token_cast_tiling(spec, 7168, group);
     CompileOptions options;
-    CompiledKernel compiled = compile(quant::per_token_cast_kernel(spec), options);
+    CompiledKernel compiled =
+        compile(quant::per_token_cast_kernel(spec), options);
     INFO("group " << group);
-    CHECK(compiled.ptx.find("cvt.rn.satfinite.e4m3x2.f32") != std::string::npos);
+    CHECK(compiled.ptx.find("cvt.rn.satfinite.e4m3x2.f32") !=
+          std::string::npos);
     CHECK(compiled.ptx.find("shfl.sync.bfly") != std::string::npos);
     CHECK(compiled.ptx.find("ld.global.v4") != std::string::npos);
   }

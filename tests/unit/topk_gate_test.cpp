@@ -29,9 +29,10 @@ TEST_CASE("topk_gate rejects bad arguments", "[kernels][error]") {
   CHECK(user_error(TensorView::contiguous(p, DType::bf16, {10, 72}), 6, idx) ==
         "topk_gate: argument 'scores' has dtype bf16; requires f32");
   // Deliberate mistake: more picks than experts.
-  CHECK(user_error(scores, 73, TensorView::contiguous(p, DType::i64, {10, 73})) ==
-        "topk_gate: argument 'num_topk' is 73; requires 1 <= num_topk <= 72 "
-        "(the experts)");
+  CHECK(
+      user_error(scores, 73, TensorView::contiguous(p, DType::i64, {10, 73})) ==
+      "topk_gate: argument 'num_topk' is 73; requires 1 <= num_topk <= 72 "
+      "(the experts)");
   // Deliberate mistake: too many experts for one warp's registers.
   CHECK(user_error(TensorView::contiguous(p, DType::f32, {10, 2000}), 6, idx) ==
         "topk_gate: argument 'scores' has 2000 experts (columns); requires 1 "
