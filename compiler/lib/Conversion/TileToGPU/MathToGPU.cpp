@@ -19,10 +19,12 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <functional>
+
 using namespace mlir;
 using namespace mlir::tile;
 
-static Value expf(OpBuilder &b, Location loc, Value x) {
+static Value accurateExpf(OpBuilder &b, Location loc, Value x) {
   Type f32 = b.getF32Type(), i32 = b.getI32Type();
   auto f = [&](float v) {
     return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v)).getResult();
@@ -64,11 +66,19 @@ static Value expf(OpBuilder &b, Location loc, Value x) {
 
 namespace {
 
-struct ExpLowering : OpConversionPattern<math::ExpOp> {
-  using OpConversionPattern::OpConversionPattern;
+/// An f32 math op computed element by element by `scalar` (on a scalar, or
+/// on each element of a vector).
+using ScalarF32Fn = std::function<Value(OpBuilder &, Location, Value)>;
+
+template <typename OpTy>
+struct ScalarizedF32Lowering : OpConversionPattern<OpTy> {
+  ScalarizedF32Lowering(const TypeConverter &tc, MLIRContext *ctx,
+                        ScalarF32Fn scalar)
+      : OpConversionPattern<OpTy>(tc, ctx), scalar(std::move(scalar)) {}
+  using OpAdaptor = typename OpConversionPattern<OpTy>::OpAdaptor;
 
   LogicalResult
-  matchAndRewrite(math::ExpOp op, OpAdaptor adaptor,
+  matchAndRewrite(OpTy op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value in = adaptor.getOperand();
@@ -76,17 +86,29 @@ struct ExpLowering : OpConversionPattern<math::ExpOp> {
       return op.emitOpError() << "is supported on f32 only";
     auto vecType = dyn_cast<VectorType>(in.getType());
     if (!vecType) {
-      rewriter.replaceOp(op, expf(rewriter, loc, in));
+      rewriter.replaceOp(op, scalar(rewriter, loc, in));
       return success();
     }
     SmallVector<Value> elements;
     for (int64_t k = 0; k < vecType.getNumElements(); ++k)
       elements.push_back(
-          expf(rewriter, loc, vector::ExtractOp::create(rewriter, loc, in, k)));
+          scalar(rewriter, loc,
+                 vector::ExtractOp::create(rewriter, loc, in, k).getResult()));
     rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, vecType, elements);
     return success();
   }
+
+  ScalarF32Fn scalar;
 };
+
+/// One call of an f32 -> f32 NVVM intrinsic.
+ScalarF32Fn intrinsic(std::string name) {
+  return [name](OpBuilder &b, Location loc, Value x) -> Value {
+    return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(),
+                                         b.getStringAttr(name), ValueRange{x})
+        .getResult(0);
+  };
+}
 
 /// |x| of floats: clear the sign bit (GPUToNVVM takes llvm.fabs, too, to
 /// libdevice).
@@ -134,44 +156,6 @@ struct AbsILowering : OpConversionPattern<math::AbsIOp> {
   }
 };
 
-/// An f32 math op as one NVVM intrinsic per element: sqrt as the IEEE
-/// correctly rounded sqrt.rn.f32, rsqrt as rsqrt.approx.f32 (as CUDA's
-/// rsqrtf, within 2 ulp; there is no IEEE rsqrt).
-template <typename OpTy> struct IntrinsicLowering : OpConversionPattern<OpTy> {
-  IntrinsicLowering(const TypeConverter &tc, MLIRContext *ctx,
-                    StringRef intrinsic)
-      : OpConversionPattern<OpTy>(tc, ctx), intrinsic(intrinsic) {}
-  using OpAdaptor = typename OpConversionPattern<OpTy>::OpAdaptor;
-
-  LogicalResult
-  matchAndRewrite(OpTy op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    Value in = adaptor.getOperand();
-    if (!getElementTypeOrSelf(in.getType()).isF32())
-      return op.emitOpError() << "is supported on f32 only";
-    auto one = [&](Value x) {
-      return LLVM::CallIntrinsicOp::create(rewriter, loc, rewriter.getF32Type(),
-                                           rewriter.getStringAttr(intrinsic),
-                                           ValueRange{x})
-          .getResult(0);
-    };
-    auto vecType = dyn_cast<VectorType>(in.getType());
-    if (!vecType) {
-      rewriter.replaceOp(op, one(in));
-      return success();
-    }
-    SmallVector<Value> elements;
-    for (int64_t k = 0; k < vecType.getNumElements(); ++k)
-      elements.push_back(
-          one(vector::ExtractOp::create(rewriter, loc, in, k).getResult()));
-    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, vecType, elements);
-    return success();
-  }
-
-  std::string intrinsic;
-};
-
 /// fma(a, b, c) rounded once, as LLVM's fma intrinsic (fma.rn.f32).
 struct FmaLowering : OpConversionPattern<math::FmaOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -189,10 +173,13 @@ struct FmaLowering : OpConversionPattern<math::FmaOp> {
 void mlir::tile::populateMathToGPUPatterns(const TypeConverter &converter,
                                            RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
-  patterns.add<ExpLowering, AbsFLowering, AbsILowering, FmaLowering>(converter,
-                                                                     ctx);
-  patterns.add<IntrinsicLowering<math::SqrtOp>>(converter, ctx,
-                                                "llvm.nvvm.sqrt.rn.f");
-  patterns.add<IntrinsicLowering<math::RsqrtOp>>(converter, ctx,
-                                                 "llvm.nvvm.rsqrt.approx.f");
+  patterns.add<AbsFLowering, AbsILowering, FmaLowering>(converter, ctx);
+  patterns.add<ScalarizedF32Lowering<math::ExpOp>>(converter, ctx,
+                                                   accurateExpf);
+  // sqrt is the IEEE, correctly rounded sqrt.rn.f32; rsqrt is
+  // rsqrt.approx.f32 (as CUDA's rsqrtf, within 2 ulp; there is no IEEE rsqrt).
+  patterns.add<ScalarizedF32Lowering<math::SqrtOp>>(
+      converter, ctx, intrinsic("llvm.nvvm.sqrt.rn.f"));
+  patterns.add<ScalarizedF32Lowering<math::RsqrtOp>>(
+      converter, ctx, intrinsic("llvm.nvvm.rsqrt.approx.f"));
 }
