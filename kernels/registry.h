@@ -58,6 +58,11 @@ struct OpInfo {
   std::function<RunResult(const OpArgs &, const RunOptions &)> run;
 };
 
+/// Mean ms of a device-to-device copy that moves `bytes_moved` bytes (read
+/// plus write: a copy of half as many), the roofline RunResult::copy_ms
+/// compares with; buffers of its own, timed as `options` says.
+double copy_roofline_ms(double bytes_moved, const RunOptions &options);
+
 const std::vector<OpInfo> &all_ops();
 /// nullptr if no op has this name.
 const OpInfo *find_op(std::string_view name);

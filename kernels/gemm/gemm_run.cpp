@@ -146,10 +146,7 @@ RunResult run_gemm(const OpArgs &args, const RunOptions &options) {
                      : diff;
   if (options.iters > 0 && g.m * g.n * g.k > 0) {
     r.ms = rt::time_ms(call, nullptr, options.warmup, options.iters);
-    size_t copy_bytes = static_cast<size_t>(r.bytes / 2);
-    rt::DeviceBuffer c0(copy_bytes), c1(copy_bytes);
-    r.copy_ms = rt::time_ms([&] { c1.copy_from(c0, copy_bytes); }, nullptr,
-                            options.warmup, options.iters);
+    r.copy_ms = copy_roofline_ms(r.bytes, options);
   }
   return r;
 }

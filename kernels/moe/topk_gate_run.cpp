@@ -87,10 +87,7 @@ RunResult run_topk_gate(const OpArgs &args, const RunOptions &options) {
   if (options.iters > 0 && a.t > 0) {
     r.ms = rt::time_ms([&] { moe::topk_gate(vs, a.k, vout); }, nullptr,
                        options.warmup, options.iters);
-    size_t copy_bytes = static_cast<size_t>(r.bytes / 2);
-    rt::DeviceBuffer c0(copy_bytes), c1(copy_bytes);
-    r.copy_ms = rt::time_ms([&] { c1.copy_from(c0, copy_bytes); }, nullptr,
-                            options.warmup, options.iters);
+    r.copy_ms = copy_roofline_ms(r.bytes, options);
   }
   return r;
 }
