@@ -237,15 +237,29 @@ Kernel transpose_kernel(DType dtype, int block_x, int block_y,
 }
 } // namespace
 
-TEST_CASE("transpose goes through padded shared memory", "[compiler]") {
+TEST_CASE("transpose goes through shared memory", "[compiler]") {
+  // f32: element by element through rows padded by one word.
   CompiledKernel c =
-      compile(transpose_kernel(DType::bf16, 64, 64, dsl::inner_contiguous(16)));
-  CHECK_THAT(c.ptx, Contains(".shared .align") && Contains("st.shared") &&
-                        Contains("bar.sync") && Contains("ld.shared") &&
+      compile(transpose_kernel(DType::f32, 64, 64, dsl::inner_contiguous(16)));
+  CHECK_THAT(c.ptx, Contains(".shared .align") && Contains("st.shared.b32") &&
+                        Contains("bar.sync") && Contains("ld.shared.b32") &&
                         Contains("ld.global.v4.b32") &&
                         Contains("st.global.v4.b32"));
-  // 64 rows of 64 + 2 bf16 elements (one word of padding a row).
-  CHECK_THAT(c.ptx, Contains("[8448]"));
+  CHECK_THAT(c.ptx, Contains("[16640]")); // 64 rows of 64 + 1 floats
+
+  // 1- and 2-byte elements: words exchanged by shuffles, transposed by byte
+  // permutes, stored as words and read back as 16-byte vectors from an
+  // unpadded (swizzled) buffer.
+  for (DType dtype : {DType::bf16, DType::e4m3}) {
+    CAPTURE(name_of(dtype));
+    c = compile(transpose_kernel(dtype, 64, 64, dsl::inner_contiguous(16)));
+    CHECK_THAT(c.ptx, Contains("shfl.sync.idx.b32") && Contains("prmt.b32") &&
+                          Contains("st.shared.b32") &&
+                          Contains("ld.shared.v4.b32") &&
+                          Contains("st.global.v4.b32"));
+    CHECK_THAT(c.ptx,
+               Contains("[" + std::to_string(64 * 64 * size_of(dtype)) + "]"));
+  }
 
   std::string msg = user_error([] {
     dsl::KernelBuilder k("bad", 256);

@@ -113,3 +113,25 @@ func.func @transpose(%x: memref<?x?xf32>) attributes {tile.threads = 128 : i32} 
   tile.store %u, %x[%c0, %c0] : tensor<32x32xf32>, memref<?x?xf32>
   return
 }
+
+// -----
+
+// One-byte elements move a word at a time: the four threads of four
+// consecutive rows exchange words (three idx shuffles), transpose 4x4-byte
+// blocks with byte permutes, store words into swizzled rows of i32, and the
+// result is read back in 16-byte vectors.
+// CHECK-LABEL: gpu.func @transpose_bytes
+// CHECK-SAME: workgroup(%[[BUF:.*]] : memref<64x16xi32, #gpu.address_space<workgroup>>)
+// CHECK-COUNT-3: gpu.shuffle  idx
+// CHECK: nvvm.prmt
+// CHECK: memref.store %{{.*}}, %[[BUF]][%{{.*}}, %{{.*}}] : memref<64x16xi32, #gpu.address_space<workgroup>>
+// CHECK: gpu.barrier
+// CHECK: vector.load %[[BUF]][%{{.*}}, %{{.*}}] : memref<64x16xi32, #gpu.address_space<workgroup>>, vector<4xi32>
+// CHECK-NOT: tile.transpose
+func.func @transpose_bytes(%x: memref<?x?xf8E4M3FN, strided<[?, 1], offset: ?>> {tile.align = 16 : i64}) attributes {tile.threads = 256 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<?x?xf8E4M3FN, strided<[?, 1], offset: ?>> -> tensor<64x64xf8E4M3FN>
+  %u = tile.transpose %t : tensor<64x64xf8E4M3FN> -> tensor<64x64xf8E4M3FN>
+  tile.store %u, %x[%c0, %c0] : tensor<64x64xf8E4M3FN>, memref<?x?xf8E4M3FN, strided<[?, 1], offset: ?>>
+  return
+}

@@ -90,12 +90,16 @@ void populateReduceToGPUPatterns(
 
 class TransposeOp;
 
-/// The shared buffer a tile.transpose goes through: its source's last two
-/// dimensions, each row padded by one 4-byte word, in workgroup memory.
+/// The shared buffer a tile.transpose goes through, in workgroup memory:
+/// the result's rows as swizzled 4-byte words when 1- or 2-byte elements can
+/// be exchanged a word at a time; else its source's last two dimensions,
+/// each row padded by one 4-byte word.
 MemRefType transposeBufferType(TransposeOp op);
 
 /// tile.transpose -> stores to its shared buffer (`buffers`, one workgroup
-/// attribution of the kernel per op), a barrier, transposed loads.
+/// attribution of the kernel per op), a barrier, transposed loads; words
+/// exchanged by warp shuffles and transposed by byte permutes where they fit
+/// (see TransposeToGPU.cpp).
 void populateTransposeToGPUPatterns(
     const TypeConverter &converter, const ThreadMapping &mapping,
     const llvm::DenseMap<Operation *, Value> &buffers,
