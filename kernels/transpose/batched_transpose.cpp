@@ -21,9 +21,24 @@ rt::SpecKey batched_transpose_key(const BatchedTransposeSpec &spec) {
   key.add("dtype", name_of(spec.dtype))
       .add("block_x", std::to_string(spec.block_x))
       .add("block_y", std::to_string(spec.block_y))
+      .add("tiles_y", std::to_string(spec.tiles_y))
       .add("threads", std::to_string(spec.threads))
       .add("vector_bytes", std::to_string(spec.vector_bytes));
   return key;
+}
+
+BatchedTransposeSpec batched_transpose_spec(DType dtype, int64_t y,
+                                            bool aligned) {
+  BatchedTransposeSpec spec;
+  spec.dtype = dtype;
+  if (aligned)
+    spec.vector_bytes = 16;
+  // 16 bytes a thread a tile; up to 4 tiles (64 bytes a thread).
+  int64_t tiles = 4 / static_cast<int64_t>(size_of(dtype));
+  while (tiles > 1 && y % (spec.block_y * tiles) != 0)
+    tiles /= 2;
+  spec.tiles_y = static_cast<int32_t>(tiles);
+  return spec;
 }
 
 static void check_args(const rt::TensorView &x, const rt::TensorView &out) {
@@ -64,10 +79,9 @@ void batched_transpose(const rt::TensorView &x, const rt::TensorView &out,
   check_args(x, out);
   if (x.numel() == 0)
     return;
-  BatchedTransposeSpec spec;
-  spec.dtype = x.dtype;
-  if (ops::rows_aligned(x, 16) && ops::rows_aligned(out, 16))
-    spec.vector_bytes = 16;
+  const BatchedTransposeSpec spec = batched_transpose_spec(
+      x.dtype, x.shape[2],
+      ops::rows_aligned(x, 16) && ops::rows_aligned(out, 16));
 
   static ops::KernelTable<BatchedTransposeSpec> table;
   const ops::LoadedKernel &kernel =
@@ -80,7 +94,8 @@ void batched_transpose(const rt::TensorView &x, const rt::TensorView &out,
   ops::push_tensor(args, x);
   ops::push_tensor(args, out);
   rt::LaunchConfig config;
-  config.grid = {static_cast<uint32_t>(x.shape[2] / spec.block_y),
+  config.grid = {static_cast<uint32_t>(x.shape[2] /
+                                       (spec.block_y * spec.tiles_y)),
                  static_cast<uint32_t>(x.shape[1] / spec.block_x),
                  static_cast<uint32_t>(x.shape[0])};
   config.block = {static_cast<uint32_t>(spec.threads), 1, 1};

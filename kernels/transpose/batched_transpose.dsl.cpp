@@ -1,9 +1,12 @@
 // batched_transpose.dsl.cpp - batched_transpose in the tile DSL: a block
-// loads a block_x x block_y tile of one batch, transposes it (the compiler
-// goes through padded shared memory) and stores it at the mirrored place.
+// loads tiles_y block_x x block_y tiles of one batch, side by side, then
+// transposes each (the compiler goes through shared memory) and stores it
+// at the mirrored place.
 #include "transpose/batched_transpose.h"
 
 #include "tilejit/compiler/dsl.h"
+
+#include <vector>
 
 namespace tilejit::transpose {
 
@@ -16,9 +19,19 @@ Kernel batched_transpose_kernel(const BatchedTransposeSpec &s) {
 
   auto b = k.block_id(2);
   auto x0 = k.block_id(1) * k.index(s.block_x);
-  auto y0 = k.block_id(0) * k.index(s.block_y);
-  auto tile = k.load(x, {b, x0, y0}, {1, s.block_x, s.block_y});
-  k.store(k.transpose(tile), out, {b, y0, x0});
+  auto y0 = k.block_id(0) * k.index(s.block_y * s.tiles_y);
+  // The host entry requires X and Y to be multiples of the tile, so every
+  // tile is inside. All tiles are loaded first: their loads are in flight
+  // together.
+  const auto inside = dsl::Bounds::promised_inside;
+  std::vector<dsl::Value> tiles, ys;
+  for (int32_t i = 0; i < s.tiles_y; ++i) {
+    ys.push_back(y0 + k.index(i * s.block_y));
+    tiles.push_back(
+        k.load(x, {b, x0, ys[i]}, {1, s.block_x, s.block_y}, inside));
+  }
+  for (int32_t i = 0; i < s.tiles_y; ++i)
+    k.store(k.transpose(tiles[i]), out, {b, ys[i], x0}, inside);
   return k.build();
 }
 

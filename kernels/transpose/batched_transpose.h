@@ -17,6 +17,9 @@ struct BatchedTransposeSpec {
   DType dtype = DType::bf16;
   int32_t block_x = 64; ///< input rows (output columns) of a tile
   int32_t block_y = 64; ///< input columns (output rows) of a tile
+  /// Tiles a block transposes, side by side along y: all loaded before the
+  /// first is transposed, so a block has more bytes in flight.
+  int32_t tiles_y = 1;
   int32_t threads = 256;
   /// 16: both tensors' rows are 16-byte aligned (16-byte vector accesses).
   int32_t vector_bytes = 0;
@@ -34,6 +37,13 @@ void batched_transpose(const rt::TensorView &x, const rt::TensorView &out,
 /// The 2-D form: (X, Y) -> (Y, X), through batched_transpose with B = 1.
 void transpose(const rt::TensorView &x, const rt::TensorView &out,
                CUstream stream = nullptr);
+
+/// The kernel batched_transpose launches for a `dtype` input with `y`
+/// columns whose rows (and the output's) are 16-byte aligned or not: 64 x 64
+/// tiles, 64 bytes a thread (4 tiles a block of 1-byte elements, 2 of 2-byte
+/// ones) where the columns divide evenly.
+BatchedTransposeSpec batched_transpose_spec(DType dtype, int64_t y,
+                                            bool aligned);
 
 rt::SpecKey batched_transpose_key(const BatchedTransposeSpec &spec);
 

@@ -37,12 +37,9 @@ static transpose::BatchedTransposeSpec spec_for(const OpArgs &args) {
   std::vector<int64_t> shape;
   DType dtype;
   check_args(args, shape, dtype);
-  transpose::BatchedTransposeSpec spec;
-  spec.dtype = dtype;
   int64_t elt = static_cast<int64_t>(size_of(dtype));
-  spec.vector_bytes =
-      (shape[2] * elt) % 16 == 0 && (shape[1] * elt) % 16 == 0 ? 16 : 0;
-  return spec;
+  return transpose::batched_transpose_spec(
+      dtype, shape[2], (shape[2] * elt) % 16 == 0 && (shape[1] * elt) % 16 == 0);
 }
 
 Kernel build_batched_transpose(const OpArgs &args) {

@@ -136,18 +136,20 @@ static SmallVector<mlir::Value> unwrapAll(const std::vector<Value> &values,
 }
 
 Value KernelBuilder::load(const Tensor &src, const std::vector<Value> &origin,
-                          const std::vector<int64_t> &shape, Loc loc) {
+                          const std::vector<int64_t> &shape, Bounds bounds,
+                          Loc loc) {
   Location l = impl_->loc(loc);
   auto memref = mlir::cast<MemRefType>(unwrap(src.raw()).getType());
   auto type = RankedTensorType::get(shape, memref.getElementType());
-  mlir::Value v =
-      tile::LoadOp::create(impl_->builder, l, type, unwrap(src.raw()),
-                           unwrapAll(origin, *impl_, loc));
-  return impl_->wrap(v, src.dtype());
+  auto op = tile::LoadOp::create(impl_->builder, l, type, unwrap(src.raw()),
+                                 unwrapAll(origin, *impl_, loc));
+  op.setInBounds(bounds == Bounds::promised_inside);
+  return impl_->wrap(op.getResult(), src.dtype());
 }
 
 void KernelBuilder::store(Value fragment, const Tensor &dst,
-                          const std::vector<Value> &origin, Loc loc) {
+                          const std::vector<Value> &origin, Bounds bounds,
+                          Loc loc) {
   Location l = impl_->loc(loc);
   mlir::Value v = unwrap(fragment.raw());
   if (!isa<RankedTensorType>(v.getType()))
@@ -155,8 +157,9 @@ void KernelBuilder::store(Value fragment, const Tensor &dst,
                                  "fragment (a tile from load or arithmetic "
                                  "on one)",
                                  typeName(v.getType())));
-  tile::StoreOp::create(impl_->builder, l, v, unwrap(dst.raw()),
-                        unwrapAll(origin, *impl_, loc));
+  auto op = tile::StoreOp::create(impl_->builder, l, v, unwrap(dst.raw()),
+                                  unwrapAll(origin, *impl_, loc));
+  op.setInBounds(bounds == Bounds::promised_inside);
 }
 
 Value KernelBuilder::transpose(Value fragment, Loc loc) {

@@ -73,6 +73,12 @@ inline Access inner_contiguous(int align_bytes = 16) {
   return Access{true, align_bytes};
 }
 
+/// Whether a load or store checks each element against the tensor's sizes
+/// (the default: outside, loads read zero and stores are dropped) or the
+/// author promises the whole box is inside and no checks are emitted. A
+/// broken promise reads and writes out of bounds.
+enum class Bounds { checked, promised_inside };
+
 /// Builds one kernel. Every call records the caller's source line, so a
 /// verifier error names the line of the kernel author's code.
 ///
@@ -102,12 +108,15 @@ public:
   Value index(int64_t value, Loc loc = Loc::current());
 
   /// Loads the box of `shape` starting at `origin` into a fragment; elements
-  /// outside the tensor read as zero.
+  /// outside the tensor read as zero (see Bounds).
   Value load(const Tensor &src, const std::vector<Value> &origin,
-             const std::vector<int64_t> &shape, Loc loc = Loc::current());
-  /// Stores a fragment at `origin`; elements outside the tensor are dropped.
+             const std::vector<int64_t> &shape, Bounds bounds = Bounds::checked,
+             Loc loc = Loc::current());
+  /// Stores a fragment at `origin`; elements outside the tensor are dropped
+  /// (see Bounds).
   void store(Value fragment, const Tensor &dst,
-             const std::vector<Value> &origin, Loc loc = Loc::current());
+             const std::vector<Value> &origin, Bounds bounds = Bounds::checked,
+             Loc loc = Loc::current());
 
   /// Swaps the last two dimensions of a fragment (the others must be 1);
   /// the compiler moves the data through shared memory.

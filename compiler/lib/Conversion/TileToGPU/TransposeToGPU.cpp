@@ -156,35 +156,41 @@ struct I32 {
 /// Element `element` (of k a word) of each round's word, gathered into one
 /// word whose element a comes from round (q - a) mod k: `rounds[r]` came
 /// from the group member (q - r) mod k, which holds source row r0 + that.
+/// `rotation` is rotationSelector(q) (k == 4 only).
 static Value gatherWord(const I32 &i32, ArrayRef<Value> rounds, Value q,
-                        Value element, int64_t k) {
+                        Value element, Value rotation, int64_t k) {
   if (k == 1)
     return rounds[0];
-  // Round r fills element position p(r) = (q - r) mod k.
-  auto position = [&](int64_t r) { return i32.bitAnd(i32.sub(i32.add(q, i32.c(k)), i32.c(r)), k - 1); };
   if (k == 2) {
-    // 2-byte elements: byte 2p + h of the result is byte 4r + 2e + h.
+    // 2-byte elements: bytes 2a + h of the result are bytes 4r + 2e + h of
+    // the two rounds, r = (q - a) mod 2 = q ^ a.
     SmallVector<std::pair<Value, Value>> bytes;
-    for (int64_t r = 0; r < 2; ++r)
+    for (int64_t a = 0; a < 2; ++a) {
+      Value r = i32.bitXor(q, i32.c(a));
       for (int64_t h = 0; h < 2; ++h)
-        bytes.push_back({i32.add(i32.mul(position(r), 2), i32.c(h)),
-                         i32.add(i32.mul(element, 2), i32.c(4 * r + h))});
+        bytes.push_back({i32.c(2 * a + h),
+                         i32.add(i32.add(i32.mul(r, 4), i32.mul(element, 2)),
+                                 i32.c(h))});
+    }
     return i32.prmt(rounds[0], rounds[1], i32.selector(bytes));
   }
-  // k == 4: rounds 0, 1 into `lo` and 2, 3 into `hi` at their final
-  // positions, then one permute takes each position from the right half.
-  Value p[4] = {position(0), position(1), position(2), position(3)};
-  Value lo = i32.prmt(rounds[0], rounds[1],
-                      i32.selector({{p[0], element},
-                                    {p[1], i32.add(element, i32.c(4))}}));
-  Value hi = i32.prmt(rounds[2], rounds[3],
-                      i32.selector({{p[2], element},
-                                    {p[3], i32.add(element, i32.c(4))}}));
-  return i32.prmt(lo, hi,
-                  i32.selector({{p[0], p[0]},
-                                {p[1], p[1]},
-                                {p[2], i32.add(p[2], i32.c(4))},
-                                {p[3], i32.add(p[3], i32.c(4))}}));
+  // k == 4: byte r of `inRoundOrder` is byte `element` of round r; one more
+  // permute puts round (q - a) mod 4 at byte a.
+  Value pair = i32.selector({{i32.c(0), element},
+                             {i32.c(1), i32.add(element, i32.c(4))}});
+  Value lo = i32.prmt(rounds[0], rounds[1], pair);
+  Value hi = i32.prmt(rounds[2], rounds[3], pair);
+  Value inRoundOrder = i32.prmt(lo, hi, i32.c(0x5410));
+  return i32.prmt(inRoundOrder, inRoundOrder, rotation);
+}
+
+/// The prmt selector that moves byte (q - a) mod 4 to byte a.
+static Value rotationSelector(const I32 &i32, Value q) {
+  SmallVector<std::pair<Value, Value>> bytes;
+  for (int64_t a = 0; a < 4; ++a)
+    bytes.push_back(
+        {i32.c(a), i32.bitAnd(i32.sub(i32.add(q, i32.c(4)), i32.c(a)), 3)});
+  return i32.selector(bytes);
 }
 
 /// The word of buffer row `row` that holds word `word` of that row: 16-byte
@@ -245,6 +251,7 @@ struct TransposeLowering : OpConversionPattern<TransposeOp> {
     SmallVector<Value> storeElement;
     for (int64_t i = 0; i < k; ++i)
       storeElement.push_back(i32.rem(i32.add(c, i32.c(i)), k));
+    Value rotation = k == 4 ? rotationSelector(i32, q) : Value();
 
     auto wordsType = VectorType::get({words}, rewriter.getI32Type());
     const int64_t chunks = plan.threads * plan.vector;
@@ -286,7 +293,8 @@ struct TransposeLowering : OpConversionPattern<TransposeOp> {
         Value firstRow = i32.add(i32.mul(c, plan.vector),
                                  i32.mul(i32.add(i32.mul(q, n), i32.c(mm)), k));
         for (int64_t i = 0; i < k; ++i) {
-          Value word = gatherWord(i32, rounds, q, storeElement[i], k);
+          Value word =
+              gatherWord(i32, rounds, q, storeElement[i], rotation, k);
           Value bufferRow = i32.add(firstRow, storeElement[i]);
           Value col = swizzledWord(i32, plan, bufferRow, rowWord);
           memref::StoreOp::create(rewriter, loc, word, buffer,
