@@ -9,6 +9,7 @@
 #include "elementwise/scale_copy.h"
 #include "registry.h"
 
+#include "tilejit/error.h"
 #include "tilejit/runtime/buffer.h"
 #include "tilejit/runtime/driver.h"
 #include "tilejit/runtime/launch.h"
@@ -37,12 +38,14 @@ double median(std::vector<double> v) {
 } // namespace
 
 void bench_cold_compile(bool with_driver) {
+  // build, the compiler's stages (gpu, mlir, llvm, ptx), link, load
+  constexpr size_t kStages = 7;
   fmt::print("\ncold compile, DSL build -> PTX{}, median of 9 (ms):\n",
              with_driver ? " -> cubin -> loaded module" : "");
-  fmt::print("{:<12} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9}\n", "op",
-             "build", "gpu", "mlir", "ptx", "link", "load", "total");
+  fmt::print("{:<19} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8}\n", "op",
+             "build", "gpu", "mlir", "llvm", "ptx", "link", "load", "total");
   for (const ops::OpInfo &op : ops::all_ops()) {
-    std::vector<double> stage[6], total;
+    std::vector<double> stage[kStages], total;
     for (int i = 0; i < 9; ++i) {
       ops::OpArgs args;
       args.shape = op.default_shape;
@@ -50,30 +53,34 @@ void bench_cold_compile(bool with_driver) {
       Kernel k = op.kernel(args);
       stage[0].push_back(ms_since(start));
       CompiledKernel c = compile(k);
-      for (size_t s = 0; s < 3; ++s)
+      if (c.timings.size() != 4)
+        throw InternalError(fmt::format("compile reported {} stage timings; the "
+                                "benchmark expects 4 (gpu, mlir, llvm, ptx)",
+                                c.timings.size()));
+      for (size_t s = 0; s < 4; ++s)
         stage[1 + s].push_back(c.timings[s].ms);
-      double sum =
-          stage[0].back() + c.timings[0].ms + c.timings[1].ms + c.timings[2].ms;
+      double sum = stage[0].back();
+      for (const auto &t : c.timings)
+        sum += t.ms;
       if (with_driver) {
         auto t = Clock::now();
         rt::LinkResult cubin = rt::link_ptx(c.ptx, c.name);
-        stage[4].push_back(ms_since(t));
+        stage[5].push_back(ms_since(t));
         t = Clock::now();
         rt::Module m = rt::Module::load(cubin.cubin);
         m.function(c.name.c_str());
-        stage[5].push_back(ms_since(t));
-        sum += stage[4].back() + stage[5].back();
+        stage[6].push_back(ms_since(t));
+        sum += stage[5].back() + stage[6].back();
       } else {
-        stage[4].push_back(0);
         stage[5].push_back(0);
+        stage[6].push_back(0);
       }
       total.push_back(sum);
     }
-    fmt::print("{:<12} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} "
-               "{:>9.2f}\n",
-               op.name, median(stage[0]), median(stage[1]), median(stage[2]),
-               median(stage[3]), median(stage[4]), median(stage[5]),
-               median(total));
+    fmt::print("{:<19}", op.name);
+    for (auto &s : stage)
+      fmt::print(" {:>7.2f}", median(s));
+    fmt::print(" {:>8.2f}\n", median(total));
   }
 }
 

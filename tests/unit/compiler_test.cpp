@@ -75,9 +75,14 @@ TEST_CASE("compile lowers a kernel to PTX and keeps the stages asked for",
              Contains("llvm.func @scale") && Contains("nvvm.read.ptx.sreg"));
   CHECK_THAT(c.stages[Stage::llvm], Contains("@scale("));
   CHECK(c.stages[Stage::ptx] == c.ptx);
-  REQUIRE(c.timings.size() == 3);
+  REQUIRE(c.timings.size() == 4);
   CHECK(c.timings[0].stage == "gpu");
-  CHECK(c.timings[2].stage == "ptx");
+  CHECK(c.timings[1].stage == "mlir");
+  CHECK(c.timings[2].stage == "llvm");
+  CHECK(c.timings[3].stage == "ptx");
+  // The optimised LLVM IR: no libdevice linked in, NVPTX's layout.
+  CHECK_THAT(c.stages[Stage::llvm],
+             !Contains("__nv_") && Contains("nvptx64-nvidia-cuda"));
 
   // The kernel is not consumed: a second compile gives the same PTX.
   CHECK(compile(k).ptx == c.ptx);

@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "tilejit/Pipeline/Pipeline.h"
 
+#include "NVPTXBackend.h"
+
 #include "tilejit/Conversion/Passes.h"
 #include "tilejit/Dialect/Tile/Transforms/Passes.h"
 #include "tilejit/InitTilejit.h"
@@ -94,58 +96,24 @@ void addGPUToNVVMPasses(OpPassManager &pm,
   target.optLevel = options.optLevel;
   pm.addPass(createGpuNVVMAttachTarget(target));
   pm.addPass(createLowerAffinePass());
+  // arith before gpu-to-nvvm, which would turn float min/max into libdevice
+  // calls.
   pm.addPass(createArithToLLVMConversionPass());
   ConvertIndexToLLVMPassOptions index;
   index.indexBitwidth = 64;
   pm.addPass(createConvertIndexToLLVMPass(index));
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
 
+  // One canonicalisation and CSE after the last conversion is enough: the
+  // LLVM stage cleans up after it. (Upstream's pipeline also runs
+  // llvm-optimize-for-nvvm-target, which only rewrites f16 divisions, after
+  // another walk of every op.)
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
   ConvertGpuOpsToNVVMOpsOptions nvvm;
   nvvm.indexBitwidth = 64;
   kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
-  kernels.addPass(LLVM::createNVVMOptimizeForTargetPass());
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());
-}
-
-/// mlir -> llvm -> ptx through the NVVM target attribute's serializer, which
-/// translates to LLVM IR, optimises it and runs the NVPTX back end.
-FailureOr<std::string> serializeToPTX(gpu::GPUModuleOp kernels,
-                                      StageRunner &runner) {
-  auto targets = kernels.getTargetsAttr();
-  if (!targets || targets.size() != 1)
-    return kernels.emitError("expected exactly one NVVM target on the module");
-  auto target = dyn_cast<gpu::TargetAttrInterface>(targets[0]);
-  if (!target)
-    return kernels.emitError(
-        "target attribute does not implement serialization");
-
-  std::string ptx;
-  auto optimizedIR = [&](llvm::Module &module) {
-    if (!runner.wants("llvm"))
-      return;
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    module.print(os, nullptr);
-    runner.observer.onText("llvm", text);
-  };
-  auto isa = [&](StringRef text) { ptx = text.str(); };
-  SymbolTable *symbols = nullptr;
-  gpu::TargetOptions options(
-      /*toolkitPath=*/{}, /*librariesToLink=*/{}, /*cmdOptions=*/{},
-      /*elfSection=*/{}, gpu::CompilationTarget::Assembly,
-      [&]() { return symbols; }, /*initialLlvmIRCallback=*/{},
-      /*linkedLlvmIRCallback=*/{}, optimizedIR, isa);
-  std::optional<SmallVector<char, 0>> object =
-      target.serializeToObject(kernels, options);
-  if (!object)
-    return kernels.emitError("NVPTX code generation failed");
-  if (ptx.empty())
-    ptx.assign(object->begin(), object->end());
-  return ptx;
 }
 
 } // namespace
@@ -174,5 +142,17 @@ FailureOr<std::string> tilejit::lowerToPTX(ModuleOp module,
   auto kernels = module.lookupSymbol<gpu::GPUModuleOp>("tilejit_kernels");
   if (!kernels)
     return module.emitError("the module holds no tile kernel");
-  return runner.timed("ptx", [&] { return serializeToPTX(kernels, runner); });
+  auto optimizedIR = [&](llvm::Module &llvmModule) {
+    if (!runner.wants("llvm"))
+      return;
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    llvmModule.print(os, nullptr);
+    runner.observer.onText("llvm", text);
+  };
+  auto timing = [&](StringRef stage, double ms) {
+    if (observer.onTiming)
+      observer.onTiming(stage, ms);
+  };
+  return emitPTX(kernels, options, timing, optimizedIR);
 }
