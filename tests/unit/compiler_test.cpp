@@ -276,3 +276,67 @@ TEST_CASE("transpose goes through shared memory", "[compiler]") {
                            "'tensor<2x32x64xf32>' has dimension 0 of size 2; "
                            "requires 1 before the last two"));
 }
+
+TEST_CASE("loops and branches carry fragments through every stage",
+          "[compiler]") {
+  using Values = std::vector<dsl::Value>;
+  dsl::KernelBuilder k("loops", 256);
+  auto x = k.tensor("x", DType::f32, 2, dsl::inner_contiguous(16));
+  auto n = k.scalar("n", DType::i64);
+  auto t = k.load(x, {k.index(0), k.index(0)}, {16, 64});
+  auto rowmax = k.reduce_max(t, 1);
+  auto loop = k.serial(k.index(0), n, {t, rowmax},
+                       [&](dsl::Value, Values c) {
+                         return Values{c[0] * t, c[1] + c[1]};
+                       });
+  auto branch = k.if_else(
+      k.gt(n, k.constant(2, DType::i64)), {loop[0]},
+      [&](dsl::Value, Values c) { return Values{c[0] + c[0]}; },
+      [&](dsl::Value, Values c) { return c; });
+  k.store(branch[0] + k.broadcast(loop[1], {16, 64}), x,
+          {k.index(0), k.index(0)});
+  CompileOptions options;
+  options.keep = {Stage::gpu};
+  CompiledKernel c = compile(k.build(), options);
+  // The loop carries the fragments' per-thread vectors, the if too.
+  CHECK_THAT(c.stages[Stage::gpu],
+             Contains("scf.for") && Contains("iter_args") &&
+                 Contains("-> (vector<4xf32>, vector<4xf32>)") &&
+                 Contains("scf.if") && Contains("-> (vector<4xf32>)"));
+  CHECK_THAT(c.ptx, Contains("bra.uni") && Contains("ld.global.v4"));
+}
+
+TEST_CASE("log, log1p, softplus and casts from fp8 lower without libdevice",
+          "[compiler]") {
+  dsl::KernelBuilder k("math", 256);
+  auto x = k.tensor("x", DType::f32, 2, dsl::inner_contiguous(16));
+  auto q = k.tensor("q", DType::e4m3, 2, dsl::inner_contiguous(16));
+  auto t = k.load(x, {k.index(0), k.index(0)}, {16, 64});
+  auto codes = k.cast(k.load(q, {k.index(0), k.index(0)}, {16, 64}),
+                      DType::f32);
+  k.store(k.log(t) + k.log1p(t) + k.softplus(t) + codes, x,
+          {k.index(0), k.index(0)});
+  CompiledKernel c = compile(k.build());
+  CHECK_THAT(c.ptx, Contains("cvt.rn.f16x2.e4m3x2") && Contains("div.rn.f32") &&
+                        !Contains("__nv_") && !Contains("lg2.approx"));
+}
+
+TEST_CASE("atomics lower to PTX atom instructions", "[compiler]") {
+  dsl::KernelBuilder k("atomics", 256);
+  auto x = k.tensor("x", DType::f32, 2, dsl::inner_contiguous(16));
+  auto s = k.tensor("s", DType::f32, 2);
+  auto i = k.tensor("i", DType::i32, 2);
+  auto u = k.tensor("u", DType::u32, 2);
+  auto t = k.load(x, {k.index(0), k.index(0)}, {16, 64});
+  k.atomic_add(k.reduce_sum(t, 1), s, {k.index(0), k.index(0)});
+  k.atomic_max(t, s, {k.index(0), k.index(0)});
+  auto codes = k.cast(t, DType::i32);
+  k.atomic_max(codes, i, {k.index(0), k.index(0)});
+  k.atomic_max(k.bitcast(codes, DType::u32), u, {k.index(0), k.index(0)});
+  CompiledKernel c = compile(k.build());
+  // A float maximum has no atom instruction: a compare-and-swap loop.
+  CHECK_THAT(c.ptx, Contains("atom.global.add.f32") &&
+                        Contains("atom.global.max.s32") &&
+                        Contains("atom.global.max.u32") &&
+                        Contains(".global.cas.b32"));
+}

@@ -82,11 +82,92 @@ TEST_CASE("DSL arithmetic, casts and math reject misuse with one line",
   CHECK_THAT(
       error_of([](auto &k, auto &x) { k.bitcast(tile(k, x), DType::bf16); }),
       EndsWith("error: bitcast from f32 to bf16: the sizes differ"));
-  // Deliberate mistake: reading fp8 values back (not supported yet).
+  // fp8 values read back are fine now (exact through f16).
+  CHECK(error_of([](auto &k, auto &x) {
+          k.store(k.cast(k.cast(tile(k, x), DType::e4m3), DType::f32), x,
+                  {k.index(0), k.index(0)});
+        }) == "");
+}
+
+TEST_CASE("DSL atomics reject misuse with one line", "[compiler][error]") {
+  // Deliberate mistake: an atomic of a scalar.
   CHECK_THAT(error_of([](auto &k, auto &x) {
-               k.cast(k.cast(tile(k, x), DType::e4m3), DType::f32);
+               k.atomic_add(k.constant(1, DType::f32), x,
+                            {k.index(0), k.index(0)});
              }),
-             EndsWith("error: cast from e4m3 is not supported yet"));
+             EndsWith("error: atomic_add: the value has type f32; requires a "
+                      "fragment"));
+  // Deliberate mistake: a bf16 fragment into an f32 tensor.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               k.atomic_max(k.cast(tile(k, x), DType::bf16), x,
+                            {k.index(0), k.index(0)});
+             }),
+             EndsWith("error: atomic_max: the value is bf16 and the tensor "
+                      "f32; requires the same dtype"));
+  // Deliberate mistake: an atomic on bf16.
+  CHECK_THAT(error_of([](auto &k, auto &) {
+               auto y = k.tensor("y", DType::bf16, 2);
+               k.atomic_add(k.load(y, {k.index(0), k.index(0)}, {4, 32}), y,
+                            {k.index(0), k.index(0)});
+             }),
+             EndsWith("error: atomic_add: dtype bf16 is not supported; "
+                      "requires f32, f64, i32, i64, u32 or u64"));
+}
+
+TEST_CASE("DSL loops and branches reject misuse with one line",
+          "[compiler][error]") {
+  using Values = std::vector<dsl::Value>;
+  // Deliberate mistake: a float loop bound.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               k.serial(k.index(0), k.constant(4, DType::f32), {},
+                        [](dsl::Value, Values) { return Values{}; });
+             }),
+             EndsWith("error: serial: hi has type f32; requires an index or "
+                      "integer scalar"));
+  // Deliberate mistake: the body forgets a carried value.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               k.serial(k.index(0), k.index(4), {tile(k, x)},
+                        [](dsl::Value, Values) { return Values{}; });
+             }),
+             EndsWith("error: serial: the body returned 0 values; requires "
+                      "1, one per carried value"));
+  // Deliberate mistake: the body changes a carried value's type.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               k.unroll(0, 2, {tile(k, x)}, [&](dsl::Value, Values c) {
+                 return Values{k.cast(c[0], DType::bf16)};
+               });
+             }),
+             EndsWith("error: unroll: the body returned value 0 of type "
+                      "tensor<4x32xbf16>; requires tensor<4x32xf32>, the type "
+                      "it carries"));
+  // Deliberate mistake: a fragment as the condition.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               auto t = tile(k, x);
+               k.if_else(
+                   k.gt(t, t), {}, [](dsl::Value, Values) { return Values{}; },
+                   [](dsl::Value, Values) { return Values{}; });
+             }),
+             EndsWith("error: if_else: the condition has type tensor<4x32xi1>; "
+                      "requires an i1 scalar (a comparison of scalars)"));
+  // Deliberate mistake: the branches return different types.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               auto t = tile(k, x);
+               k.if_else(
+                   k.lt(k.index(0), k.index(1)), {t},
+                   [](dsl::Value, Values c) { return c; },
+                   [&](dsl::Value, Values c) {
+                     return Values{k.cast(c[0], DType::bf16)};
+                   });
+             }),
+             EndsWith("error: if_else: the else branch returned value 0 of "
+                      "type tensor<4x32xbf16>; requires tensor<4x32xf32>, the "
+                      "type it carries"));
+  // Deliberate mistake: an empty value carried.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               k.serial(k.index(0), k.index(1), {dsl::Value()},
+                        [](dsl::Value, Values c) { return c; });
+             }),
+             EndsWith("error: serial: value 0 is an empty dsl::Value"));
 }
 
 TEST_CASE("DSL reductions and shapes reject misuse with one line",

@@ -300,6 +300,19 @@ Value KernelBuilder::sigmoid(Value a, Loc loc) {
   return div(one, add(one, e, loc), loc);
 }
 
+Value KernelBuilder::log(Value a, Loc loc) {
+  return unaryF32<math::LogOp>(*impl_, "log", a, loc);
+}
+
+Value KernelBuilder::log1p(Value a, Loc loc) {
+  return unaryF32<math::Log1pOp>(*impl_, "log1p", a, loc);
+}
+
+Value KernelBuilder::softplus(Value a, Loc loc) {
+  Value threshold = constant(20.0, DType::f32, loc);
+  return select(gt(a, threshold, loc), a, log1p(exp(a, loc), loc), loc);
+}
+
 Value KernelBuilder::select(Value cond, Value a, Value b, Loc loc) {
   if (!cond.valid() || cond.dtype() != DType::boolean)
     impl_->fail(loc, "select: the condition must be a comparison's result");
@@ -339,10 +352,10 @@ Value KernelBuilder::cast(Value a, DType to, Loc loc) {
   DType src = a.dtype();
   if (from == target && isUnsigned(src) == isUnsigned(to))
     return a;
-  if (src == DType::e4m3 || src == DType::e5m2)
-    impl_->fail(loc,
-                fmt::format("cast from {} is not supported yet", name_of(src)));
   auto f32 = b.getF32Type();
+  if ((src == DType::e4m3 || src == DType::e5m2) && !isFloatDType(to))
+    // fp8 -> integer: through f32 (exact), then toward zero.
+    return cast(cast(a, DType::f32, loc), to, loc);
   if (isFloatDType(src) && isFloatDType(to)) {
     unsigned fw = from.getIntOrFloatBitWidth(),
              tw = target.getIntOrFloatBitWidth();
@@ -357,7 +370,10 @@ Value KernelBuilder::cast(Value a, DType to, Loc loc) {
         isUnsigned(to) ? arith::FPToUIOp::create(b, l, result, v).getResult()
                        : arith::FPToSIOp::create(b, l, result, v).getResult(),
         to);
-  if (from.isIndex() || target.isIndex())
+  if (from.isIndex() && isFloatDType(to)) // index -> i64 -> float
+    v = arith::IndexCastOp::create(
+        b, l, withElementType(v.getType(), b.getI64Type()), v);
+  else if (from.isIndex() || target.isIndex())
     return impl_->wrap(arith::IndexCastOp::create(b, l, result, v), to);
   if (isFloatDType(to))
     return impl_->wrap(

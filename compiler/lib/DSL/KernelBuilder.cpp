@@ -162,6 +162,43 @@ void KernelBuilder::store(Value fragment, const Tensor &dst,
   op.setInBounds(bounds == Bounds::promised_inside);
 }
 
+static void atomic(KernelBuilder::Impl &impl, tile::AtomicKind kind,
+                   const char *name, Value fragment, const Tensor &dst,
+                   const std::vector<Value> &origin, const Loc &loc) {
+  mlir::Value v = fragment.valid() ? unwrap(fragment.raw()) : mlir::Value();
+  if (!v || !isa<RankedTensorType>(v.getType()))
+    impl.fail(loc, fmt::format("{}: the value has type {}; requires a "
+                               "fragment",
+                               name, v ? typeName(v.getType()) : "none"));
+  if (fragment.dtype() != dst.dtype())
+    impl.fail(loc, fmt::format("{}: the value is {} and the tensor {}; "
+                               "requires the same dtype",
+                               name, name_of(fragment.dtype()),
+                               name_of(dst.dtype())));
+  DType d = fragment.dtype();
+  if (d != DType::f32 && d != DType::f64 && d != DType::i32 &&
+      d != DType::i64 && d != DType::u32 && d != DType::u64)
+    impl.fail(loc, fmt::format("{}: dtype {} is not supported; requires f32, "
+                               "f64, i32, i64, u32 or u64",
+                               name, name_of(d)));
+  if (kind == tile::AtomicKind::max && (d == DType::u32 || d == DType::u64))
+    kind = tile::AtomicKind::umax;
+  tile::AtomicOp::create(impl.builder, impl.loc(loc), kind, v,
+                         unwrap(dst.raw()), unwrapAll(origin, impl, loc));
+}
+
+void KernelBuilder::atomic_add(Value fragment, const Tensor &dst,
+                               const std::vector<Value> &origin, Loc loc) {
+  atomic(*impl_, tile::AtomicKind::add, "atomic_add", fragment, dst, origin,
+         loc);
+}
+
+void KernelBuilder::atomic_max(Value fragment, const Tensor &dst,
+                               const std::vector<Value> &origin, Loc loc) {
+  atomic(*impl_, tile::AtomicKind::max, "atomic_max", fragment, dst, origin,
+         loc);
+}
+
 Value KernelBuilder::transpose(Value fragment, Loc loc) {
   Location l = impl_->loc(loc);
   mlir::Value v = unwrap(fragment.raw());

@@ -126,3 +126,19 @@ func.func @roots(%x: memref<?xf32>, %o: memref<?xf32>) attributes {tile.threads 
   tile.store %f, %o[%c0] : tensor<32xf32>, memref<?xf32>
   return
 }
+
+// -----
+
+// An atomic add of a reduction result: one memref.atomic_rmw per element,
+// from the slot that represents it, inside the tensor.
+// CHECK-LABEL: gpu.func @atomic_rowsum
+// CHECK: scf.if
+// CHECK: memref.atomic_rmw addf
+// CHECK-NOT: tile.atomic
+func.func @atomic_rowsum(%x: memref<?x?xf32>, %out: memref<?x?xf32>) attributes {tile.threads = 128 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<?x?xf32> -> tensor<4x128xf32>
+  %s = tile.reduce sum %t dim 1 : tensor<4x128xf32> -> tensor<4x1xf32>
+  tile.atomic add %s, %out[%c0, %c0] : tensor<4x1xf32>, memref<?x?xf32>
+  return
+}

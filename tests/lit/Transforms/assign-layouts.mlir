@@ -130,3 +130,50 @@ func.func @unsupported(%x: memref<?x?xf32>) attributes {tile.threads = 32 : i32}
   %e = vector.transfer_read %t[%c0, %c0], %pad : tensor<32x64xf32>, vector<4xf32>
   return
 }
+
+// -----
+
+// A loop carries its fragments in their initial layouts (here the reduction
+// result's slice), and an if's results take its then-branch's layouts.
+!g2 = memref<?x?xf32, strided<[?, 1], offset: ?>>
+// CHECK-LABEL: func.func @carried
+func.func @carried(%x: !g2 {tile.align = 16 : i64}, %n: index, %c: i1) attributes {tile.threads = 256 : i32} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %t = tile.load %x[%c0, %c0] : !g2 -> tensor<16x64xf32>
+  %m = tile.reduce max %t dim 1 : tensor<16x64xf32> -> tensor<16x1xf32>
+  // CHECK: scf.for {{.*}} -> (tensor<16x1xf32, #tile.layout<shape = [16, 64], threads = 256, vector = 4, sliced = [1]>>)
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%a = %m) -> (tensor<16x1xf32>) {
+    %d = arith.addf %a, %a : tensor<16x1xf32>
+    scf.yield %d : tensor<16x1xf32>
+  }
+  // CHECK: scf.if {{.*}} -> (tensor<16x64xf32, #tile.layout<shape = [16, 64], threads = 256, vector = 4>>)
+  %s = scf.if %c -> (tensor<16x64xf32>) {
+    scf.yield %t : tensor<16x64xf32>
+  } else {
+    %u = arith.mulf %t, %t : tensor<16x64xf32>
+    scf.yield %u : tensor<16x64xf32>
+  }
+  %b = tile.broadcast %r : tensor<16x1xf32> -> tensor<16x64xf32>
+  %o = arith.addf %s, %b : tensor<16x64xf32>
+  tile.store %o, %x[%c0, %c0] : tensor<16x64xf32>, !g2
+  return
+}
+
+// -----
+
+// A loop body that yields a carried fragment in another layout.
+!g3 = memref<?x?xf32, strided<[?, 1], offset: ?>>
+func.func @carried_relayout(%x: !g3 {tile.align = 16 : i64}, %n: index) attributes {tile.threads = 32 : i32} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %t = tile.load %x[%c0, %c0] : !g3 -> tensor<32x64xf32>
+  %col = tile.load %x[%c0, %c0] : !g3 -> tensor<32x1xf32>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%a = %col) -> (tensor<32x1xf32>) {
+    %m = tile.reduce max %t dim 1 : tensor<32x64xf32> -> tensor<32x1xf32>
+    // expected-error @+1 {{'scf.yield' op yields fragment 0 in layout #tile.layout<shape = [32, 64], threads = 32, vector = 1, sliced = [1]> where scf.for has #tile.layout<shape = [32, 1], threads = 32, vector = 1>; layout conversion is not supported yet}}
+    scf.yield %m : tensor<32x1xf32>
+  }
+  tile.store %r, %x[%c0, %c0] : tensor<32x1xf32>, !g3
+  return
+}

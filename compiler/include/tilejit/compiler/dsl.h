@@ -118,6 +118,16 @@ public:
              const std::vector<Value> &origin, Bounds bounds = Bounds::checked,
              Loc loc = Loc::current());
 
+  /// Atomically adds each element of a fragment to the tensor's element at
+  /// `origin` + its coordinates (f32, f64, i32, i64; elements outside the
+  /// tensor are dropped; each element of a reduction result is added once).
+  void atomic_add(Value fragment, const Tensor &dst,
+                  const std::vector<Value> &origin, Loc loc = Loc::current());
+  /// The same with the maximum (floats as maxNum: NaN loses; integers by
+  /// their dtype's signedness).
+  void atomic_max(Value fragment, const Tensor &dst,
+                  const std::vector<Value> &origin, Loc loc = Loc::current());
+
   /// Swaps the last two dimensions of a fragment (the others must be 1);
   /// the compiler moves the data through shared memory.
   Value transpose(Value fragment, Loc loc = Loc::current());
@@ -148,6 +158,13 @@ public:
   Value exp(Value a, Loc loc = Loc::current());
   /// 1 / (1 + exp(-x)) with IEEE division.
   Value sigmoid(Value a, Loc loc = Loc::current());
+  /// Natural logarithm of f32 values, within 2 ulp (log(0) = -inf, log of a
+  /// negative value = NaN).
+  Value log(Value a, Loc loc = Loc::current());
+  /// log(1 + x) of f32 values, accurate for small x too (within 2 ulp).
+  Value log1p(Value a, Loc loc = Loc::current());
+  /// x > 20 ? x : log1p(exp(x)), as PyTorch's softplus with beta 1.
+  Value softplus(Value a, Loc loc = Loc::current());
   /// IEEE (correctly rounded) square root of f32 values.
   Value sqrt(Value a, Loc loc = Loc::current());
   /// 1 / sqrt(x) of f32 values, approximate as CUDA's rsqrtf (within 2 ulp;
@@ -214,6 +231,29 @@ public:
       Value count, int stages, const std::vector<Value> &init,
       const std::function<std::vector<Value>(Value, std::vector<Value>)> &body,
       Loc loc = Loc::current());
+
+  /// The body of a loop or branch: gets the loop index (an index; unused by
+  /// branches) and the carried values, returns the next carried values.
+  using Body =
+      std::function<std::vector<Value>(Value, std::vector<Value> carried)>;
+
+  /// A sequential loop every thread runs, i = lo, lo + 1, ..., hi - 1 (index
+  /// or integer scalars, the same in every thread), carrying `init`
+  /// (fragments or scalars; a carried fragment keeps its layout). Returns
+  /// the values after the last step (`init` when the loop runs no step).
+  std::vector<Value> serial(Value lo, Value hi, const std::vector<Value> &init,
+                            const Body &body, Loc loc = Loc::current());
+  /// The same loop over constant bounds, unrolled while the kernel is built:
+  /// `body` is called hi - lo times with i a constant.
+  std::vector<Value> unroll(int64_t lo, int64_t hi,
+                            const std::vector<Value> &init, const Body &body,
+                            Loc loc = Loc::current());
+  /// if (cond) then_ else else_: `cond` is an i1 scalar (the same in every
+  /// thread); both branches get `values` and return the results, of the
+  /// same types.
+  std::vector<Value> if_else(Value cond, const std::vector<Value> &values,
+                             const Body &then_, const Body &else_,
+                             Loc loc = Loc::current());
 
   /// Finishes the kernel and verifies it. Throws UserError whose lines read
   /// `file:line:col: error: message` at the author's call that is wrong.

@@ -71,9 +71,69 @@ struct TruncToFloat8Lowering : OpConversionPattern<arith::TruncFOp> {
   }
 };
 
+/// arith.extf from fp8: pairs through cvt.rn.f16x2.{e4m3,e5m2}x2 (exact),
+/// then f16 to the target (exact for f32; bf16 through f32, rounded).
+struct ExtFromFloat8Lowering : OpConversionPattern<arith::ExtFOp> {
+  ExtFromFloat8Lowering(const TypeConverter &tc, MLIRContext *ctx)
+      : OpConversionPattern(tc, ctx, /*benefit=*/2) {}
+
+  LogicalResult
+  matchAndRewrite(arith::ExtFOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Type source = getElementTypeOrSelf(op.getIn().getType());
+    if (!isa<Float8E4M3FNType, Float8E5M2Type>(source))
+      return rewriter.notifyMatchFailure(op, "not a cast from fp8");
+    Location loc = op.getLoc();
+    Value in = adaptor.getIn();
+    auto vecType = dyn_cast<VectorType>(in.getType());
+    int64_t n = vecType ? vecType.getNumElements() : 1;
+    Type i8 = rewriter.getI8Type(), f16 = rewriter.getF16Type();
+    Type target = getElementTypeOrSelf(op.getType());
+    auto byte = [&](int64_t i) -> Value {
+      if (i >= n)
+        return arith::ConstantIntOp::create(rewriter, loc, 0, 8);
+      Value x =
+          vecType ? vector::ExtractOp::create(rewriter, loc, in, i).getResult()
+                  : in;
+      return arith::BitcastOp::create(rewriter, loc, i8, x);
+    };
+    auto widen = [&](Value half) -> Value {
+      if (target == f16)
+        return half;
+      Value f = arith::ExtFOp::create(rewriter, loc, rewriter.getF32Type(),
+                                      half);
+      return target.isF32() ? f
+                            : arith::TruncFOp::create(rewriter, loc, target, f)
+                                  .getResult();
+    };
+    auto pairType = VectorType::get({2}, i8);
+    auto halfPair = VectorType::get({2}, f16);
+    SmallVector<Value> values;
+    for (int64_t i = 0; i < n; i += 2) {
+      Value pair = vector::FromElementsOp::create(rewriter, loc, pairType,
+                                                  ValueRange{byte(i),
+                                                             byte(i + 1)});
+      Value halves = NVVM::ConvertF8x2ToF16x2Op::create(
+          rewriter, loc, halfPair, pair, rewriter.getBoolAttr(false),
+          TypeAttr::get(source));
+      for (int64_t j = 0; j < 2 && i + j < n; ++j)
+        values.push_back(
+            widen(vector::ExtractOp::create(rewriter, loc, halves, j)));
+    }
+    if (!vecType) {
+      rewriter.replaceOp(op, values[0]);
+      return success();
+    }
+    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(
+        op, getTypeConverter()->convertType(op.getType()), values);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::tile::populateCastToGPUPatterns(const TypeConverter &converter,
                                            RewritePatternSet &patterns) {
-  patterns.add<TruncToFloat8Lowering>(converter, patterns.getContext());
+  patterns.add<TruncToFloat8Lowering, ExtFromFloat8Lowering>(
+      converter, patterns.getContext());
 }

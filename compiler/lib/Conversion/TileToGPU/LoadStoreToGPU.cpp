@@ -4,7 +4,7 @@
 // the last dimension: one vector access). Outside the tensor, loads read
 // zero and stores are dropped. Fragments with sliced layouts (reduction
 // results) go slot by slot, and only the slot whose sliced coordinates are
-// 0 stores its element.
+// 0 stores its element. tile.atomic goes slot by slot, as memref.atomic_rmw.
 //
 //===----------------------------------------------------------------------===//
 #include "Patterns.h"
@@ -326,11 +326,64 @@ struct StoreOpLowering : OpConversionPattern<StoreOp> {
   ThreadMapping mapping;
 };
 
+/// tile.atomic: one memref.atomic_rmw a slot, inside the tensor and (for a
+/// reduction result) from the slot that represents its element.
+struct AtomicOpLowering : OpConversionPattern<AtomicOp> {
+  AtomicOpLowering(const TypeConverter &tc, MLIRContext *ctx,
+                   const ThreadMapping &mapping)
+      : OpConversionPattern(tc, ctx), mapping(mapping) {}
+
+  LogicalResult
+  matchAndRewrite(AtomicOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto vecType = dyn_cast<VectorType>(adaptor.getValue().getType());
+    if (!vecType)
+      return rewriter.notifyMatchFailure(op, "value not converted to vector");
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getValue().getType();
+    const bool isFloat = isa<FloatType>(type.getElementType());
+    arith::AtomicRMWKind kind;
+    switch (op.getKind()) {
+    case AtomicKind::add:
+      kind = isFloat ? arith::AtomicRMWKind::addf : arith::AtomicRMWKind::addi;
+      break;
+    case AtomicKind::max:
+      kind = isFloat ? arith::AtomicRMWKind::maxnumf
+                     : arith::AtomicRMWKind::maxs;
+      break;
+    case AtomicKind::umax:
+      kind = arith::AtomicRMWKind::maxu;
+      break;
+    }
+    for (int64_t slot = 0; slot < vecType.getNumElements(); ++slot) {
+      ChunkAccess access = computeSlotAccess(
+          rewriter, loc, mapping, getLayout(type), adaptor.getDest(),
+          adaptor.getIndices(), type.getShape(), slot, /*checkBounds=*/true,
+          /*forStore=*/true);
+      Value element =
+          vector::ExtractOp::create(rewriter, loc, adaptor.getValue(), slot);
+      auto rmw = [&](OpBuilder &b, Location l) {
+        memref::AtomicRMWOp::create(b, l, kind, element, adaptor.getDest(),
+                                    access.indices);
+      };
+      scf::IfOp::create(rewriter, loc, access.inBounds,
+                        [&](OpBuilder &b, Location l) {
+                          rmw(b, l);
+                          scf::YieldOp::create(b, l);
+                        });
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  ThreadMapping mapping;
+};
+
 } // namespace
 
 void mlir::tile::populateLoadStoreToGPUPatterns(const TypeConverter &converter,
                                                 const ThreadMapping &mapping,
                                                 RewritePatternSet &patterns) {
-  patterns.add<LoadOpLowering, StoreOpLowering>(converter,
-                                                patterns.getContext(), mapping);
+  patterns.add<LoadOpLowering, StoreOpLowering, AtomicOpLowering>(
+      converter, patterns.getContext(), mapping);
 }

@@ -11,6 +11,8 @@
 // 2 ulp of the correctly rounded result; CUDA's expf is within 2 ulp too, so
 // results may differ from CUDA's in the last bit or two.
 //
+// logf and log1pf: see accurateLogf and accurateLog1pf below.
+//
 //===----------------------------------------------------------------------===//
 #include "Patterns.h"
 
@@ -20,6 +22,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <functional>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::tile;
@@ -62,6 +65,86 @@ static Value accurateExpf(OpBuilder &b, Location loc, Value x) {
   };
   Value y = arith::MulFOp::create(b, loc, e, pow2(j1));
   return arith::MulFOp::create(b, loc, y, pow2(j2));
+}
+
+namespace {
+/// f32 constants and arithmetic for the scalar math functions.
+struct F32 {
+  OpBuilder &b;
+  Location loc;
+  Value c(float v) const {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  }
+  Value i(int32_t v) const {
+    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
+  }
+  Value add(Value x, Value y) const { return arith::AddFOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) const { return arith::SubFOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) const { return arith::MulFOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) const { return arith::DivFOp::create(b, loc, x, y); }
+  Value cmp(arith::CmpFPredicate p, Value x, Value y) const {
+    return arith::CmpFOp::create(b, loc, p, x, y);
+  }
+  Value select(Value c, Value x, Value y) const {
+    return arith::SelectOp::create(b, loc, c, x, y);
+  }
+};
+} // namespace
+
+/// logf: x = 2^k m with m in [sqrt(2)/2, sqrt(2)) (subnormals scaled by 2^23
+/// first), f = m - 1, s = f / (2 + f); log(1 + f) = 2 atanh(s) = f - f^2/2 +
+/// s (f^2/2 + R(s^2)) with R a degree-4 minimax fit of the atanh series
+/// (coefficients as in FreeBSD's e_logf), plus k ln 2 in two parts. Within
+/// 1 ulp on normal inputs; log(0) = -inf, log(x < 0) = NaN, log(inf) = inf.
+static Value accurateLogf(OpBuilder &b, Location loc, Value x) {
+  F32 f{b, loc};
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  using P = arith::CmpFPredicate;
+  Value subnormal = f.cmp(P::OLT, x, f.c(1.17549435e-38f));
+  Value scaled = f.select(subnormal, f.mul(x, f.c(8388608.0f)), x);
+  Value k0 = arith::SelectOp::create(b, loc, subnormal, f.i(-23), f.i(0));
+  Value ix = arith::BitcastOp::create(b, loc, i32, scaled);
+  // Move the cut between exponents from 1 to sqrt(2)/2 (0x3f3504f3).
+  ix = arith::AddIOp::create(b, loc, ix, f.i(0x3f800000 - 0x3f3504f3));
+  Value k = arith::SubIOp::create(
+      b, loc, arith::ShRSIOp::create(b, loc, ix, f.i(23)), f.i(127));
+  k = arith::AddIOp::create(b, loc, k, k0);
+  Value mbits = arith::AddIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, ix, f.i(0x007fffff)),
+      f.i(0x3f3504f3));
+  Value m = arith::BitcastOp::create(b, loc, f32, mbits);
+  Value r = f.sub(m, f.c(1.0f));
+  Value s = f.div(r, f.add(f.c(2.0f), r));
+  Value z = f.mul(s, s), w = f.mul(z, z);
+  Value t1 = f.mul(w, f.add(f.c(0.40000972152f), f.mul(w, f.c(0.24279078841f))));
+  Value t2 = f.mul(z, f.add(f.c(0.66666662693f), f.mul(w, f.c(0.28498786688f))));
+  Value big = f.add(t2, t1);
+  Value hfsq = f.mul(f.mul(f.c(0.5f), r), r);
+  Value dk = arith::SIToFPOp::create(b, loc, f32, k);
+  Value y = f.add(f.mul(s, f.add(hfsq, big)), f.mul(dk, f.c(9.0580006145e-06f)));
+  y = f.add(f.sub(y, hfsq), r);
+  y = f.add(y, f.mul(dk, f.c(6.9313812256e-01f)));
+  // Edges: +inf stays, 0 gives -inf, negatives and NaN give NaN.
+  const float inf = std::numeric_limits<float>::infinity();
+  y = f.select(f.cmp(P::OEQ, x, f.c(inf)), x, y);
+  y = f.select(f.cmp(P::OEQ, x, f.c(0.0f)), f.c(-inf), y);
+  return f.select(f.cmp(P::OGE, x, f.c(0.0f)), y,
+                  f.c(std::numeric_limits<float>::quiet_NaN()));
+}
+
+/// log1pf: u = 1 + x rounded, and log(1 + x) = log(u) - ((u - 1) - x) / u,
+/// the second term correcting the rounding of u (exact for |x| < 2^-24,
+/// where u = 1). log1p(-1) = -inf, log1p(inf) = inf, x < -1 gives NaN.
+static Value accurateLog1pf(OpBuilder &b, Location loc, Value x) {
+  F32 f{b, loc};
+  using P = arith::CmpFPredicate;
+  Value u = f.add(f.c(1.0f), x);
+  Value err = f.sub(f.sub(u, f.c(1.0f)), x);
+  Value finite = arith::AndIOp::create(
+      b, loc, f.cmp(P::ONE, u, f.c(0.0f)),
+      f.cmp(P::ONE, u, f.c(std::numeric_limits<float>::infinity())));
+  Value correction = f.select(finite, f.div(err, u), f.c(0.0f));
+  return f.sub(accurateLogf(b, loc, u), correction);
 }
 
 namespace {
@@ -176,6 +259,10 @@ void mlir::tile::populateMathToGPUPatterns(const TypeConverter &converter,
   patterns.add<AbsFLowering, AbsILowering, FmaLowering>(converter, ctx);
   patterns.add<ScalarizedF32Lowering<math::ExpOp>>(converter, ctx,
                                                    accurateExpf);
+  patterns.add<ScalarizedF32Lowering<math::LogOp>>(converter, ctx,
+                                                   accurateLogf);
+  patterns.add<ScalarizedF32Lowering<math::Log1pOp>>(converter, ctx,
+                                                     accurateLog1pf);
   // sqrt is the IEEE, correctly rounded sqrt.rn.f32; rsqrt is
   // rsqrt.approx.f32 (as CUDA's rsqrtf, within 2 ulp; there is no IEEE rsqrt).
   patterns.add<ScalarizedF32Lowering<math::SqrtOp>>(

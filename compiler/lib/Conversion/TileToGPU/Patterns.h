@@ -59,7 +59,8 @@ void populateIndexingToGPUPatterns(const TypeConverter &converter,
 void populateMathToGPUPatterns(const TypeConverter &converter,
                                RewritePatternSet &patterns);
 
-/// tile.load and tile.store -> bounds-checked memref.load/store per slot.
+/// tile.load and tile.store -> bounds-checked vector or element accesses;
+/// tile.atomic -> bounds-checked memref.atomic_rmw per slot.
 void populateLoadStoreToGPUPatterns(const TypeConverter &converter,
                                     const ThreadMapping &mapping,
                                     RewritePatternSet &patterns);

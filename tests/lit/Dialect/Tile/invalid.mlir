@@ -331,3 +331,33 @@ func.func private @layout_threads(tensor<32xf32, #tile.layout<shape = [32], thre
 
 // expected-error @+1 {{layout shape must be non-empty with positive sizes}}
 func.func private @layout_shape(tensor<32xf32, #tile.layout<shape = [0], threads = 32, vector = 1>>)
+
+// -----
+
+func.func @atomic_umax_float(%x: memref<?x?xf32>) attributes {tile.threads = 128 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<?x?xf32> -> tensor<32x64xf32>
+  // expected-error @+1 {{'tile.atomic' op umax of 'f32' is not supported; requires i32 or i64}}
+  tile.atomic umax %t, %x[%c0, %c0] : tensor<32x64xf32>, memref<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @atomic_add_bf16(%x: memref<?x?xbf16>) attributes {tile.threads = 128 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<?x?xbf16> -> tensor<32x64xbf16>
+  // expected-error @+1 {{'tile.atomic' op add of 'bf16' is not supported; requires f32, f64, i32 or i64}}
+  tile.atomic add %t, %x[%c0, %c0] : tensor<32x64xbf16>, memref<?x?xbf16>
+  return
+}
+
+// -----
+
+func.func @atomic_indices(%x: memref<?x?xf32>) attributes {tile.threads = 128 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<?x?xf32> -> tensor<32x64xf32>
+  // expected-error @+1 {{'tile.atomic' op expects 2 indices for a rank-2 tensor, got 1}}
+  tile.atomic add %t, %x[%c0] : tensor<32x64xf32>, memref<?x?xf32>
+  return
+}

@@ -24,6 +24,10 @@ func.func @scale_copy(%x: memref<?x?xf32, strided<[?, ?], offset: ?>>,
   tile.store %u, %out[%bz, %c0] {in_bounds} : tensor<32x64xf32>, memref<?x?xf32, strided<[?, ?], offset: ?>>
   // CHECK: tile.transpose %{{.*}} : tensor<32x64xf32> -> tensor<64x32xf32>
   %v = tile.transpose %r : tensor<32x64xf32> -> tensor<64x32xf32>
+  // CHECK: tile.atomic add %{{.*}}, %{{.*}}[%[[BX]], %{{.*}}] : tensor<32x64xf32>, memref<?x?xf32, strided<[?, ?], offset: ?>>
+  tile.atomic add %r, %out[%bx, %c0] : tensor<32x64xf32>, memref<?x?xf32, strided<[?, ?], offset: ?>>
+  // CHECK: tile.atomic max
+  tile.atomic max %r, %out[%bx, %c0] : tensor<32x64xf32>, memref<?x?xf32, strided<[?, ?], offset: ?>>
   return
 }
 

@@ -57,6 +57,22 @@ LogicalResult StoreOp::verify() {
                           getIndices().size());
 }
 
+LogicalResult AtomicOp::verify() {
+  if (failed(verifyTileAccess(*this, getDest().getType(),
+                              getValue().getType(), getIndices().size())))
+    return failure();
+  Type elt = getValue().getType().getElementType();
+  bool isFloat = elt.isF32() || elt.isF64();
+  bool isInt = elt.isInteger(32) || elt.isInteger(64);
+  if (getKind() == AtomicKind::umax ? !isInt : !(isFloat || isInt))
+    return emitOpError() << stringifyAtomicKind(getKind()) << " of " << elt
+                         << " is not supported; requires "
+                         << (getKind() == AtomicKind::umax
+                                 ? "i32 or i64"
+                                 : "f32, f64, i32 or i64");
+  return success();
+}
+
 LogicalResult TransposeOp::verify() {
   RankedTensorType source = getSource().getType(), result = getType();
   int64_t rank = source.getRank();

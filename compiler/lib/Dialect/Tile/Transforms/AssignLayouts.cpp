@@ -1,7 +1,9 @@
 //===- AssignLayouts.cpp - Give every fragment a #tile.layout ------------===//
 //
-// One walk over each kernel in program order. Loads, transposes and splats
-// start blocked layouts of their own shape; reductions slice their source's
+// One walk over each kernel in program order (an op before the ops of its
+// regions). Loads, transposes and splats start blocked layouts of their own
+// shape; a loop's carried fragments keep their initial value's layout, and
+// an if's results take its then-branch's; reductions slice their source's
 // layout; broadcasts of reduction results un-slice it; reshapes keep the
 // element order; element-wise ops take their operands' common layout. Splats
 // and constants are placed lazily, in the layout their first user needs (and
@@ -12,6 +14,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/MathExtras.h"
@@ -51,7 +54,25 @@ static bool isSplatLike(Operation *op) {
 /// width.
 static llvm::DenseSet<Value> reducedValues(func::FuncOp kernel) {
   llvm::DenseSet<Value> reduced;
-  kernel.walk([&](Operation *op) {
+  kernel.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    // Carried through loops and branches.
+    if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      for (auto [init, arg, result] : llvm::zip(
+               loop.getInitArgs(), loop.getRegionIterArgs(), loop.getResults()))
+        if (reduced.contains(init)) {
+          reduced.insert(arg);
+          reduced.insert(result);
+        }
+      return;
+    }
+    if (auto yield = dyn_cast<scf::YieldOp>(op)) {
+      for (OpOperand &use : yield->getOpOperands())
+        if (reduced.contains(use.get()))
+          reduced.insert(yield->getParentOp()->getResult(use.getOperandNumber()));
+      return;
+    }
+    if (isa<scf::IfOp>(op))
+      return;
     bool fromReduce = isa<ReduceOp>(op);
     if (!isa<BroadcastOp>(op))
       for (Value operand : op->getOperands())
@@ -116,7 +137,7 @@ public:
       : kernel(kernel), threads(threads), vector(vector) {}
 
   LogicalResult run() {
-    WalkResult result = kernel.walk([&](Operation *op) {
+    WalkResult result = kernel.walk<WalkOrder::PreOrder>([&](Operation *op) {
       return failed(visit(op)) ? WalkResult::interrupt()
                                : WalkResult::advance();
     });
@@ -209,8 +230,16 @@ private:
       }
       return assignBlocked(op->getResult(0), op);
     }
-    if (auto store = dyn_cast<StoreOp>(op))
-      return operandLayout(store->getOpOperand(0), {});
+    if (isa<StoreOp>(op))
+      return operandLayout(op->getOpOperand(0), {});
+    if (isa<AtomicOp>(op))
+      return operandLayout(op->getOpOperand(0), {});
+    if (auto loop = dyn_cast<scf::ForOp>(op))
+      return visitFor(loop);
+    if (auto yield = dyn_cast<scf::YieldOp>(op))
+      return visitYield(yield);
+    if (isa<scf::IfOp>(op)) // results: from the then-branch's yield
+      return success();
     if (auto reduce = dyn_cast<ReduceOp>(op))
       return visitReduce(reduce);
     if (auto broadcast = dyn_cast<BroadcastOp>(op))
@@ -251,6 +280,47 @@ private:
     }
     for (Value result : op->getResults())
       setLayout(result, target);
+    return success();
+  }
+
+  /// Carried fragments keep their initial value's layout.
+  LogicalResult visitFor(scf::ForOp loop) {
+    for (auto [init, arg, result] :
+         llvm::zip(loop.getInitArgsMutable(), loop.getRegionIterArgs(),
+                   loop.getResults())) {
+      if (!isa<RankedTensorType>(arg.getType()))
+        continue;
+      FailureOr<LayoutAttr> layout = operandLayout(init, {});
+      if (failed(layout))
+        return failure();
+      setLayout(arg, *layout);
+      setLayout(result, *layout);
+    }
+    return success();
+  }
+
+  /// A loop body yields its carried fragments in their layouts; the first
+  /// branch of an if to yield a fragment sets the result's layout.
+  LogicalResult visitYield(scf::YieldOp yield) {
+    Operation *parent = yield->getParentOp();
+    for (OpOperand &use : yield->getOpOperands()) {
+      if (!isa<RankedTensorType>(use.get().getType()))
+        continue;
+      Value result = parent->getResult(use.getOperandNumber());
+      LayoutAttr want = layoutOf(result);
+      FailureOr<LayoutAttr> layout = operandLayout(use, want);
+      if (failed(layout))
+        return failure();
+      if (!want) {
+        setLayout(result, *layout);
+        continue;
+      }
+      if (*layout != want)
+        return yield.emitOpError()
+               << "yields fragment " << use.getOperandNumber() << " in layout "
+               << *layout << " where " << parent->getName() << " has " << want
+               << "; layout conversion is not supported yet";
+    }
     return success();
   }
 

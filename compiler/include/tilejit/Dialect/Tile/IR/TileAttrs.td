@@ -18,6 +18,12 @@ def Tile_ReduceKind : I32EnumAttr<"ReduceKind", "how tile.reduce combines elemen
   let cppNamespace = "::mlir::tile";
 }
 
+def Tile_AtomicKind : I32EnumAttr<"AtomicKind", "how tile.atomic combines a fragment into memory", [
+    I32EnumAttrCase<"add", 0>, I32EnumAttrCase<"max", 1>,
+    I32EnumAttrCase<"umax", 2>]> {
+  let cppNamespace = "::mlir::tile";
+}
+
 def Tile_LayoutAttr : AttrDef<Tile_Dialect, "Layout"> {
   let mnemonic = "layout";
   let summary = "Which thread of the block holds which element of a fragment.";

@@ -84,6 +84,29 @@ def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>]> {
   let hasVerifier = 1;
 }
 
+def Tile_AtomicOp : Tile_Op<"atomic", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Combine a fragment into a tile of a global tensor atomically.";
+  let description = [{
+    For each element of the fragment, atomically replaces `dest[indices +
+    its coordinates]` by the sum (`add`), the maximum (`max`: floats as
+    maxNum, integers signed) or the unsigned maximum (`umax`) of it and the
+    element. Elements outside the tensor are dropped. Each element of a
+    reduction result is combined once.
+
+    Example:
+
+    ```mlir
+    tile.atomic add %t, %out[%row, %c0] : tensor<32x1xf32>, memref<?x?xf32, strided<[?, ?], offset: ?>>
+    ```
+  }];
+  let arguments = (ins Tile_AtomicKind:$kind, Tile_Fragment:$value,
+                       Tile_GlobalTensor:$dest, Variadic<Index>:$indices);
+  let assemblyFormat = [{
+    $kind $value `,` $dest `[` $indices `]` attr-dict `:` type($value) `,` type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
 def Tile_SplatOp : Tile_Op<"splat", [Pure,
     TypesMatchWith<"element type of the result matches the scalar",
                    "result", "value",
