@@ -89,6 +89,29 @@ TEST_CASE("DSL arithmetic, casts and math reject misuse with one line",
         }) == "");
 }
 
+TEST_CASE("DSL calls name an empty dsl::Value", "[compiler][error]") {
+  // Deliberate mistake: a default-constructed value passed on.
+  CHECK_THAT(error_of([](auto &k, auto &) { k.abs(dsl::Value()); }),
+             EndsWith("error: cannot take abs of an empty dsl::Value"));
+  CHECK_THAT(error_of([](auto &k, auto &) {
+               k.cast(dsl::Value(), DType::f32);
+             }),
+             EndsWith("error: cannot cast an empty dsl::Value"));
+  CHECK_THAT(error_of([](auto &k, auto &) {
+               k.bitcast(dsl::Value(), DType::f32);
+             }),
+             EndsWith("error: cannot bitcast an empty dsl::Value"));
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               k.load(x, {k.index(0), dsl::Value()}, {4, 32});
+             }),
+             EndsWith("error: an index of the tile origin is an empty "
+                      "dsl::Value"));
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               k.gemm(dsl::Value(), dsl::Value(), tile(k, x));
+             }),
+             EndsWith("error: gemm: an operand is an empty dsl::Value"));
+}
+
 TEST_CASE("DSL atomics reject misuse with one line", "[compiler][error]") {
   // Deliberate mistake: an atomic of a scalar.
   CHECK_THAT(error_of([](auto &k, auto &x) {

@@ -488,3 +488,116 @@ func.func @fp8_output(%a: !g, %b: !g, %c: !g8, %n: index) attributes {tile.threa
   tile.store %o, %c[%c0, %c0] : tensor<128x256xf8E4M3FN>, !g8
   return
 }
+
+// -----
+
+!g = memref<?x?xbf16, strided<[?, 1], offset: ?>>
+!sa = memref<128x64xbf16, #gpu.address_space<workgroup>>
+!sb = memref<256x64xbf16, #gpu.address_space<workgroup>>
+!acc = tensor<128x256xf32>
+!gf = memref<?x?xf32, strided<[?, 1], offset: ?>>
+func.func @copy_from_view(%a: !g, %b: !g, %c: !gf, %n: index) attributes {tile.threads = 384 : i32} {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %sa = tile.alloc_shared : !sa
+  %sb = tile.alloc_shared : !sb
+  %zero = arith.constant 0.0 : f32
+  %init = tile.splat %zero : f32 -> !acc
+  %v = memref.subview %a[0, 0] [%n, %n] [1, 1] : !g to !g
+  %r = tile.pipelined %n, %init {stages = 4 : i64} : !acc -> !acc {
+  ^bb0(%s: index, %acc: !acc):
+    %k0 = arith.muli %s, %c64 : index
+    // expected-error @+1 {{'tile.copy' op cannot lower to TMA + WGMMA: the source must be a tensor argument of the kernel}}
+    tile.copy %v[%c0, %k0], %sa : !g, !sa
+    tile.copy %b[%c0, %k0], %sb : !g, !sb
+    %p = tile.gemm %sa, %sb, %acc : !sa, !sb, !acc
+    tile.yield %p : !acc
+  }
+  tile.store %r, %c[%c0, %c0] : !acc, !gf
+  return
+}
+
+// -----
+
+!g = memref<?x?xbf16, strided<[?, 1], offset: ?>>
+!sa = memref<128x64xbf16, #gpu.address_space<workgroup>>
+!sb = memref<256x64xbf16, #gpu.address_space<workgroup>>
+!acc = tensor<128x256xf32>
+!gf = memref<?x?xf32, strided<[?, 1], offset: ?>>
+func.func @store_to_view(%a: !g, %b: !g, %c: !gf, %n: index) attributes {tile.threads = 384 : i32} {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %sa = tile.alloc_shared : !sa
+  %sb = tile.alloc_shared : !sb
+  %zero = arith.constant 0.0 : f32
+  %init = tile.splat %zero : f32 -> !acc
+  %r = tile.pipelined %n, %init {stages = 4 : i64} : !acc -> !acc {
+  ^bb0(%s: index, %acc: !acc):
+    %k0 = arith.muli %s, %c64 : index
+    tile.copy %a[%c0, %k0], %sa : !g, !sa
+    tile.copy %b[%c0, %k0], %sb : !g, !sb
+    %p = tile.gemm %sa, %sb, %acc : !sa, !sb, !acc
+    tile.yield %p : !acc
+  }
+  %v = memref.subview %c[0, 0] [%n, %n] [1, 1] : !gf to !gf
+  // expected-error @+1 {{'tile.store' op cannot lower to TMA + WGMMA: the destination must be a tensor argument}}
+  tile.store %r, %v[%c0, %c0] : !acc, !gf
+  return
+}
+
+// -----
+
+!g = memref<?x?xbf16, strided<[?, 1], offset: ?>>
+!sa = memref<128x64xbf16, #gpu.address_space<workgroup>>
+!sb = memref<256x64xbf16, #gpu.address_space<workgroup>>
+!acc = tensor<128x256xf32>
+!gf = memref<?x?xf32, strided<[?, 1], offset: ?>>
+func.func @count_from_other_tensor(%a: !g, %b: !g, %c: !gf, %d: !gf) attributes {tile.threads = 384 : i32} {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %sa = tile.alloc_shared : !sa
+  %sb = tile.alloc_shared : !sb
+  %zero = arith.constant 0.0 : f32
+  %init = tile.splat %zero : f32 -> !acc
+  // expected-error @+1 {{'memref.dim' op cannot lower to TMA + WGMMA: only the sizes of the gemm's tensors are known in the kernel}}
+  %n = memref.dim %d, %c0 : !gf
+  %r = tile.pipelined %n, %init {stages = 4 : i64} : !acc -> !acc {
+  ^bb0(%s: index, %acc: !acc):
+    %k0 = arith.muli %s, %c64 : index
+    tile.copy %a[%c0, %k0], %sa : !g, !sa
+    tile.copy %b[%c0, %k0], %sb : !g, !sb
+    %p = tile.gemm %sa, %sb, %acc : !sa, !sb, !acc
+    tile.yield %p : !acc
+  }
+  tile.store %r, %c[%c0, %c0] : !acc, !gf
+  return
+}
+
+// -----
+
+!g = memref<?x?xbf16, strided<[?, 1], offset: ?>>
+!sa = memref<128x64xbf16, #gpu.address_space<workgroup>>
+!sb = memref<256x64xbf16, #gpu.address_space<workgroup>>
+!acc = tensor<128x256xf32>
+!out = tensor<128x256xbf16>
+func.func @converted_twice(%a: !g, %b: !g, %c: !g, %n: index) attributes {tile.threads = 384 : i32} {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %sa = tile.alloc_shared : !sa
+  %sb = tile.alloc_shared : !sb
+  %zero = arith.constant 0.0 : f32
+  %init = tile.splat %zero : f32 -> !acc
+  %r = tile.pipelined %n, %init {stages = 4 : i64} : !acc -> !acc {
+  ^bb0(%s: index, %acc: !acc):
+    %k0 = arith.muli %s, %c64 : index
+    tile.copy %a[%c0, %k0], %sa : !g, !sa
+    tile.copy %b[%c0, %k0], %sb : !g, !sb
+    %p = tile.gemm %sa, %sb, %acc : !sa, !sb, !acc
+    tile.yield %p : !acc
+  }
+  // expected-error @+1 {{'arith.truncf' op cannot lower to TMA + WGMMA: the converted accumulator must be stored once}}
+  %o = arith.truncf %r : !acc to !out
+  tile.store %o, %c[%c0, %c0] : !out, !g
+  tile.store %o, %c[%c64, %c0] : !out, !g
+  return
+}

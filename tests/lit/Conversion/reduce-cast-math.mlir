@@ -142,3 +142,16 @@ func.func @atomic_rowsum(%x: memref<?x?xf32>, %out: memref<?x?xf32>) attributes 
   tile.atomic add %s, %out[%c0, %c0] : tensor<4x1xf32>, memref<?x?xf32>
   return
 }
+
+// -----
+
+// Math functions are f32 only (the DSL casts first).
+func.func @exp_f16(%x: memref<?x?xf16>) attributes {tile.threads = 128 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<?x?xf16> -> tensor<4x128xf16>
+  // expected-error @+2 {{'math.exp' op is supported on f32 only}}
+  // expected-error @+1 {{failed to legalize operation 'math.exp' that was explicitly marked illegal}}
+  %e = math.exp %t : tensor<4x128xf16>
+  tile.store %e, %x[%c0, %c0] : tensor<4x128xf16>, memref<?x?xf16>
+  return
+}

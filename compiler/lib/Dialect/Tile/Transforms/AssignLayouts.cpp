@@ -200,9 +200,10 @@ private:
       return layoutOf(v);
     }
     auto type = cast<RankedTensorType>(v.getType());
-    if (want.getNumElements() != type.getNumElements())
-      return def->emitOpError() << "cannot place this splat of "
-                                << type.getNumElements() << " elements";
+    // Every user that asks for a layout (an element-wise op, a loop or an
+    // if) has operands and results of the splat's type.
+    assert(want.getNumElements() == type.getNumElements() &&
+           "a splat placed in the layout of a fragment of another size");
     if (!layoutOf(v)) {
       setLayout(v, want);
       return want;
