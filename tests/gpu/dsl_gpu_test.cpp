@@ -25,7 +25,9 @@ namespace {
 
 constexpr int kRows = 16, kCols = 64; // a block's tile
 
-/// out = x^n + 3x + (n > 2 ? -1 : 1) + 2^n * max(row of x), n at run time.
+/// out = x^n + 3x + (n > 2 ? -1 : 1) + 2^n * max(row of x)
+///       + max(0, max over i < n of (max(row of x) + i)), n at run time.
+/// The last term is carried from a splat: its layout comes from the body.
 Kernel control_flow_kernel() {
   dsl::KernelBuilder k("control_flow", 256);
   auto x = k.tensor("x", DType::f32, 2, dsl::inner_contiguous(16));
@@ -36,12 +38,14 @@ Kernel control_flow_kernel() {
   auto one = k.full({kRows, kCols}, 1.0, DType::f32);
   auto rowmax = k.reduce_max(t, 1);
   // x^n and 2^n * rowmax, one multiply a step.
-  auto powers = k.serial(k.index(0), n, {one, rowmax},
-                         [&](dsl::Value, std::vector<dsl::Value> c) {
-                           return std::vector<dsl::Value>{
-                               c[0] * t, c[1] * k.full({kRows, 1}, 2.0,
-                                                       DType::f32)};
-                         });
+  auto powers = k.serial(
+      k.index(0), n, {one, rowmax, k.full({kRows, 1}, 0.0, DType::f32)},
+      [&](dsl::Value i, std::vector<dsl::Value> c) {
+        auto shifted = k.reduce_max(t, 1) + k.cast(i, DType::f32);
+        return std::vector<dsl::Value>{
+            c[0] * t, c[1] * k.full({kRows, 1}, 2.0, DType::f32),
+            k.max(c[2], shifted)};
+      });
   // + 0x + 1x + 2x, unrolled: i is a constant index.
   auto sum = k.unroll(0, 3, {powers[0]},
                       [&](dsl::Value i, std::vector<dsl::Value> c) {
@@ -58,7 +62,8 @@ Kernel control_flow_kernel() {
         return std::vector<dsl::Value>{c[0] + k.full({kRows, kCols}, 1.0,
                                                      DType::f32)};
       });
-  auto result = branch[0] + k.broadcast(powers[1], {kRows, kCols});
+  auto result = branch[0] + k.broadcast(powers[1], {kRows, kCols}) +
+                k.broadcast(powers[2], {kRows, kCols});
   k.store(result, out, {row, k.index(0)});
   return k.build();
 }
@@ -70,16 +75,18 @@ std::vector<float> reference(const std::vector<float> &x, int64_t rows,
     float m = -INFINITY;
     for (int c = 0; c < kCols; ++c)
       m = std::max(m, x[r * kCols + c]);
-    float scaled = m;
-    for (int64_t i = 0; i < n; ++i)
+    float scaled = m, best = 0.0f;
+    for (int64_t i = 0; i < n; ++i) {
       scaled *= 2.0f;
+      best = std::max(best, m + static_cast<float>(i));
+    }
     for (int c = 0; c < kCols; ++c) {
       float v = x[r * kCols + c], p = 1.0f;
       for (int64_t i = 0; i < n; ++i)
         p *= v;
       p = p + 3.0f * v;
       p += n > 2 ? -1.0f : 1.0f;
-      out[r * kCols + c] = p + scaled;
+      out[r * kCols + c] = p + scaled + best;
     }
   }
   return out;

@@ -162,6 +162,30 @@ func.func @carried(%x: !g2 {tile.align = 16 : i64}, %n: index, %c: i1) attribute
 
 // -----
 
+// A carried splat takes the layout its first use in the body wants (here
+// the reduction's slice: 16 elements could not be spread over 256 threads).
+!g4 = memref<?x?xf32, strided<[?, 1], offset: ?>>
+// CHECK-LABEL: func.func @carried_splat
+func.func @carried_splat(%x: !g4 {tile.align = 16 : i64}, %n: index) attributes {tile.threads = 256 : i32} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  // CHECK: tile.splat {{.*}} -> tensor<16x1xf32, #tile.layout<shape = [16, 64], threads = 256, vector = 4, sliced = [1]>>
+  %init = tile.splat %zero : f32 -> tensor<16x1xf32>
+  %t = tile.load %x[%c0, %c0] : !g4 -> tensor<16x64xf32>
+  // CHECK: scf.for {{.*}} -> (tensor<16x1xf32, #tile.layout<shape = [16, 64], threads = 256, vector = 4, sliced = [1]>>)
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%a = %init) -> (tensor<16x1xf32>) {
+    %m = tile.reduce max %t dim 1 : tensor<16x64xf32> -> tensor<16x1xf32>
+    %d = arith.maximumf %m, %a : tensor<16x1xf32>
+    scf.yield %d : tensor<16x1xf32>
+  }
+  %b = tile.broadcast %r : tensor<16x1xf32> -> tensor<16x64xf32>
+  tile.store %b, %x[%c0, %c0] : tensor<16x64xf32>, !g4
+  return
+}
+
+// -----
+
 // A loop body that yields a carried fragment in another layout.
 !g3 = memref<?x?xf32, strided<[?, 1], offset: ?>>
 func.func @carried_relayout(%x: !g3 {tile.align = 16 : i64}, %n: index) attributes {tile.threads = 32 : i32} {

@@ -54,12 +54,16 @@ static bool isSplatLike(Operation *op) {
 /// width.
 static llvm::DenseSet<Value> reducedValues(func::FuncOp kernel) {
   llvm::DenseSet<Value> reduced;
+  // Until nothing changes: a loop's carried value is known to be reduced
+  // only once its yield has been seen.
+  for (size_t before = SIZE_MAX; before != reduced.size();) {
+  before = reduced.size();
   kernel.walk<WalkOrder::PreOrder>([&](Operation *op) {
     // Carried through loops and branches.
     if (auto loop = dyn_cast<scf::ForOp>(op)) {
       for (auto [init, arg, result] : llvm::zip(
                loop.getInitArgs(), loop.getRegionIterArgs(), loop.getResults()))
-        if (reduced.contains(init)) {
+        if (reduced.contains(init) || reduced.contains(result)) {
           reduced.insert(arg);
           reduced.insert(result);
         }
@@ -81,6 +85,7 @@ static llvm::DenseSet<Value> reducedValues(func::FuncOp kernel) {
       for (Value result : op->getResults())
         reduced.insert(result);
   });
+  }
   return reduced;
 }
 
@@ -183,6 +188,17 @@ private:
   /// in `want` (or blocked when `want` is null).
   FailureOr<LayoutAttr> operandLayout(OpOperand &use, LayoutAttr want) {
     Value v = use.get();
+    if (auto loop = pendingLoop(v)) {
+      // A loop-carried splat not placed yet: placed where first wanted.
+      unsigned i = cast<BlockArgument>(v).getArgNumber() - 1;
+      FailureOr<LayoutAttr> layout =
+          operandLayout(loop.getInitArgsMutable()[i], want);
+      if (failed(layout))
+        return failure();
+      setLayout(v, *layout);
+      setLayout(loop.getResult(i), *layout);
+      return *layout;
+    }
     if (LayoutAttr layout = layoutOf(v)) {
       if (!want || layout == want || !isSplatLike(v.getDefiningOp()))
         return layout;
@@ -284,13 +300,28 @@ private:
     return success();
   }
 
-  /// Carried fragments keep their initial value's layout.
+  /// The loop of `v` if it is a carried fragment whose initial value is a
+  /// splat that no layout has been chosen for yet.
+  static scf::ForOp pendingLoop(Value v) {
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (!arg || layoutOf(v) || !isa<RankedTensorType>(v.getType()))
+      return {};
+    auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+    if (!loop || arg.getArgNumber() == 0)
+      return {};
+    return loop;
+  }
+
+  /// Carried fragments keep their initial value's layout; a splat's is
+  /// chosen by the first use in the body that wants one (or by the yield).
   LogicalResult visitFor(scf::ForOp loop) {
     for (auto [init, arg, result] :
          llvm::zip(loop.getInitArgsMutable(), loop.getRegionIterArgs(),
                    loop.getResults())) {
       if (!isa<RankedTensorType>(arg.getType()))
         continue;
+      if (isSplatLike(init.get().getDefiningOp()) && !layoutOf(init.get()))
+        continue; // pending
       FailureOr<LayoutAttr> layout = operandLayout(init, {});
       if (failed(layout))
         return failure();
@@ -314,6 +345,15 @@ private:
         return failure();
       if (!want) {
         setLayout(result, *layout);
+        if (auto loop = dyn_cast<scf::ForOp>(parent)) {
+          // A pending carried splat never used in the body: the yield's.
+          unsigned i = use.getOperandNumber();
+          setLayout(loop.getRegionIterArgs()[i], *layout);
+          FailureOr<LayoutAttr> init =
+              operandLayout(loop.getInitArgsMutable()[i], *layout);
+          if (failed(init))
+            return failure();
+        }
         continue;
       }
       if (*layout != want)
