@@ -1,4 +1,4 @@
-// gemm_run.cpp - Runs gemm on the GPU with seeded N(0, 1) bf16 inputs and
+// gemm_run.cpp - Runs gemm on the GPU with seeded N(0, 1) bf16 or f16 inputs and
 // checks it against the CPU reference (every element for small products,
 // 16 random rows for large ones) within bf16 rounding; shared by the CLI,
 // the GPU tests and the benchmark.
@@ -25,20 +25,22 @@ namespace {
 struct GemmArgs {
   int64_t m, n, k;
   DType out;
+  DType in = DType::bf16;
 };
 
 GemmArgs parse(const OpArgs &args) {
-  if (args.dtype && *args.dtype != DType::bf16)
+  DType in = args.dtype.value_or(DType::bf16);
+  if (in != DType::bf16 && in != DType::f16)
     throw UserError(fmt::format("gemm: --dtype {} is not supported; requires "
-                                "bf16",
-                                name_of(*args.dtype)));
-  GemmArgs g{8192, 8192, 8192, DType::bf16};
+                                "bf16 or f16",
+                                name_of(in)));
+  GemmArgs g{8192, 8192, 8192, DType::bf16, in};
   if (!args.shape.empty()) {
     if (args.shape.size() != 3)
       throw UserError(fmt::format("gemm: --shape has {} dimensions; requires "
                                   "3 (MxNxK)",
                                   args.shape.size()));
-    g = {args.shape[0], args.shape[1], args.shape[2], DType::bf16};
+    g = {args.shape[0], args.shape[1], args.shape[2], DType::bf16, in};
   }
   g.m =
       static_cast<int64_t>(args.number("gemm", "m", static_cast<double>(g.m)));
@@ -54,9 +56,11 @@ GemmArgs parse(const OpArgs &args) {
   if (out != args.set.end()) {
     if (out->second == "f32")
       g.out = DType::f32;
+    else if (out->second == "f16")
+      g.out = DType::f16;
     else if (out->second != "bf16")
       throw UserError(fmt::format("gemm: --set out_dtype={} is not "
-                                  "supported; requires bf16 or f32",
+                                  "supported; requires bf16, f16 or f32",
                                   out->second));
   }
   return g;
@@ -64,6 +68,7 @@ GemmArgs parse(const OpArgs &args) {
 
 gemm::GemmSpec spec_for(const GemmArgs &g) {
   gemm::GemmSpec spec;
+  spec.in_dtype = g.in;
   spec.out_dtype = g.out;
   spec.block_n = g.n <= 128 ? 128 : 256;
   return spec;
@@ -81,13 +86,15 @@ rt::SpecKey key_gemm(const OpArgs &args) {
 
 RunResult run_gemm(const OpArgs &args, const RunOptions &options) {
   GemmArgs g = parse(args);
-  ref::HostTensor a = ref::HostTensor::zeros(DType::bf16, {g.m, g.k});
-  ref::HostTensor b = ref::HostTensor::zeros(DType::bf16, {g.n, g.k});
+  ref::HostTensor a = ref::HostTensor::zeros(g.in, {g.m, g.k});
+  ref::HostTensor b = ref::HostTensor::zeros(g.in, {g.n, g.k});
   std::mt19937_64 gen(options.seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (ref::HostTensor *t : {&a, &b})
     for (int64_t i = 0; i < t->numel(); ++i)
-      t->data<uint16_t>()[i] = ref::f32_to_bf16(normal(gen));
+      t->data<uint16_t>()[i] = g.in == DType::bf16
+                                   ? ref::f32_to_bf16(normal(gen))
+                                   : ref::f32_to_f16(normal(gen));
 
   size_t out_elt = size_of(g.out);
   rt::DeviceBuffer da(std::max<size_t>(a.numel() * 2, 1)),
@@ -99,8 +106,8 @@ RunResult run_gemm(const OpArgs &args, const RunOptions &options) {
     db.upload(b.raw(), b.numel() * 2);
   dc.fill_zero();
   const int64_t cs[2] = {g.m, g.n};
-  auto va = rt::TensorView::contiguous(da.ptr(), DType::bf16, a.shape());
-  auto vb = rt::TensorView::contiguous(db.ptr(), DType::bf16, b.shape());
+  auto va = rt::TensorView::contiguous(da.ptr(), g.in, a.shape());
+  auto vb = rt::TensorView::contiguous(db.ptr(), g.in, b.shape());
   auto vc = rt::TensorView::contiguous(dc.ptr(), g.out, cs);
   auto call = [&] { gemm::gemm(va, vb, vc); };
   call();
@@ -135,7 +142,8 @@ RunResult run_gemm(const OpArgs &args, const RunOptions &options) {
   }
 
   RunResult r;
-  r.shape = fmt::format("{}x{}x{} bf16->{}", g.m, g.n, g.k, name_of(g.out));
+  r.shape = fmt::format("{}x{}x{} {}->{}", g.m, g.n, g.k, name_of(g.in),
+                        name_of(g.out));
   r.flops = 2.0 * g.m * g.n * g.k;
   r.bytes = static_cast<double>(a.numel() * 2 + b.numel() * 2) +
             static_cast<double>(g.m * g.n) * out_elt;

@@ -1,6 +1,6 @@
 // gemm_gpu_test.cpp - gemm on the GPU against the CPU reference within bf16
 // rounding: multiples of the tile, tails in M, N and K, size 1 and 0, f32
-// output, and a large product spot-checked by rows.
+// output, f16 inputs and outputs, and a large product spot-checked by rows.
 #include "registry.h"
 
 #include <catch2/catch.hpp>
@@ -11,9 +11,10 @@ using namespace tilejit;
 
 namespace {
 ops::RunResult run(int64_t m, int64_t n, int64_t k, const char *out,
-                   uint64_t seed) {
+                   uint64_t seed, DType in = DType::bf16) {
   ops::OpArgs args;
   args.shape = {m, n, k};
+  args.dtype = in;
   args.set["out_dtype"] = out;
   ops::RunOptions options;
   options.seed = seed;
@@ -36,6 +37,18 @@ TEST_CASE("gemm matches the reference on tiles, tails and size 0", "[gemm]") {
                          {128, 256, 0}}) {
     for (const char *out : {"bf16", "f32"}) {
       ops::RunResult r = run(m, n, k, out, seed++);
+      INFO(r.shape << ": " << r.check);
+      CHECK(r.passed);
+    }
+  }
+}
+
+TEST_CASE("gemm with f16 inputs (WGMMA f16), f16, bf16 and f32 outputs",
+          "[gemm]") {
+  uint64_t seed = std::random_device{}();
+  for (auto [m, n, k] : {std::tuple{256, 512, 512}, {129, 258, 72}}) {
+    for (const char *out : {"f16", "bf16", "f32"}) {
+      ops::RunResult r = run(m, n, k, out, seed++, DType::f16);
       INFO(r.shape << ": " << r.check);
       CHECK(r.passed);
     }
