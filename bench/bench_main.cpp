@@ -58,6 +58,7 @@ const Case kCases[] = {
 /// torch in the same run: tools/gpu/run.sh).
 const Case kGemmCases[] = {
     {"gemm", {8192, 8192, 8192}, DType::bf16},
+    {"gemm", {8192, 8192, 8192}, DType::e4m3},
     {"gemm", {4096, 4096, 4096}, DType::bf16},
     {"gemm", {8192, 7168, 2048}, DType::bf16},
 };

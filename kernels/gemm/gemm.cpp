@@ -27,9 +27,13 @@ rt::SpecKey gemm_key(const GemmSpec &spec) {
   return key;
 }
 
+int64_t gemm_block_k(const GemmSpec &spec) {
+  return 128 / static_cast<int64_t>(size_of(spec.in_dtype)); // 128-byte rows
+}
+
 int64_t gemm_shared_bytes(const GemmSpec &spec) {
   // Must agree with the compiler's gemm lowering (GemmKernelText.cpp).
-  return static_cast<int64_t>(spec.stages) * (128 + spec.block_n) * 64 * 2 +
+  return static_cast<int64_t>(spec.stages) * (128 + spec.block_n) * 128 +
          1024;
 }
 
@@ -52,9 +56,10 @@ static void check_operand(std::string_view name, const rt::TensorView &t,
 void gemm(const rt::TensorView &a, const rt::TensorView &b,
           const rt::TensorView &c, CUstream stream) {
   ops::check_rank(kOp, "a", a, 2);
-  if (a.dtype != DType::bf16 && a.dtype != DType::f16)
-    throw UserError(fmt::format("{}: argument 'a' has dtype {}; requires bf16 "
-                                "or f16",
+  if (a.dtype != DType::bf16 && a.dtype != DType::f16 &&
+      a.dtype != DType::e4m3 && a.dtype != DType::e5m2)
+    throw UserError(fmt::format("{}: argument 'a' has dtype {}; requires bf16, "
+                                "f16, e4m3 or e5m2",
                                 kOp, name_of(a.dtype)));
   check_operand("a", a, a.dtype);
   check_operand("b", b, a.dtype);
@@ -103,9 +108,10 @@ void gemm(const rt::TensorView &a, const rt::TensorView &b,
       });
 
   rt::ArgPack args;
-  args.push(rt::encode_tensor_map_2d(a, "a", 128, 64, true));
+  const auto bk = static_cast<uint32_t>(gemm_block_k(spec));
+  args.push(rt::encode_tensor_map_2d(a, "a", 128, bk, true));
   args.push(rt::encode_tensor_map_2d(
-      b, "b", static_cast<uint32_t>(spec.block_n), 64, true));
+      b, "b", static_cast<uint32_t>(spec.block_n), bk, true));
   args.push(c.data);
   args.push(m);
   args.push(n);

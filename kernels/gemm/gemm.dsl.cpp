@@ -1,7 +1,8 @@
 // gemm.dsl.cpp - gemm in the tile DSL: each block walks the K dimension in
-// 64-wide steps, copying a 128 x 64 tile of A and a block_n x 64 tile of B
-// to shared memory and accumulating their product; the copies run `stages`
-// steps ahead (TMA), the products are WGMMA. Blocks are ordered in bands of
+// steps of 128 bytes (64 bf16/f16 or 128 fp8 elements), copying a 128 x bk
+// tile of A and a block_n x bk tile of B to shared memory and accumulating
+// their product; the copies run `stages` steps ahead (TMA), the products are
+// WGMMA. Blocks are ordered in bands of
 // group_m row tiles so that consecutive blocks share B tiles in L2.
 #include "gemm/gemm.h"
 
@@ -10,7 +11,8 @@
 namespace tilejit::gemm {
 
 Kernel gemm_kernel(const GemmSpec &s) {
-  constexpr int64_t bm = 128, bk = 64;
+  constexpr int64_t bm = 128;
+  const int64_t bk = gemm_block_k(s); // 128 bytes: 64 bf16/f16, 128 fp8
   const int64_t bn = s.block_n;
   dsl::KernelBuilder k("gemm", 384);
   auto a = k.tensor("a", s.in_dtype, 2, dsl::inner_contiguous(16));

@@ -20,8 +20,9 @@ struct GemmSpec {
   int32_t group_m = 8;   ///< row tiles a band of the grid walks (L2 reuse)
 };
 
-/// c = a * b^T: a (M, K) and b (N, K) bf16 (or f16, the same), row-major
-/// with rows 16-byte aligned (K % 8 == 0) and a 16-byte-aligned base; c
+/// c = a * b^T: a (M, K) and b (N, K) of one dtype, bf16, f16, e4m3 or e5m2
+/// (fp8 without scales: WGMMA's k32 fp8 products), row-major with rows
+/// 16-byte aligned and a 16-byte-aligned base; c
 /// (M, N) of bf16, f16 or f32, unit inner stride, N even. f32 accumulation.
 /// Throws UserError naming the argument, its value and the requirement;
 /// nothing is written then.
@@ -36,5 +37,7 @@ Kernel gemm_kernel(const GemmSpec &spec);
 /// Dynamic shared memory of a specialisation: one 128 x 64 A tile and one
 /// block_n x 64 B tile per stage, plus 1 KiB to align them to 1024 bytes.
 int64_t gemm_shared_bytes(const GemmSpec &spec);
+/// K of a shared tile: 128 bytes of the input dtype.
+int64_t gemm_block_k(const GemmSpec &spec);
 
 } // namespace tilejit::gemm

@@ -10,18 +10,27 @@
 namespace tilejit::gemm {
 
 static void check(const HostTensor &a, const HostTensor &b) {
+  DType d = a.dtype();
   if (a.rank() != 2 || b.rank() != 2 || a.size(1) != b.size(1) ||
-      a.dtype() != b.dtype() ||
-      (a.dtype() != DType::bf16 && a.dtype() != DType::f16))
-    throw UserError(fmt::format("gemm_ref: A {} and B {} must be bf16 or f16 "
-                                "(M, K) and (N, K) of one dtype",
+      d != b.dtype() ||
+      (d != DType::bf16 && d != DType::f16 && d != DType::e4m3 &&
+       d != DType::e5m2))
+    throw UserError(fmt::format("gemm_ref: A {} and B {} must be bf16, f16, "
+                                "e4m3 or e5m2 (M, K) and (N, K) of one dtype",
                                 a.to_string(), b.to_string()));
 }
 
 static double element(const HostTensor &t, int64_t r, int64_t c) {
-  uint16_t bits = t.at<uint16_t>({r, c});
-  return t.dtype() == DType::bf16 ? ref::bf16_to_f32(bits)
-                                  : ref::f16_to_f32(bits);
+  switch (t.dtype()) {
+  case DType::bf16:
+    return ref::bf16_to_f32(t.at<uint16_t>({r, c}));
+  case DType::f16:
+    return ref::f16_to_f32(t.at<uint16_t>({r, c}));
+  case DType::e4m3:
+    return ref::e4m3_to_f32(t.at<uint8_t>({r, c}));
+  default:
+    return ref::e5m2_to_f32(t.at<uint8_t>({r, c}));
+  }
 }
 
 std::vector<double> gemm_ref_row(const HostTensor &a, const HostTensor &b,

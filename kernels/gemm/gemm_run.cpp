@@ -30,9 +30,10 @@ struct GemmArgs {
 
 GemmArgs parse(const OpArgs &args) {
   DType in = args.dtype.value_or(DType::bf16);
-  if (in != DType::bf16 && in != DType::f16)
+  if (in != DType::bf16 && in != DType::f16 && in != DType::e4m3 &&
+      in != DType::e5m2)
     throw UserError(fmt::format("gemm: --dtype {} is not supported; requires "
-                                "bf16 or f16",
+                                "bf16, f16, e4m3 or e5m2",
                                 name_of(in)));
   GemmArgs g{8192, 8192, 8192, DType::bf16, in};
   if (!args.shape.empty()) {
@@ -48,10 +49,11 @@ GemmArgs parse(const OpArgs &args) {
       static_cast<int64_t>(args.number("gemm", "n", static_cast<double>(g.n)));
   g.k =
       static_cast<int64_t>(args.number("gemm", "k", static_cast<double>(g.k)));
-  if (g.m < 0 || g.n < 0 || g.k < 0 || g.k % 8 != 0 || g.n % 2 != 0)
+  const int64_t k_align = 16 / static_cast<int64_t>(size_of(in)); // rows
+  if (g.m < 0 || g.n < 0 || g.k < 0 || g.k % k_align != 0 || g.n % 2 != 0)
     throw UserError(fmt::format("gemm: m={}, n={}, k={}; requires sizes >= 0, "
-                                "k a multiple of 8 and n even",
-                                g.m, g.n, g.k));
+                                "k a multiple of {} (16-byte rows) and n even",
+                                g.m, g.n, g.k, k_align));
   auto out = args.set.find("out_dtype");
   if (out != args.set.end()) {
     if (out->second == "f32")
@@ -91,19 +93,25 @@ RunResult run_gemm(const OpArgs &args, const RunOptions &options) {
   std::mt19937_64 gen(options.seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (ref::HostTensor *t : {&a, &b})
-    for (int64_t i = 0; i < t->numel(); ++i)
-      t->data<uint16_t>()[i] = g.in == DType::bf16
-                                   ? ref::f32_to_bf16(normal(gen))
-                                   : ref::f32_to_f16(normal(gen));
+    for (int64_t i = 0; i < t->numel(); ++i) {
+      float v = normal(gen);
+      switch (g.in) {
+      case DType::bf16: t->data<uint16_t>()[i] = ref::f32_to_bf16(v); break;
+      case DType::f16: t->data<uint16_t>()[i] = ref::f32_to_f16(v); break;
+      case DType::e4m3: t->data<uint8_t>()[i] = ref::f32_to_e4m3(v); break;
+      default: t->data<uint8_t>()[i] = ref::f32_to_e5m2(v); break;
+      }
+    }
+  const size_t in_elt = size_of(g.in);
 
   size_t out_elt = size_of(g.out);
-  rt::DeviceBuffer da(std::max<size_t>(a.numel() * 2, 1)),
-      db(std::max<size_t>(b.numel() * 2, 1)),
+  rt::DeviceBuffer da(std::max<size_t>(a.numel() * in_elt, 1)),
+      db(std::max<size_t>(b.numel() * in_elt, 1)),
       dc(std::max<size_t>(static_cast<size_t>(g.m * g.n) * out_elt, 1));
   if (a.numel())
-    da.upload(a.raw(), a.numel() * 2);
+    da.upload(a.raw(), a.numel() * in_elt);
   if (b.numel())
-    db.upload(b.raw(), b.numel() * 2);
+    db.upload(b.raw(), b.numel() * in_elt);
   dc.fill_zero();
   const int64_t cs[2] = {g.m, g.n};
   auto va = rt::TensorView::contiguous(da.ptr(), g.in, a.shape());
@@ -116,7 +124,11 @@ RunResult run_gemm(const OpArgs &args, const RunOptions &options) {
   if (g.m * g.n)
     dc.download(got.raw(), static_cast<size_t>(g.m * g.n) * out_elt);
 
-  // bf16 rounding of the result (2^-8 relative) plus f32 accumulation.
+  // bf16 rounding of the result (2^-8 relative) plus the accumulation's
+  // error: f32 for 16-bit inputs; WGMMA accumulates fp8 products with fewer
+  // mantissa bits (about 14), so fp8 gets a 10x wider absolute term.
+  const bool fp8 = g.in == DType::e4m3 || g.in == DType::e5m2;
+  const double abs_tol = fp8 ? 1e-2 : 1e-3;
   const double scale =
       std::sqrt(static_cast<double>(std::max<int64_t>(g.k, 1)));
   std::string diff;
@@ -127,7 +139,7 @@ RunResult run_gemm(const OpArgs &args, const RunOptions &options) {
       const int64_t at[2] = {row, col};
       double v = ref::element_as_double(got, at);
       double w = want[static_cast<size_t>(col)];
-      if (!(std::fabs(v - w) <= std::ldexp(std::fabs(w), -7) + 1e-3 * scale))
+      if (!(std::fabs(v - w) <= std::ldexp(std::fabs(w), -7) + abs_tol * scale))
         diff = fmt::format("c[{}, {}] = {} vs reference {}", row, col, v, w);
     }
     ++checked_rows;
@@ -145,7 +157,7 @@ RunResult run_gemm(const OpArgs &args, const RunOptions &options) {
   r.shape = fmt::format("{}x{}x{} {}->{}", g.m, g.n, g.k, name_of(g.in),
                         name_of(g.out));
   r.flops = 2.0 * g.m * g.n * g.k;
-  r.bytes = static_cast<double>(a.numel() * 2 + b.numel() * 2) +
+  r.bytes = static_cast<double>((a.numel() + b.numel()) * in_elt) +
             static_cast<double>(g.m * g.n) * out_elt;
   r.passed = diff.empty();
   r.check = r.passed ? fmt::format("{} rows within bf16 rounding of the CPU "

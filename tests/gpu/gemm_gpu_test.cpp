@@ -1,6 +1,6 @@
 // gemm_gpu_test.cpp - gemm on the GPU against the CPU reference within bf16
 // rounding: multiples of the tile, tails in M, N and K, size 1 and 0, f32
-// output, f16 inputs and outputs, and a large product spot-checked by rows.
+// output, f16 and fp8 inputs, and a large product spot-checked by rows.
 #include "registry.h"
 
 #include <catch2/catch.hpp>
@@ -53,6 +53,17 @@ TEST_CASE("gemm with f16 inputs (WGMMA f16), f16, bf16 and f32 outputs",
       CHECK(r.passed);
     }
   }
+}
+
+TEST_CASE("gemm with fp8 inputs (WGMMA k32 e4m3 and e5m2)", "[gemm]") {
+  uint64_t seed = std::random_device{}();
+  for (DType in : {DType::e4m3, DType::e5m2})
+    for (auto [m, n, k] : {std::tuple{256, 512, 1024}, {129, 258, 144}})
+      for (const char *out : {"bf16", "f32"}) {
+        ops::RunResult r = run(m, n, k, out, seed++, in);
+        INFO(r.shape << ": " << r.check);
+        CHECK(r.passed);
+      }
 }
 
 TEST_CASE("gemm at 4096^3, spot-checked rows", "[gemm][big]") {

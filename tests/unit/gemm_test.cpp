@@ -29,7 +29,8 @@ TEST_CASE("gemm rejects bad arguments", "[kernels][error]") {
   auto c = TensorView::contiguous(p, DType::bf16, {256, 128});
   // Deliberate mistake: f32 inputs.
   CHECK(user_error(TensorView::contiguous(p, DType::f32, {256, 512}), b, c) ==
-        "gemm: argument 'a' has dtype f32; requires bf16 or f16");
+        "gemm: argument 'a' has dtype f32; requires bf16, f16, e4m3 or "
+        "e5m2");
   // Deliberate mistake: b of another dtype than a.
   CHECK(user_error(a, TensorView::contiguous(p, DType::f16, {128, 512}), c) ==
         "gemm: argument 'b' has dtype f16; requires bf16");

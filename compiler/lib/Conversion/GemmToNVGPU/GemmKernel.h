@@ -13,13 +13,16 @@ struct GemmKernelConfig {
   int bn = 256;
   int bk = 64;
   int stages = 4;
-  std::string inputType = "bf16";  ///< "bf16" or "f16"
+  std::string inputType = "bf16";  ///< "bf16", "f16", "e4m3" or "e5m2"
   std::string outputType = "bf16"; ///< "bf16", "f16" or "f32"
 };
 
 /// The kernel as MLIR text (a module holding one llvm.func); see
 /// GemmKernelText.cpp for what it does and its parameters.
 std::string gemmKernelText(const GemmKernelConfig &config);
+
+/// Bytes of one input element (2, or 1 for fp8).
+int gemmInputBytes(const GemmKernelConfig &config);
 
 /// Dynamic shared memory the kernel needs, in bytes.
 int64_t gemmSharedBytes(const GemmKernelConfig &config);

@@ -4,9 +4,9 @@
 // scf, arith, memref) and parsed: one producer warpgroup whose elected
 // thread issues the TMA copies of A and B `stages` K-tiles ahead, each
 // completing on the stage's `full` mbarrier; two consumer warpgroups, each
-// running wgmma.mma_async m64nBNk16 on 64 rows of the 128 x BN tile, keeping
-// one wgmma group in flight and releasing a stage on its `empty` mbarrier
-// once the group that read it has retired. The epilogue converts the f32
+// running wgmma.mma_async m64nBNk16 (k32 for fp8) on 64 rows of the 128 x BN
+// tile, keeping one wgmma group in flight and releasing a stage on its
+// `empty` mbarrier once the group that read it has retired. The epilogue converts the f32
 // accumulators and stores them, masked at the M and N edges.
 //
 // Shared memory is dynamic (stages x (A + B tiles) + 1 KiB to realign to the
@@ -29,11 +29,15 @@ namespace mlir::tile {
 
 std::string gemmKernelText(const GemmKernelConfig &c) {
   const int bm = 128, bk = c.bk, bn = c.bn, stages = c.stages;
-  const int elt = 2;
+  const int elt = gemmInputBytes(c);
+  // One wgmma reads 32 bytes of K: k16 of 16-bit inputs, k32 of fp8.
+  const int kInstr = 32 / elt;
   const int aBytes = bm * bk * elt, bBytes = bn * bk * elt,
             tx = aBytes + bBytes;
   const int nacc = bn / 2;
   const std::string in = c.inputType, out = c.outputType;
+  // Shared tiles and TMA boxes of fp8 are bytes to the copies.
+  const std::string mem = elt == 1 ? "i8" : in;
   const std::string smem = "#gpu.address_space<workgroup>";
   std::string acc = "!llvm.struct<(";
   for (int i = 0; i < nacc; ++i)
@@ -48,11 +52,11 @@ std::string gemmKernelText(const GemmKernelConfig &c) {
   w(fmt::format("!tmA = !nvgpu.tensormap.descriptor<tensor = memref<{}x{}x{}, "
                 "3>, swizzle = swizzle_128b, l2promo = l2promo_256b, oob = "
                 "zero, interleave = none>",
-                bm, bk, in));
+                bm, bk, mem));
   w(fmt::format("!tmB = !nvgpu.tensormap.descriptor<tensor = memref<{}x{}x{}, "
                 "3>, swizzle = swizzle_128b, l2promo = l2promo_256b, oob = "
                 "zero, interleave = none>",
-                bn, bk, in));
+                bn, bk, mem));
   w(fmt::format("!bars = !nvgpu.mbarrier.group<memorySpace = {}, num_barriers "
                 "= {}>",
                 smem, 2 * stages));
@@ -141,16 +145,16 @@ std::string gemmKernelText(const GemmKernelConfig &c) {
   I("      %oB = arith.addi %oB0, %cBbase : index");
   I(fmt::format("      %dstA = memref.view %dyn[%oA][] : memref<?xi8, {0}> to "
                 "memref<{1}x{2}x{3}, {0}>",
-                smem, bm, bk, in));
+                smem, bm, bk, mem));
   I(fmt::format("      %dstB = memref.view %dyn[%oB][] : memref<?xi8, {0}> to "
                 "memref<{1}x{2}x{3}, {0}>",
-                smem, bn, bk, in));
+                smem, bn, bk, mem));
   I(fmt::format("      nvgpu.tma.async.load %tmA[%k0, %m0], %bar[%s] to %dstA "
                 ": !tmA, !bars -> memref<{}x{}x{}, {}>",
-                bm, bk, in, smem));
+                bm, bk, mem, smem));
   I(fmt::format("      nvgpu.tma.async.load %tmB[%k0, %n0], %bar[%s] to %dstB "
                 ": !tmB, !bars -> memref<{}x{}x{}, {}>",
-                bn, bk, in, smem));
+                bn, bk, mem, smem));
   I("    }");
   I("  }");
   I("} else {");
@@ -177,7 +181,8 @@ std::string gemmKernelText(const GemmKernelConfig &c) {
   I("  %descB0 = arith.ori %aB4, %dconst : i64");
   I(fmt::format("  %stA = arith.constant {} : i64", aBytes >> 4));
   I(fmt::format("  %stB = arith.constant {} : i64", bBytes >> 4));
-  for (int kk = 1; kk < bk / 16; ++kk)
+  // Descriptors count 16 bytes: each wgmma moves 32 bytes along K.
+  for (int kk = 1; kk < bk / kInstr; ++kk)
     I(fmt::format("  %kk{} = arith.constant {} : i64", kk, kk * 2));
   I("  %zero = llvm.mlir.zero : !acc");
   I("  %lane0 = arith.remui %wgtid, %c32 : index");
@@ -196,7 +201,7 @@ std::string gemmKernelText(const GemmKernelConfig &c) {
   I("    %dB = arith.addi %descB0, %sb : i64");
   I("    nvvm.wgmma.fence.aligned");
   std::string prev = "%acc";
-  for (int kk = 0; kk < bk / 16; ++kk) {
+  for (int kk = 0; kk < bk / kInstr; ++kk) {
     std::string da = "%dA", db = "%dB";
     if (kk) {
       I(fmt::format("    %dA{0} = arith.addi %dA, %kk{0} : i64", kk));
@@ -205,11 +210,11 @@ std::string gemmKernelText(const GemmKernelConfig &c) {
       db = fmt::format("%dB{}", kk);
     }
     I(fmt::format("    %w{} = nvvm.wgmma.mma_async {}, {}, {}, #nvvm.shape<m "
-                  "= 64, n = {}, k = 16>, D [<f32>, "
+                  "= 64, n = {}, k = {}>, D [<f32>, "
                   "#nvvm.wgmma_scale_out<one>], A [<{}>, "
                   "#nvvm.wgmma_scale_in<one>, <row>], B [<{}>, "
                   "#nvvm.wgmma_scale_in<one>, <col>] : !acc -> !acc",
-                  kk, da, db, prev, bn, in, in));
+                  kk, da, db, prev, bn, kInstr, in, in));
     prev = fmt::format("%w{}", kk);
   }
   I("    nvvm.wgmma.commit.group.sync.aligned");
@@ -303,8 +308,14 @@ std::string gemmKernelText(const GemmKernelConfig &c) {
   return o;
 }
 
+int gemmInputBytes(const GemmKernelConfig &c) {
+  return c.inputType == "e4m3" || c.inputType == "e5m2" ? 1 : 2;
+}
+
 int64_t gemmSharedBytes(const GemmKernelConfig &c) {
-  return static_cast<int64_t>(c.stages) * (128 + c.bn) * c.bk * 2 + 1024;
+  return static_cast<int64_t>(c.stages) * (128 + c.bn) * c.bk *
+             gemmInputBytes(c) +
+         1024;
 }
 
 } // namespace mlir::tile

@@ -78,6 +78,10 @@ std::string typeName(Type t) {
     return "bf16";
   if (t.isF16())
     return "f16";
+  if (isa<Float8E4M3FNType>(t))
+    return "e4m3";
+  if (isa<Float8E5M2Type>(t))
+    return "e5m2";
   if (t.isF32())
     return "f32";
   return "";
@@ -128,10 +132,12 @@ FailureOr<GemmMatch> match(func::FuncOp kernel, PipelinedOp loop) {
 
   MemRefType sa = m.gemm.getA().getType(), sb = m.gemm.getB().getType();
   int64_t bk = sa.getDimSize(1), bn = sb.getDimSize(0);
-  if (sa.getDimSize(0) != 128 || bk != 64 || bn % 16 != 0 || bn < 16 ||
+  int64_t rowBytes = bk * sa.getElementTypeBitWidth() / 8;
+  if (sa.getDimSize(0) != 128 || rowBytes != 128 || bn % 16 != 0 || bn < 16 ||
       bn > 256)
-    return fail(m.gemm, "tiles must be a: 128 x 64 and b: N x 64 with N a "
-                        "multiple of 16 up to 256");
+    return fail(m.gemm, "tiles must be a: 128 x K and b: N x K with rows of "
+                        "128 bytes (K = 64 for bf16 and f16, 128 for fp8) and "
+                        "N a multiple of 16 up to 256");
   for (CopyOp copy : {m.copyA, m.copyB}) {
     auto arg = dyn_cast<BlockArgument>(copy.getSource());
     if (!arg || arg.getOwner() != &kernel.getBody().front())
@@ -179,7 +185,8 @@ FailureOr<GemmMatch> match(func::FuncOp kernel, PipelinedOp loop) {
   m.config.inputType = typeName(sa.getElementType());
   m.config.outputType =
       typeName(cast<RankedTensorType>(stored.getType()).getElementType());
-  if (m.config.outputType.empty())
+  if (m.config.outputType != "bf16" && m.config.outputType != "f16" &&
+      m.config.outputType != "f32")
     return fail(m.store, "the output must be bf16, f16 or f32");
   // Nothing else may happen in the kernel.
   for (Operation &op : kernel.getBody().front()) {

@@ -200,9 +200,12 @@ LogicalResult GemmOp::verify() {
       acc.getDimSize(1) != b.getDimSize(0))
     return emitOpError() << "shapes " << a << ", " << b << " and " << acc
                          << " do not make acc(M x N) += a(M x K) * b(N x K)^T";
-  if (a.getElementType() != b.getElementType() ||
-      !(a.getElementType().isBF16() || a.getElementType().isF16()))
-    return emitOpError() << "operands must both be bf16 or both f16, got "
+  Type elt = a.getElementType();
+  if (elt != b.getElementType() ||
+      !(elt.isBF16() || elt.isF16() ||
+        isa<Float8E4M3FNType, Float8E5M2Type>(elt)))
+    return emitOpError() << "operands must both be bf16, both f16 or both "
+                            "fp8 (f8E4M3FN, f8E5M2), got "
                          << a.getElementType() << " and " << b.getElementType();
   if (!acc.getElementType().isF32())
     return emitOpError() << "accumulator must be f32, got "
