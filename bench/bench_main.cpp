@@ -59,6 +59,7 @@ const Case kCases[] = {
 const Case kGemmCases[] = {
     {"gemm", {8192, 8192, 8192}, DType::bf16},
     {"gemm", {8192, 8192, 8192}, DType::e4m3},
+    {"gemm", {8192, 8192, 8192}, DType::f32},
     {"gemm", {4096, 4096, 4096}, DType::bf16},
     {"gemm", {8192, 7168, 2048}, DType::bf16},
 };

@@ -57,9 +57,9 @@ void gemm(const rt::TensorView &a, const rt::TensorView &b,
           const rt::TensorView &c, CUstream stream) {
   ops::check_rank(kOp, "a", a, 2);
   if (a.dtype != DType::bf16 && a.dtype != DType::f16 &&
-      a.dtype != DType::e4m3 && a.dtype != DType::e5m2)
+      a.dtype != DType::f32 && a.dtype != DType::e4m3 && a.dtype != DType::e5m2)
     throw UserError(fmt::format("{}: argument 'a' has dtype {}; requires bf16, "
-                                "f16, e4m3 or e5m2",
+                                "f16, f32 (multiplied as tf32), e4m3 or e5m2",
                                 kOp, name_of(a.dtype)));
   check_operand("a", a, a.dtype);
   check_operand("b", b, a.dtype);

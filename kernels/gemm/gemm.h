@@ -20,8 +20,9 @@ struct GemmSpec {
   int32_t group_m = 8;   ///< row tiles a band of the grid walks (L2 reuse)
 };
 
-/// c = a * b^T: a (M, K) and b (N, K) of one dtype, bf16, f16, e4m3 or e5m2
-/// (fp8 without scales: WGMMA's k32 fp8 products), row-major with rows
+/// c = a * b^T: a (M, K) and b (N, K) of one dtype, bf16, f16, f32 (WGMMA
+/// multiplies it as tf32: the low 13 mantissa bits are ignored), e4m3 or
+/// e5m2 (fp8 without scales), row-major with rows
 /// 16-byte aligned and a 16-byte-aligned base; c
 /// (M, N) of bf16, f16 or f32, unit inner stride, N even. f32 accumulation.
 /// Throws UserError naming the argument, its value and the requirement;

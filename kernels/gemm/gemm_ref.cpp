@@ -13,10 +13,11 @@ static void check(const HostTensor &a, const HostTensor &b) {
   DType d = a.dtype();
   if (a.rank() != 2 || b.rank() != 2 || a.size(1) != b.size(1) ||
       d != b.dtype() ||
-      (d != DType::bf16 && d != DType::f16 && d != DType::e4m3 &&
-       d != DType::e5m2))
+      (d != DType::bf16 && d != DType::f16 && d != DType::f32 &&
+       d != DType::e4m3 && d != DType::e5m2))
     throw UserError(fmt::format("gemm_ref: A {} and B {} must be bf16, f16, "
-                                "e4m3 or e5m2 (M, K) and (N, K) of one dtype",
+                                "f32, e4m3 or e5m2 (M, K) and (N, K) of one "
+                                "dtype",
                                 a.to_string(), b.to_string()));
 }
 
@@ -26,6 +27,8 @@ static double element(const HostTensor &t, int64_t r, int64_t c) {
     return ref::bf16_to_f32(t.at<uint16_t>({r, c}));
   case DType::f16:
     return ref::f16_to_f32(t.at<uint16_t>({r, c}));
+  case DType::f32:
+    return t.at<float>({r, c});
   case DType::e4m3:
     return ref::e4m3_to_f32(t.at<uint8_t>({r, c}));
   default:

@@ -1,4 +1,4 @@
-// gemm_run.cpp - Runs gemm on the GPU with seeded N(0, 1) bf16 or f16 inputs and
+// gemm_run.cpp - Runs gemm on the GPU with seeded N(0, 1) inputs and
 // checks it against the CPU reference (every element for small products,
 // 16 random rows for large ones) within bf16 rounding; shared by the CLI,
 // the GPU tests and the benchmark.
@@ -30,10 +30,10 @@ struct GemmArgs {
 
 GemmArgs parse(const OpArgs &args) {
   DType in = args.dtype.value_or(DType::bf16);
-  if (in != DType::bf16 && in != DType::f16 && in != DType::e4m3 &&
-      in != DType::e5m2)
+  if (in != DType::bf16 && in != DType::f16 && in != DType::f32 &&
+      in != DType::e4m3 && in != DType::e5m2)
     throw UserError(fmt::format("gemm: --dtype {} is not supported; requires "
-                                "bf16, f16, e4m3 or e5m2",
+                                "bf16, f16, f32 (tf32), e4m3 or e5m2",
                                 name_of(in)));
   GemmArgs g{8192, 8192, 8192, DType::bf16, in};
   if (!args.shape.empty()) {
@@ -98,6 +98,7 @@ RunResult run_gemm(const OpArgs &args, const RunOptions &options) {
       switch (g.in) {
       case DType::bf16: t->data<uint16_t>()[i] = ref::f32_to_bf16(v); break;
       case DType::f16: t->data<uint16_t>()[i] = ref::f32_to_f16(v); break;
+      case DType::f32: t->data<float>()[i] = v; break;
       case DType::e4m3: t->data<uint8_t>()[i] = ref::f32_to_e4m3(v); break;
       default: t->data<uint8_t>()[i] = ref::f32_to_e5m2(v); break;
       }
@@ -126,9 +127,11 @@ RunResult run_gemm(const OpArgs &args, const RunOptions &options) {
 
   // bf16 rounding of the result (2^-8 relative) plus the accumulation's
   // error: f32 for 16-bit inputs; WGMMA accumulates fp8 products with fewer
-  // mantissa bits (about 14), so fp8 gets a 10x wider absolute term.
-  const bool fp8 = g.in == DType::e4m3 || g.in == DType::e5m2;
-  const double abs_tol = fp8 ? 1e-2 : 1e-3;
+  // mantissa bits (about 14) and multiplies f32 inputs as tf32 (10 bits), so
+  // those get a 10x wider absolute term.
+  const bool coarse =
+      g.in == DType::e4m3 || g.in == DType::e5m2 || g.in == DType::f32;
+  const double abs_tol = coarse ? 1e-2 : 1e-3;
   const double scale =
       std::sqrt(static_cast<double>(std::max<int64_t>(g.k, 1)));
   std::string diff;

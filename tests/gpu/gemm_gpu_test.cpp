@@ -55,9 +55,10 @@ TEST_CASE("gemm with f16 inputs (WGMMA f16), f16, bf16 and f32 outputs",
   }
 }
 
-TEST_CASE("gemm with fp8 inputs (WGMMA k32 e4m3 and e5m2)", "[gemm]") {
+TEST_CASE("gemm with fp8 (WGMMA k32 e4m3, e5m2) and f32 (tf32) inputs",
+          "[gemm]") {
   uint64_t seed = std::random_device{}();
-  for (DType in : {DType::e4m3, DType::e5m2})
+  for (DType in : {DType::e4m3, DType::e5m2, DType::f32})
     for (auto [m, n, k] : {std::tuple{256, 512, 1024}, {129, 258, 144}})
       for (const char *out : {"bf16", "f32"}) {
         ops::RunResult r = run(m, n, k, out, seed++, in);

@@ -27,10 +27,10 @@ TEST_CASE("gemm rejects bad arguments", "[kernels][error]") {
   auto a = TensorView::contiguous(p, DType::bf16, {256, 512});
   auto b = TensorView::contiguous(p, DType::bf16, {128, 512});
   auto c = TensorView::contiguous(p, DType::bf16, {256, 128});
-  // Deliberate mistake: f32 inputs.
-  CHECK(user_error(TensorView::contiguous(p, DType::f32, {256, 512}), b, c) ==
-        "gemm: argument 'a' has dtype f32; requires bf16, f16, e4m3 or "
-        "e5m2");
+  // Deliberate mistake: i32 inputs.
+  CHECK(user_error(TensorView::contiguous(p, DType::i32, {256, 512}), b, c) ==
+        "gemm: argument 'a' has dtype i32; requires bf16, f16, f32 (multiplied "
+        "as tf32), e4m3 or e5m2");
   // Deliberate mistake: b of another dtype than a.
   CHECK(user_error(a, TensorView::contiguous(p, DType::f16, {128, 512}), c) ==
         "gemm: argument 'b' has dtype f16; requires bf16");

@@ -48,6 +48,16 @@ for _ in range(30): mm()
 e.record(); torch.cuda.synchronize()
 ms = s.elapsed_time(e) / 30
 print(f"cublas {m}x{n}x{k} e4m3  {ms:.4f} ms  {2*m*n*k/ms/1e9:.1f} TFLOP/s")
+# f32 inputs multiplied as tf32.
+torch.backends.cuda.matmul.allow_tf32 = True
+a = torch.randn(m, k, device="cuda")
+b = torch.randn(n, k, device="cuda")
+for _ in range(5): torch.matmul(a, b.T)
+s.record()
+for _ in range(30): torch.matmul(a, b.T)
+e.record(); torch.cuda.synchronize()
+ms = s.elapsed_time(e) / 30
+print(f"cublas {m}x{n}x{k} tf32  {ms:.4f} ms  {2*m*n*k/ms/1e9:.1f} TFLOP/s")
 PY
 echo "== main job"; bin/tilejit bench batched_transpose --dtype bf16 --shape 8x4096x7168
 exit $(( rc || brc ))

@@ -150,7 +150,7 @@ func.func @tiles(%a: !g, %b: !g, %c: !gf, %n: index) attributes {tile.threads = 
     %k0 = arith.muli %s, %c32 : index
     tile.copy %a[%c0, %k0], %sa : !g, !sa
     tile.copy %b[%c0, %k0], %sb : !g, !sb
-    // expected-error @+1 {{'tile.gemm' op cannot lower to TMA + WGMMA: tiles must be a: 128 x K and b: N x K with rows of 128 bytes (K = 64 for bf16 and f16, 128 for fp8) and N a multiple of 16 up to 256}}
+    // expected-error @+1 {{'tile.gemm' op cannot lower to TMA + WGMMA: tiles must be a: 128 x K and b: N x K with rows of 128 bytes (K = 32 for f32, 64 for bf16 and f16, 128 for fp8) and N a multiple of 16 up to 256}}
     %p = tile.gemm %sa, %sb, %acc : !sa, !sb, !acc
     tile.yield %p : !acc
   }

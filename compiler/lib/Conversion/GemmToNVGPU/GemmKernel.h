@@ -13,7 +13,7 @@ struct GemmKernelConfig {
   int bn = 256;
   int bk = 64;
   int stages = 4;
-  std::string inputType = "bf16";  ///< "bf16", "f16", "e4m3" or "e5m2"
+  std::string inputType = "bf16";  ///< "bf16", "f16", "f32" (tf32), "e4m3", "e5m2"
   std::string outputType = "bf16"; ///< "bf16", "f16" or "f32"
 };
 
@@ -21,7 +21,7 @@ struct GemmKernelConfig {
 /// GemmKernelText.cpp for what it does and its parameters.
 std::string gemmKernelText(const GemmKernelConfig &config);
 
-/// Bytes of one input element (2, or 1 for fp8).
+/// Bytes of one input element (2; 1 for fp8, 4 for f32).
 int gemmInputBytes(const GemmKernelConfig &config);
 
 /// Dynamic shared memory the kernel needs, in bytes.

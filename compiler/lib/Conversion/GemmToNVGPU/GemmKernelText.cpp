@@ -4,10 +4,11 @@
 // scf, arith, memref) and parsed: one producer warpgroup whose elected
 // thread issues the TMA copies of A and B `stages` K-tiles ahead, each
 // completing on the stage's `full` mbarrier; two consumer warpgroups, each
-// running wgmma.mma_async m64nBNk16 (k32 for fp8) on 64 rows of the 128 x BN
-// tile, keeping one wgmma group in flight and releasing a stage on its
-// `empty` mbarrier once the group that read it has retired. The epilogue converts the f32
-// accumulators and stores them, masked at the M and N edges.
+// running wgmma.mma_async m64nBNk16 (k32 for fp8, k8 for tf32) on 64 rows of
+// the 128 x BN tile, keeping one wgmma group in flight and releasing a stage
+// on its `empty` mbarrier once the group that read it has retired. The
+// epilogue converts the f32 accumulators and stores them, masked at the M
+// and N edges.
 //
 // Shared memory is dynamic (stages x (A + B tiles) + 1 KiB to realign to the
 // 1024 bytes the 128-byte swizzle needs). The tensor maps arrive by value
@@ -36,8 +37,10 @@ std::string gemmKernelText(const GemmKernelConfig &c) {
             tx = aBytes + bBytes;
   const int nacc = bn / 2;
   const std::string in = c.inputType, out = c.outputType;
-  // Shared tiles and TMA boxes of fp8 are bytes to the copies.
+  // Shared tiles and TMA boxes of fp8 are bytes to the copies; f32 inputs
+  // are multiplied as tf32 (their low 13 mantissa bits ignored).
   const std::string mem = elt == 1 ? "i8" : in;
+  const std::string mmaType = in == "f32" ? "tf32" : in;
   const std::string smem = "#gpu.address_space<workgroup>";
   std::string acc = "!llvm.struct<(";
   for (int i = 0; i < nacc; ++i)
@@ -214,7 +217,7 @@ std::string gemmKernelText(const GemmKernelConfig &c) {
                   "#nvvm.wgmma_scale_out<one>], A [<{}>, "
                   "#nvvm.wgmma_scale_in<one>, <row>], B [<{}>, "
                   "#nvvm.wgmma_scale_in<one>, <col>] : !acc -> !acc",
-                  kk, da, db, prev, bn, kInstr, in, in));
+                  kk, da, db, prev, bn, kInstr, mmaType, mmaType));
     prev = fmt::format("%w{}", kk);
   }
   I("    nvvm.wgmma.commit.group.sync.aligned");
@@ -309,7 +312,9 @@ std::string gemmKernelText(const GemmKernelConfig &c) {
 }
 
 int gemmInputBytes(const GemmKernelConfig &c) {
-  return c.inputType == "e4m3" || c.inputType == "e5m2" ? 1 : 2;
+  if (c.inputType == "e4m3" || c.inputType == "e5m2")
+    return 1;
+  return c.inputType == "f32" ? 4 : 2;
 }
 
 int64_t gemmSharedBytes(const GemmKernelConfig &c) {

@@ -136,8 +136,8 @@ FailureOr<GemmMatch> match(func::FuncOp kernel, PipelinedOp loop) {
   if (sa.getDimSize(0) != 128 || rowBytes != 128 || bn % 16 != 0 || bn < 16 ||
       bn > 256)
     return fail(m.gemm, "tiles must be a: 128 x K and b: N x K with rows of "
-                        "128 bytes (K = 64 for bf16 and f16, 128 for fp8) and "
-                        "N a multiple of 16 up to 256");
+                        "128 bytes (K = 32 for f32, 64 for bf16 and f16, 128 "
+                        "for fp8) and N a multiple of 16 up to 256");
   for (CopyOp copy : {m.copyA, m.copyB}) {
     auto arg = dyn_cast<BlockArgument>(copy.getSource());
     if (!arg || arg.getOwner() != &kernel.getBody().front())

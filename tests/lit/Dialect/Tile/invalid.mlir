@@ -262,10 +262,10 @@ func.func @gemm_shapes(%acc: tensor<128x256xf32>) {
 // -----
 
 func.func @gemm_dtype(%acc: tensor<128x256xf32>) {
-  %a = tile.alloc_shared : memref<128x64xf32, #gpu.address_space<workgroup>>
-  %b = tile.alloc_shared : memref<256x64xf32, #gpu.address_space<workgroup>>
-  // expected-error @+1 {{'tile.gemm' op operands must both be bf16, both f16 or both fp8 (f8E4M3FN, f8E5M2), got 'f32' and 'f32'}}
-  %r = tile.gemm %a, %b, %acc : memref<128x64xf32, #gpu.address_space<workgroup>>, memref<256x64xf32, #gpu.address_space<workgroup>>, tensor<128x256xf32>
+  %a = tile.alloc_shared : memref<128x64xbf16, #gpu.address_space<workgroup>>
+  %b = tile.alloc_shared : memref<256x64xf16, #gpu.address_space<workgroup>>
+  // expected-error @+1 {{'tile.gemm' op operands must both be bf16, both f16, both f32 (multiplied as tf32) or both fp8 (f8E4M3FN, f8E5M2), got 'bf16' and 'f16'}}
+  %r = tile.gemm %a, %b, %acc : memref<128x64xbf16, #gpu.address_space<workgroup>>, memref<256x64xf16, #gpu.address_space<workgroup>>, tensor<128x256xf32>
   return
 }
 

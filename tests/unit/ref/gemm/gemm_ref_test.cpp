@@ -49,7 +49,6 @@ TEST_CASE("gemm_ref rejects operands that do not multiply", "[ref][gemm]") {
   // Deliberate mistake: K differs.
   CHECK_THROWS_WITH(gemm::gemm_ref(a, b, DType::f32),
                     "gemm_ref: A bf16[2, 3] strides [3, 1] and B bf16[2, 2] "
-                    "strides [2, 1] must be bf16, f16, e4m3 or e5m2 (M, K) and "
-                    "(N, K) of "
-                    "one dtype");
+                    "strides [2, 1] must be bf16, f16, f32, e4m3 or e5m2 (M, "
+                    "K) and (N, K) of one dtype");
 }

@@ -202,10 +202,11 @@ LogicalResult GemmOp::verify() {
                          << " do not make acc(M x N) += a(M x K) * b(N x K)^T";
   Type elt = a.getElementType();
   if (elt != b.getElementType() ||
-      !(elt.isBF16() || elt.isF16() ||
+      !(elt.isBF16() || elt.isF16() || elt.isF32() ||
         isa<Float8E4M3FNType, Float8E5M2Type>(elt)))
-    return emitOpError() << "operands must both be bf16, both f16 or both "
-                            "fp8 (f8E4M3FN, f8E5M2), got "
+    return emitOpError() << "operands must both be bf16, both f16, both f32 "
+                            "(multiplied as tf32) or both fp8 (f8E4M3FN, "
+                            "f8E5M2), got "
                          << a.getElementType() << " and " << b.getElementType();
   if (!acc.getElementType().isF32())
     return emitOpError() << "accumulator must be f32, got "
