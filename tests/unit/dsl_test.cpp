@@ -112,6 +112,37 @@ TEST_CASE("DSL calls name an empty dsl::Value", "[compiler][error]") {
              EndsWith("error: gemm: an operand is an empty dsl::Value"));
 }
 
+TEST_CASE("DSL shared-tile loads and stores reject misuse with one line",
+          "[compiler][error]") {
+  // Deliberate mistake: a fragment where a shared tile is expected.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               k.load(tile(k, x), {k.index(0), k.index(0)}, {4, 32});
+             }),
+             EndsWith("error: load: the tile has type tensor<4x32xf32>; "
+                      "requires a shared tile from alloc_shared"));
+  // Deliberate mistake: a 1-index origin for a 2-D tile.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               auto s = k.alloc_shared(DType::f32, {4, 32});
+               k.store(tile(k, x), s, {k.index(0)});
+             }),
+             EndsWith("error: store: the origin has 1 indices; requires 2, one "
+                      "per dimension of the tile"));
+  // Deliberate mistake: an i32 scalar as an index.
+  CHECK_THAT(error_of([](auto &k, auto &) {
+               auto s = k.alloc_shared(DType::f32, {4, 32});
+               k.load(s, {k.constant(0, DType::i32), k.index(0)}, {4, 32});
+             }),
+             EndsWith("error: load: an index of the origin is not an index "
+                      "value"));
+  // Deliberate mistake: storing a scalar.
+  CHECK_THAT(error_of([](auto &k, auto &) {
+               auto s = k.alloc_shared(DType::f32, {4, 32});
+               k.store(k.constant(1, DType::f32), s, {k.index(0), k.index(0)});
+             }),
+             EndsWith("error: store: the value has type f32; requires a "
+                      "fragment"));
+}
+
 TEST_CASE("DSL atomics reject misuse with one line", "[compiler][error]") {
   // Deliberate mistake: an atomic of a scalar.
   CHECK_THAT(error_of([](auto &k, auto &x) {

@@ -48,6 +48,71 @@ Value KernelBuilder::alloc_shared(DType dtype,
                      dtype);
 }
 
+/// `shared` as a shared tile, or a UserError naming `what`.
+static mlir::Value sharedTile(KernelBuilder::Impl &impl, const Value &shared,
+                              const char *what, const Loc &loc) {
+  mlir::Value v = shared.valid() ? unwrap(shared) : mlir::Value();
+  auto type = v ? dyn_cast<MemRefType>(v.getType()) : MemRefType();
+  auto space = type ? dyn_cast_or_null<gpu::AddressSpaceAttr>(
+                          type.getMemorySpace())
+                    : gpu::AddressSpaceAttr();
+  if (!space || space.getValue() != gpu::AddressSpace::Workgroup)
+    impl.fail(loc, fmt::format("{}: the tile has type {}; requires a shared "
+                               "tile from alloc_shared",
+                               what, v ? typeName(v.getType()) : "none"));
+  return v;
+}
+
+static SmallVector<mlir::Value> originOf(KernelBuilder::Impl &impl,
+                                         const std::vector<Value> &origin,
+                                         size_t rank, const char *what,
+                                         const Loc &loc) {
+  if (origin.size() != rank)
+    impl.fail(loc, fmt::format("{}: the origin has {} indices; requires {}, "
+                               "one per dimension of the tile",
+                               what, origin.size(), rank));
+  SmallVector<mlir::Value> indices;
+  for (const Value &v : origin) {
+    if (!v.valid() || !unwrap(v).getType().isIndex())
+      impl.fail(loc, fmt::format("{}: an index of the origin is not an "
+                                 "index value",
+                                 what));
+    indices.push_back(unwrap(v));
+  }
+  return indices;
+}
+
+Value KernelBuilder::load(Value shared, const std::vector<Value> &origin,
+                          const std::vector<int64_t> &shape, Loc loc) {
+  mlir::Value tile = sharedTile(*impl_, shared, "load", loc);
+  auto type = llvm::cast<MemRefType>(tile.getType());
+  SmallVector<mlir::Value> indices =
+      originOf(*impl_, origin, type.getRank(), "load", loc);
+  auto result = RankedTensorType::get(shape, type.getElementType());
+  Location l = impl_->loc(loc);
+  return impl_->wrap(
+      tile::LoadOp::create(impl_->builder, l, result, tile, indices),
+      shared.dtype());
+}
+
+void KernelBuilder::store(Value fragment, Value shared,
+                          const std::vector<Value> &origin, Loc loc) {
+  mlir::Value tile = sharedTile(*impl_, shared, "store", loc);
+  mlir::Value v = fragment.valid() ? unwrap(fragment) : mlir::Value();
+  if (!v || !isa<RankedTensorType>(v.getType()))
+    impl_->fail(loc, fmt::format("store: the value has type {}; requires a "
+                                 "fragment",
+                                 v ? typeName(v.getType()) : "none"));
+  auto type = llvm::cast<MemRefType>(tile.getType());
+  SmallVector<mlir::Value> indices =
+      originOf(*impl_, origin, type.getRank(), "store", loc);
+  tile::StoreOp::create(impl_->builder, impl_->loc(loc), v, tile, indices);
+}
+
+void KernelBuilder::barrier(Loc loc) {
+  gpu::BarrierOp::create(impl_->builder, impl_->loc(loc));
+}
+
 void KernelBuilder::copy(const Tensor &src, const std::vector<Value> &origin,
                          Value shared, Loc loc) {
   Location l = impl_->loc(loc);

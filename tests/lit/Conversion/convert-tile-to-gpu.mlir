@@ -101,7 +101,7 @@ func.func @mixed(%x: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.align = 1
 // A transpose owns a padded shared buffer: stores, one barrier, loads in the
 // transposed order.
 // CHECK-LABEL: gpu.func @transpose
-// CHECK-SAME: workgroup(%[[BUF:.*]] : memref<32x33xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: workgroup(%[[BUF:.*]] : memref<32x33xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // CHECK: memref.store %{{.*}}, %[[BUF]][%{{.*}}, %{{.*}}] : memref<32x33xf32, #gpu.address_space<workgroup>>
 // CHECK: gpu.barrier
 // CHECK: memref.load %[[BUF]][%{{.*}}, %{{.*}}] : memref<32x33xf32, #gpu.address_space<workgroup>>
@@ -121,7 +121,7 @@ func.func @transpose(%x: memref<?x?xf32>) attributes {tile.threads = 128 : i32} 
 // blocks with byte permutes, store words into swizzled rows of i32, and the
 // result is read back in 16-byte vectors.
 // CHECK-LABEL: gpu.func @transpose_bytes
-// CHECK-SAME: workgroup(%[[BUF:.*]] : memref<64x16xi32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: workgroup(%[[BUF:.*]] : memref<64x16xi32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // CHECK-COUNT-3: gpu.shuffle  idx
 // CHECK: nvvm.prmt
 // CHECK: memref.store %{{.*}}, %[[BUF]][%{{.*}}, %{{.*}}] : memref<64x16xi32, #gpu.address_space<workgroup>>
@@ -133,5 +133,27 @@ func.func @transpose_bytes(%x: memref<?x?xf8E4M3FN, strided<[?, 1], offset: ?>> 
   %t = tile.load %x[%c0, %c0] : memref<?x?xf8E4M3FN, strided<[?, 1], offset: ?>> -> tensor<64x64xf8E4M3FN>
   %u = tile.transpose %t : tensor<64x64xf8E4M3FN> -> tensor<64x64xf8E4M3FN>
   tile.store %u, %x[%c0, %c0] : tensor<64x64xf8E4M3FN>, memref<?x?xf8E4M3FN, strided<[?, 1], offset: ?>>
+  return
+}
+
+// -----
+
+// The author's shared tile becomes a 16-byte-aligned workgroup buffer;
+// fragments move to and from it in 16-byte vectors, around a barrier.
+// CHECK-LABEL: gpu.func @through_shared
+// CHECK-SAME: workgroup(%[[TILE:.*]] : memref<16x64xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+// CHECK: vector.store %{{.*}}, %[[TILE]][%{{.*}}, %{{.*}}] {{.*}}: memref<16x64xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK: gpu.barrier
+// CHECK: vector.load %[[TILE]][%{{.*}}, %{{.*}}] {{.*}}: memref<16x64xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK-NOT: tile.alloc_shared
+func.func @through_shared(%x: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.align = 16 : i64}) attributes {tile.threads = 128 : i32} {
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %s = tile.alloc_shared : memref<16x64xf32, #gpu.address_space<workgroup>>
+  %t = tile.load %x[%c0, %c0] : memref<?x?xf32, strided<[?, 1], offset: ?>> -> tensor<16x64xf32>
+  tile.store %t, %s[%c0, %c0] : tensor<16x64xf32>, memref<16x64xf32, #gpu.address_space<workgroup>>
+  gpu.barrier
+  %u = tile.load %s[%c0, %c32] : memref<16x64xf32, #gpu.address_space<workgroup>> -> tensor<16x32xf32>
+  tile.store %u, %x[%c0, %c0] : tensor<16x32xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
   return
 }

@@ -25,7 +25,7 @@ func.func @in_warp(%x: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.align =
 // A row over 4 warps: shuffles over all 5 lane bits, then the warps meet
 // in the op's shared buffer (one row per representative slot).
 // CHECK-LABEL: gpu.func @across_warps
-// CHECK-SAME: workgroup(%[[BUF:.*]] : memref<1x128xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: workgroup(%[[BUF:.*]] : memref<1x128xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // CHECK-COUNT-5: gpu.shuffle xor
 // CHECK: memref.store %{{.*}}, %[[BUF]]
 // CHECK: gpu.barrier

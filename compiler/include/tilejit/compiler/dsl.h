@@ -216,6 +216,18 @@ public:
   /// operands the 128-byte swizzle WGMMA reads) and its buffers.
   Value alloc_shared(DType dtype, const std::vector<int64_t> &shape,
                      Loc loc = Loc::current());
+  /// Loads the box of `shape` at `origin` of a shared tile into a fragment
+  /// (16-byte vectors where the tile's rows allow; zeros outside the tile).
+  /// Writes to the tile by other threads need a `barrier()` in between.
+  Value load(Value shared, const std::vector<Value> &origin,
+             const std::vector<int64_t> &shape, Loc loc = Loc::current());
+  /// Stores a fragment into a shared tile at `origin` (outside: dropped).
+  void store(Value fragment, Value shared, const std::vector<Value> &origin,
+             Loc loc = Loc::current());
+  /// A block-wide barrier (bar.sync): shared-memory writes before it are
+  /// seen by reads after it, in every thread.
+  void barrier(Loc loc = Loc::current());
+
   /// Copies the box of `shared`'s shape at `origin` of `src` into `shared`
   /// (zeros outside the tensor). Inside `pipelined` it becomes a TMA copy
   /// issued stages ahead.

@@ -107,8 +107,17 @@ struct ConvertTileToGPUPass
                                                            gpu::Dimension::x)};
 
     // Every transpose, and every reduce across warps, gets a shared buffer
-    // of its own.
+    // of its own; the author's shared tiles become buffers too. 16-byte
+    // aligned: they are read and written in 16-byte vectors.
     llvm::DenseMap<Operation *, Value> buffers;
+    SmallVector<AllocSharedOp> tiles;
+    auto addBuffer = [&](MemRefType type, Location loc) {
+      Value buffer = kernel.addWorkgroupAttribution(type, loc);
+      kernel.setWorkgroupAttributionAttr(
+          kernel.getNumWorkgroupAttributions() - 1,
+          LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(16));
+      return buffer;
+    };
     kernel.walk([&](Operation *op) {
       MemRefType type;
       if (auto transpose = dyn_cast<TransposeOp>(op))
@@ -116,8 +125,15 @@ struct ConvertTileToGPUPass
       if (auto reduce = dyn_cast<ReduceOp>(op))
         type = reduceBufferType(reduce);
       if (type)
-        buffers[op] = kernel.addWorkgroupAttribution(type, op->getLoc());
+        buffers[op] = addBuffer(type, op->getLoc());
+      if (auto tile = dyn_cast<AllocSharedOp>(op))
+        tiles.push_back(tile);
     });
+    for (AllocSharedOp tile : tiles) {
+      tile.getResult().replaceAllUsesWith(
+          addBuffer(tile.getType(), tile.getLoc()));
+      tile.erase();
+    }
 
     TypeConverter converter;
     populateFragmentTypeConversion(converter);

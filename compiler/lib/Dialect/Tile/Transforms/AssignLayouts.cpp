@@ -101,16 +101,26 @@ static int64_t chooseVectorWidth(func::FuncOp kernel, int64_t threads) {
   int64_t width = 16; // elements; lowered below by the element sizes
   auto accessWidth = [&](Value memref, RankedTensorType fragment) -> int64_t {
     auto type = cast<MemRefType>(memref.getType());
-    auto [strides, offset] = type.getStridesAndOffset();
-    auto arg = dyn_cast<BlockArgument>(memref);
-    if (strides.empty() || strides.back() != 1 || !arg)
-      return 1;
-    auto align = kernel.getArgAttrOfType<IntegerAttr>(
-        arg.getArgNumber(), TileDialect::getAlignAttrName());
     int64_t bytes = type.getElementTypeBitWidth() / 8;
-    if (!align || bytes == 0)
+    if (bytes == 0)
       return 1;
-    int64_t w = std::min<int64_t>(16, align.getInt()) / bytes;
+    int64_t w = 1;
+    if (memref.getDefiningOp<AllocSharedOp>()) {
+      // A shared tile: 16-byte aligned, rows of its static last size.
+      w = 16 / bytes;
+      while (w > 1 && type.getShape().back() % w != 0)
+        w /= 2;
+    } else {
+      auto [strides, offset] = type.getStridesAndOffset();
+      auto arg = dyn_cast<BlockArgument>(memref);
+      if (strides.empty() || strides.back() != 1 || !arg)
+        return 1;
+      auto align = kernel.getArgAttrOfType<IntegerAttr>(
+          arg.getArgNumber(), TileDialect::getAlignAttrName());
+      if (!align)
+        return 1;
+      w = std::min<int64_t>(16, align.getInt()) / bytes;
+    }
     while (w > 1 && fragment.getShape().back() % w != 0)
       w /= 2;
     return std::max<int64_t>(w, 1);
