@@ -40,7 +40,10 @@ PerTokenCastSpec per_token_cast_tiling(PerTokenCastSpec spec, int64_t k,
   int64_t group = static_cast<int64_t>(std::bit_ceil(
       static_cast<uint64_t>(std::max<int64_t>(num_per_channels, 1))));
   spec.group = static_cast<int32_t>(group);
-  spec.block_k = static_cast<int32_t>(std::max<int64_t>(group, 512));
+  // 512 columns, or fewer where K has no factor 512 (K = 576: 64), so that
+  // the last column block is not mostly past the end.
+  const int64_t k_factor = k > 0 ? std::min<int64_t>(512, k & -k) : 512;
+  spec.block_k = static_cast<int32_t>(std::max<int64_t>(group, k_factor));
   if (num_per_channels == k)
     spec.block_k = spec.group; // one group a row, padded
   spec.block_m =

@@ -44,10 +44,16 @@ Kernel per_token_cast_kernel(const PerTokenCastSpec &s) {
   if (!packed) {
     k.store(k.reshape(sf, {bm, n}), out_sf, {m0, k.block_id(1) * k.index(n)});
   } else {
+    // Scale g of a row is byte g % 4 of word g / 4; fewer than 4 scales a
+    // block fill part of a word (n divides 4).
     auto bytes = k.cast(biased, DType::u8);
-    int64_t per_word = n < 4 ? n : 4;
-    k.store(k.reshape(bytes, {bm, n / per_word, per_word}), out_sf,
-            {m0, k.block_id(1) * k.index(n / per_word), k.index(0)});
+    auto first = k.block_id(1) * k.index(n); // this block's first scale
+    if (n >= 4)
+      k.store(k.reshape(bytes, {bm, n / 4, 4}), out_sf,
+              {m0, first / k.index(4), k.index(0)});
+    else
+      k.store(k.reshape(bytes, {bm, 1, n}), out_sf,
+              {m0, first / k.index(4), first - (first / k.index(4)) * k.index(4)});
   }
   return k.build();
 }
