@@ -54,9 +54,10 @@ void bench_cold_compile(bool with_driver) {
       stage[0].push_back(ms_since(start));
       CompiledKernel c = compile(k);
       if (c.timings.size() != 4)
-        throw InternalError(fmt::format("compile reported {} stage timings; the "
-                                "benchmark expects 4 (gpu, mlir, llvm, ptx)",
-                                c.timings.size()));
+        throw InternalError(
+            fmt::format("compile reported {} stage timings; the "
+                        "benchmark expects 4 (gpu, mlir, llvm, ptx)",
+                        c.timings.size()));
       for (size_t s = 0; s < 4; ++s)
         stage[1 + s].push_back(c.timings[s].ms);
       double sum = stage[0].back();

@@ -104,7 +104,8 @@ int main(int argc, char **argv) {
     // TileKernels' per_token_cast benchmark grid for bf16 input (packed
     // UE8M0, round_sf): M = 8001, every K, every group size.
     fmt::print("\nper_token_cast, TileKernels' benchmark grid (bf16, M = 8001, "
-               "packed UE8M0): % of copy\n{:>6}", "K");
+               "packed UE8M0): % of copy\n{:>6}",
+               "K");
     const char *groups[] = {"32", "64", "128", "K"};
     for (const char *g : groups)
       fmt::print(" {:>12}", fmt::format("group {}", g));

@@ -37,8 +37,8 @@ Kernel long_softmax_kernel() {
     auto col = k.iota({rows, chunk}, 1) +
                k.cast(c0, DType::i32); // each element's column
     auto inside = k.lt(col, k.cast(cols, DType::i32));
-    return std::pair{c0, k.select(inside, t, k.full({rows, chunk}, -inf,
-                                                    DType::f32))};
+    return std::pair{
+        c0, k.select(inside, t, k.full({rows, chunk}, -inf, DType::f32))};
   };
 
   auto init = Values{k.full({rows, 1}, -inf, DType::f32),

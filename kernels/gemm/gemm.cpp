@@ -33,8 +33,7 @@ int64_t gemm_block_k(const GemmSpec &spec) {
 
 int64_t gemm_shared_bytes(const GemmSpec &spec) {
   // Must agree with the compiler's gemm lowering (GemmKernelText.cpp).
-  return static_cast<int64_t>(spec.stages) * (128 + spec.block_n) * 128 +
-         1024;
+  return static_cast<int64_t>(spec.stages) * (128 + spec.block_n) * 128 + 1024;
 }
 
 static void check_operand(std::string_view name, const rt::TensorView &t,

@@ -96,11 +96,21 @@ RunResult run_gemm(const OpArgs &args, const RunOptions &options) {
     for (int64_t i = 0; i < t->numel(); ++i) {
       float v = normal(gen);
       switch (g.in) {
-      case DType::bf16: t->data<uint16_t>()[i] = ref::f32_to_bf16(v); break;
-      case DType::f16: t->data<uint16_t>()[i] = ref::f32_to_f16(v); break;
-      case DType::f32: t->data<float>()[i] = v; break;
-      case DType::e4m3: t->data<uint8_t>()[i] = ref::f32_to_e4m3(v); break;
-      default: t->data<uint8_t>()[i] = ref::f32_to_e5m2(v); break;
+      case DType::bf16:
+        t->data<uint16_t>()[i] = ref::f32_to_bf16(v);
+        break;
+      case DType::f16:
+        t->data<uint16_t>()[i] = ref::f32_to_f16(v);
+        break;
+      case DType::f32:
+        t->data<float>()[i] = v;
+        break;
+      case DType::e4m3:
+        t->data<uint8_t>()[i] = ref::f32_to_e4m3(v);
+        break;
+      default:
+        t->data<uint8_t>()[i] = ref::f32_to_e5m2(v);
+        break;
       }
     }
   const size_t in_elt = size_of(g.in);

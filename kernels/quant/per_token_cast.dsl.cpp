@@ -52,8 +52,9 @@ Kernel per_token_cast_kernel(const PerTokenCastSpec &s) {
       k.store(k.reshape(bytes, {bm, n / 4, 4}), out_sf,
               {m0, first / k.index(4), k.index(0)});
     else
-      k.store(k.reshape(bytes, {bm, 1, n}), out_sf,
-              {m0, first / k.index(4), first - (first / k.index(4)) * k.index(4)});
+      k.store(
+          k.reshape(bytes, {bm, 1, n}), out_sf,
+          {m0, first / k.index(4), first - (first / k.index(4)) * k.index(4)});
   }
   return k.build();
 }

@@ -94,10 +94,10 @@ void batched_transpose(const rt::TensorView &x, const rt::TensorView &out,
   ops::push_tensor(args, x);
   ops::push_tensor(args, out);
   rt::LaunchConfig config;
-  config.grid = {static_cast<uint32_t>(x.shape[2] /
-                                       (spec.block_y * spec.tiles_y)),
-                 static_cast<uint32_t>(x.shape[1] / spec.block_x),
-                 static_cast<uint32_t>(x.shape[0])};
+  config.grid = {
+      static_cast<uint32_t>(x.shape[2] / (spec.block_y * spec.tiles_y)),
+      static_cast<uint32_t>(x.shape[1] / spec.block_x),
+      static_cast<uint32_t>(x.shape[0])};
   config.block = {static_cast<uint32_t>(spec.threads), 1, 1};
   config.stream = stream;
   rt::launch(kernel.function, config, args.data());

@@ -38,8 +38,9 @@ static transpose::BatchedTransposeSpec spec_for(const OpArgs &args) {
   DType dtype;
   check_args(args, shape, dtype);
   int64_t elt = static_cast<int64_t>(size_of(dtype));
-  return transpose::batched_transpose_spec(
-      dtype, shape[2], (shape[2] * elt) % 16 == 0 && (shape[1] * elt) % 16 == 0);
+  return transpose::batched_transpose_spec(dtype, shape[2],
+                                           (shape[2] * elt) % 16 == 0 &&
+                                               (shape[1] * elt) % 16 == 0);
 }
 
 Kernel build_batched_transpose(const OpArgs &args) {

@@ -47,20 +47,20 @@ Kernel control_flow_kernel() {
             k.max(c[2], shifted)};
       });
   // + 0x + 1x + 2x, unrolled: i is a constant index.
-  auto sum = k.unroll(0, 3, {powers[0]},
-                      [&](dsl::Value i, std::vector<dsl::Value> c) {
-                        auto fi = k.cast(i, DType::f32);
-                        return std::vector<dsl::Value>{c[0] + t * fi};
-                      });
+  auto sum =
+      k.unroll(0, 3, {powers[0]}, [&](dsl::Value i, std::vector<dsl::Value> c) {
+        auto fi = k.cast(i, DType::f32);
+        return std::vector<dsl::Value>{c[0] + t * fi};
+      });
   auto branch = k.if_else(
       k.gt(n, k.constant(2, DType::i64)), {sum[0]},
       [&](dsl::Value, std::vector<dsl::Value> c) {
-        return std::vector<dsl::Value>{c[0] - k.full({kRows, kCols}, 1.0,
-                                                     DType::f32)};
+        return std::vector<dsl::Value>{c[0] -
+                                       k.full({kRows, kCols}, 1.0, DType::f32)};
       },
       [&](dsl::Value, std::vector<dsl::Value> c) {
-        return std::vector<dsl::Value>{c[0] + k.full({kRows, kCols}, 1.0,
-                                                     DType::f32)};
+        return std::vector<dsl::Value>{c[0] +
+                                       k.full({kRows, kCols}, 1.0, DType::f32)};
       });
   auto result = branch[0] + k.broadcast(powers[1], {kRows, kCols}) +
                 k.broadcast(powers[2], {kRows, kCols});
@@ -96,8 +96,8 @@ std::vector<float> reference(const std::vector<float> &x, int64_t rows,
 
 TEST_CASE("serial, unroll and if_else run on the GPU as written",
           "[dsl][control_flow]") {
-  const ops::LoadedKernel &kernel = ops::load_kernel(
-      ops::make_key("test_control_flow"), control_flow_kernel);
+  const ops::LoadedKernel &kernel =
+      ops::load_kernel(ops::make_key("test_control_flow"), control_flow_kernel);
   const int64_t rows = 40 * kRows + 5; // a tail block
   std::mt19937_64 gen(Catch::rngSeed());
   std::uniform_real_distribution<float> dist(-1.5f, 1.5f);
@@ -172,8 +172,8 @@ double ulps(float got, double want) {
   return std::abs(static_cast<double>(got) - want) / spacing;
 }
 
-template <class Fn> void launch_rows(const ops::LoadedKernel &kernel,
-                                     int64_t rows, Fn &&push) {
+template <class Fn>
+void launch_rows(const ops::LoadedKernel &kernel, int64_t rows, Fn &&push) {
   rt::ArgPack args;
   push(args);
   rt::LaunchConfig config;
@@ -197,14 +197,23 @@ TEST_CASE("log and log1p are within 2 ulp, softplus follows its definition",
   std::uniform_real_distribution<double> expo(-149, 128), unit(-1, 1);
   for (size_t i = 0; i < x.size(); ++i) {
     switch (i % 4) {
-    case 0: x[i] = static_cast<float>(std::exp2(expo(gen))); break;
-    case 1: x[i] = static_cast<float>(unit(gen)); break;
-    case 2: x[i] = static_cast<float>(unit(gen) * 40); break;
-    default: x[i] = -static_cast<float>(std::exp2(expo(gen) / 8)); break;
+    case 0:
+      x[i] = static_cast<float>(std::exp2(expo(gen)));
+      break;
+    case 1:
+      x[i] = static_cast<float>(unit(gen));
+      break;
+    case 2:
+      x[i] = static_cast<float>(unit(gen) * 40);
+      break;
+    default:
+      x[i] = -static_cast<float>(std::exp2(expo(gen) / 8));
+      break;
     }
   }
-  const float edges[] = {0.0f, -0.0f, 1.0f, -1.0f, INFINITY, -INFINITY,
-                         NAN, 1e-45f, 3.4e38f, -0.5f, 20.0f, 20.5f, -20.0f};
+  const float edges[] = {0.0f,      -0.0f, 1.0f,   -1.0f,   INFINITY,
+                         -INFINITY, NAN,   1e-45f, 3.4e38f, -0.5f,
+                         20.0f,     20.5f, -20.0f};
   std::copy(std::begin(edges), std::end(edges), x.begin());
 
   const size_t bytes = x.size() * 4;
@@ -251,7 +260,8 @@ TEST_CASE("casts from fp8 decode every code exactly", "[dsl][cast]") {
     dc.upload(codes.data(), 256);
     const int64_t shape[2] = {1, 256};
     launch_rows(kernel, 1, [&](rt::ArgPack &args) {
-      ops::push_tensor(args, rt::TensorView::contiguous(dc.ptr(), dtype, shape));
+      ops::push_tensor(args,
+                       rt::TensorView::contiguous(dc.ptr(), dtype, shape));
       ops::push_tensor(
           args, rt::TensorView::contiguous(dout.ptr(), DType::f32, shape));
     });
@@ -259,8 +269,9 @@ TEST_CASE("casts from fp8 decode every code exactly", "[dsl][cast]") {
     dout.download(got.data(), 256 * 4);
     size_t bad = 0;
     for (int c = 0; c < 256; ++c) {
-      float want = dtype == DType::e4m3 ? ref::e4m3_to_f32(static_cast<uint8_t>(c))
-                                        : ref::e5m2_to_f32(static_cast<uint8_t>(c));
+      float want = dtype == DType::e4m3
+                       ? ref::e4m3_to_f32(static_cast<uint8_t>(c))
+                       : ref::e5m2_to_f32(static_cast<uint8_t>(c));
       bad += !(std::isnan(want) ? std::isnan(got[c])
                                 : std::memcmp(&want, &got[c], 4) == 0);
     }
@@ -315,8 +326,7 @@ TEST_CASE("atomic_add and atomic_max combine every block's values",
   df.upload(neg_inf.data(), neg_inf.size() * 4);
 
   rt::ArgPack args;
-  const int64_t xs[2] = {rows, cols}, ss[2] = {rows, 1},
-                ms[2] = {rows, kCols};
+  const int64_t xs[2] = {rows, cols}, ss[2] = {rows, 1}, ms[2] = {rows, kCols};
   ops::push_tensor(args, rt::TensorView::contiguous(dx.ptr(), DType::f32, xs));
   ops::push_tensor(args, rt::TensorView::contiguous(ds.ptr(), DType::f32, ss));
   ops::push_tensor(args, rt::TensorView::contiguous(di.ptr(), DType::i32, ms));

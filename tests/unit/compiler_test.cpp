@@ -285,10 +285,9 @@ TEST_CASE("loops and branches carry fragments through every stage",
   auto n = k.scalar("n", DType::i64);
   auto t = k.load(x, {k.index(0), k.index(0)}, {16, 64});
   auto rowmax = k.reduce_max(t, 1);
-  auto loop = k.serial(k.index(0), n, {t, rowmax},
-                       [&](dsl::Value, Values c) {
-                         return Values{c[0] * t, c[1] + c[1]};
-                       });
+  auto loop = k.serial(k.index(0), n, {t, rowmax}, [&](dsl::Value, Values c) {
+    return Values{c[0] * t, c[1] + c[1]};
+  });
   auto branch = k.if_else(
       k.gt(n, k.constant(2, DType::i64)), {loop[0]},
       [&](dsl::Value, Values c) { return Values{c[0] + c[0]}; },
@@ -312,8 +311,8 @@ TEST_CASE("log, log1p, softplus and casts from fp8 lower without libdevice",
   auto x = k.tensor("x", DType::f32, 2, dsl::inner_contiguous(16));
   auto q = k.tensor("q", DType::e4m3, 2, dsl::inner_contiguous(16));
   auto t = k.load(x, {k.index(0), k.index(0)}, {16, 64});
-  auto codes = k.cast(k.load(q, {k.index(0), k.index(0)}, {16, 64}),
-                      DType::f32);
+  auto codes =
+      k.cast(k.load(q, {k.index(0), k.index(0)}, {16, 64}), DType::f32);
   k.store(k.log(t) + k.log1p(t) + k.softplus(t) + codes, x,
           {k.index(0), k.index(0)});
   CompiledKernel c = compile(k.build());

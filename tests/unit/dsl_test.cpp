@@ -93,14 +93,12 @@ TEST_CASE("DSL calls name an empty dsl::Value", "[compiler][error]") {
   // Deliberate mistake: a default-constructed value passed on.
   CHECK_THAT(error_of([](auto &k, auto &) { k.abs(dsl::Value()); }),
              EndsWith("error: cannot take abs of an empty dsl::Value"));
-  CHECK_THAT(error_of([](auto &k, auto &) {
-               k.cast(dsl::Value(), DType::f32);
-             }),
-             EndsWith("error: cannot cast an empty dsl::Value"));
-  CHECK_THAT(error_of([](auto &k, auto &) {
-               k.bitcast(dsl::Value(), DType::f32);
-             }),
-             EndsWith("error: cannot bitcast an empty dsl::Value"));
+  CHECK_THAT(
+      error_of([](auto &k, auto &) { k.cast(dsl::Value(), DType::f32); }),
+      EndsWith("error: cannot cast an empty dsl::Value"));
+  CHECK_THAT(
+      error_of([](auto &k, auto &) { k.bitcast(dsl::Value(), DType::f32); }),
+      EndsWith("error: cannot bitcast an empty dsl::Value"));
   CHECK_THAT(error_of([](auto &k, auto &x) {
                k.load(x, {k.index(0), dsl::Value()}, {4, 32});
              }),
@@ -145,12 +143,12 @@ TEST_CASE("DSL shared-tile loads and stores reject misuse with one line",
 
 TEST_CASE("DSL atomics reject misuse with one line", "[compiler][error]") {
   // Deliberate mistake: an atomic of a scalar.
-  CHECK_THAT(error_of([](auto &k, auto &x) {
-               k.atomic_add(k.constant(1, DType::f32), x,
-                            {k.index(0), k.index(0)});
-             }),
-             EndsWith("error: atomic_add: the value has type f32; requires a "
-                      "fragment"));
+  CHECK_THAT(
+      error_of([](auto &k, auto &x) {
+        k.atomic_add(k.constant(1, DType::f32), x, {k.index(0), k.index(0)});
+      }),
+      EndsWith("error: atomic_add: the value has type f32; requires a "
+               "fragment"));
   // Deliberate mistake: a bf16 fragment into an f32 tensor.
   CHECK_THAT(error_of([](auto &k, auto &x) {
                k.atomic_max(k.cast(tile(k, x), DType::bf16), x,

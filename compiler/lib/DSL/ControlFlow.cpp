@@ -40,10 +40,11 @@ carriedResults(KernelBuilder::Impl &impl, const std::vector<Value> &results,
   for (auto [i, v] : llvm::enumerate(results)) {
     mlir::Value raw = v.valid() ? unwrap(v) : mlir::Value();
     if (!raw || raw.getType() != expected[i])
-      impl.fail(loc, fmt::format("{} returned value {} of type {}; requires "
-                                 "{}, the type it carries",
-                                 what, i, raw ? typeName(raw.getType()) : "none",
-                                 typeName(expected[i])));
+      impl.fail(loc,
+                fmt::format("{} returned value {} of type {}; requires "
+                            "{}, the type it carries",
+                            what, i, raw ? typeName(raw.getType()) : "none",
+                            typeName(expected[i])));
     values.push_back(raw);
   }
   return values;
@@ -55,8 +56,8 @@ static SmallVector<mlir::Value> unwrapAll(KernelBuilder::Impl &impl,
   SmallVector<mlir::Value> raw;
   for (auto [i, v] : llvm::enumerate(values)) {
     if (!v.valid())
-      impl.fail(loc, fmt::format("{}: value {} is an empty dsl::Value", what,
-                                 i));
+      impl.fail(loc,
+                fmt::format("{}: value {} is an empty dsl::Value", what, i));
     raw.push_back(unwrap(v));
   }
   return raw;
@@ -87,14 +88,12 @@ std::vector<Value> KernelBuilder::serial(Value lo, Value hi,
     if (!block->empty() && block->back().hasTrait<OpTrait::IsTerminator>())
       block->back().erase();
     b.setInsertionPointToEnd(block);
-    std::vector<Value> carried =
-        wrapAll(impl, op.getRegionIterArgs(), init);
+    std::vector<Value> carried = wrapAll(impl, op.getRegionIterArgs(), init);
     std::vector<Value> next =
         body(impl.wrap(op.getInductionVar(), DType::i64), carried);
-    scf::YieldOp::create(
-        b, l,
-        carriedResults(impl, next, op.getResultTypes(), "serial: the body",
-                       loc));
+    scf::YieldOp::create(b, l,
+                         carriedResults(impl, next, op.getResultTypes(),
+                                        "serial: the body", loc));
   }
   return wrapAll(impl, op.getResults(), init);
 }
@@ -142,9 +141,9 @@ std::vector<Value> KernelBuilder::if_else(Value cond,
   };
   auto elseBuilder = [&](OpBuilder &b, Location at) {
     std::vector<Value> results = else_(index(0, loc), values);
-    scf::YieldOp::create(b, at,
-                         carriedResults(impl, results, types,
-                                        "if_else: the else branch", loc));
+    scf::YieldOp::create(
+        b, at,
+        carriedResults(impl, results, types, "if_else: the else branch", loc));
   };
   auto op = scf::IfOp::create(impl.builder, l, c, thenBuilder, elseBuilder);
   return wrapAll(impl, op.getResults(), thenResults);

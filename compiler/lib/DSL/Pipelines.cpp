@@ -53,9 +53,9 @@ static mlir::Value sharedTile(KernelBuilder::Impl &impl, const Value &shared,
                               const char *what, const Loc &loc) {
   mlir::Value v = shared.valid() ? unwrap(shared) : mlir::Value();
   auto type = v ? dyn_cast<MemRefType>(v.getType()) : MemRefType();
-  auto space = type ? dyn_cast_or_null<gpu::AddressSpaceAttr>(
-                          type.getMemorySpace())
-                    : gpu::AddressSpaceAttr();
+  auto space =
+      type ? dyn_cast_or_null<gpu::AddressSpaceAttr>(type.getMemorySpace())
+           : gpu::AddressSpaceAttr();
   if (!space || space.getValue() != gpu::AddressSpace::Workgroup)
     impl.fail(loc, fmt::format("{}: the tile has type {}; requires a shared "
                                "tile from alloc_shared",

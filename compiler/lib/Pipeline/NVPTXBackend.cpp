@@ -58,7 +58,8 @@ targetMachine(const tilejit::PipelineOptions &options, std::string &error) {
   if (it != machines.end())
     return it->second.get();
   llvm::Triple triple(kTriple);
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
     return failure();
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(

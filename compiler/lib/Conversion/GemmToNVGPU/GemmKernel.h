@@ -13,7 +13,8 @@ struct GemmKernelConfig {
   int bn = 256;
   int bk = 64;
   int stages = 4;
-  std::string inputType = "bf16";  ///< "bf16", "f16", "f32" (tf32), "e4m3", "e5m2"
+  std::string inputType =
+      "bf16"; ///< "bf16", "f16", "f32" (tf32), "e4m3", "e5m2"
   std::string outputType = "bf16"; ///< "bf16", "f16" or "f32"
 };
 

@@ -100,8 +100,8 @@ struct ExtFromFloat8Lowering : OpConversionPattern<arith::ExtFOp> {
     auto widen = [&](Value half) -> Value {
       if (target == f16)
         return half;
-      Value f = arith::ExtFOp::create(rewriter, loc, rewriter.getF32Type(),
-                                      half);
+      Value f =
+          arith::ExtFOp::create(rewriter, loc, rewriter.getF32Type(), half);
       return target.isF32() ? f
                             : arith::TruncFOp::create(rewriter, loc, target, f)
                                   .getResult();
@@ -110,9 +110,8 @@ struct ExtFromFloat8Lowering : OpConversionPattern<arith::ExtFOp> {
     auto halfPair = VectorType::get({2}, f16);
     SmallVector<Value> values;
     for (int64_t i = 0; i < n; i += 2) {
-      Value pair = vector::FromElementsOp::create(rewriter, loc, pairType,
-                                                  ValueRange{byte(i),
-                                                             byte(i + 1)});
+      Value pair = vector::FromElementsOp::create(
+          rewriter, loc, pairType, ValueRange{byte(i), byte(i + 1)});
       Value halves = NVVM::ConvertF8x2ToF16x2Op::create(
           rewriter, loc, halfPair, pair, rewriter.getBoolAttr(false),
           TypeAttr::get(source));

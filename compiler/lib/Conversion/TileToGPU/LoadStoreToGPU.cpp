@@ -348,8 +348,8 @@ struct AtomicOpLowering : OpConversionPattern<AtomicOp> {
       kind = isFloat ? arith::AtomicRMWKind::addf : arith::AtomicRMWKind::addi;
       break;
     case AtomicKind::max:
-      kind = isFloat ? arith::AtomicRMWKind::maxnumf
-                     : arith::AtomicRMWKind::maxs;
+      kind =
+          isFloat ? arith::AtomicRMWKind::maxnumf : arith::AtomicRMWKind::maxs;
       break;
     case AtomicKind::umax:
       kind = arith::AtomicRMWKind::maxu;

@@ -78,10 +78,18 @@ struct F32 {
   Value i(int32_t v) const {
     return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
   }
-  Value add(Value x, Value y) const { return arith::AddFOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) const { return arith::SubFOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) const { return arith::MulFOp::create(b, loc, x, y); }
-  Value div(Value x, Value y) const { return arith::DivFOp::create(b, loc, x, y); }
+  Value add(Value x, Value y) const {
+    return arith::AddFOp::create(b, loc, x, y);
+  }
+  Value sub(Value x, Value y) const {
+    return arith::SubFOp::create(b, loc, x, y);
+  }
+  Value mul(Value x, Value y) const {
+    return arith::MulFOp::create(b, loc, x, y);
+  }
+  Value div(Value x, Value y) const {
+    return arith::DivFOp::create(b, loc, x, y);
+  }
   Value cmp(arith::CmpFPredicate p, Value x, Value y) const {
     return arith::CmpFOp::create(b, loc, p, x, y);
   }
@@ -116,12 +124,15 @@ static Value accurateLogf(OpBuilder &b, Location loc, Value x) {
   Value r = f.sub(m, f.c(1.0f));
   Value s = f.div(r, f.add(f.c(2.0f), r));
   Value z = f.mul(s, s), w = f.mul(z, z);
-  Value t1 = f.mul(w, f.add(f.c(0.40000972152f), f.mul(w, f.c(0.24279078841f))));
-  Value t2 = f.mul(z, f.add(f.c(0.66666662693f), f.mul(w, f.c(0.28498786688f))));
+  Value t1 =
+      f.mul(w, f.add(f.c(0.40000972152f), f.mul(w, f.c(0.24279078841f))));
+  Value t2 =
+      f.mul(z, f.add(f.c(0.66666662693f), f.mul(w, f.c(0.28498786688f))));
   Value big = f.add(t2, t1);
   Value hfsq = f.mul(f.mul(f.c(0.5f), r), r);
   Value dk = arith::SIToFPOp::create(b, loc, f32, k);
-  Value y = f.add(f.mul(s, f.add(hfsq, big)), f.mul(dk, f.c(9.0580006145e-06f)));
+  Value y =
+      f.add(f.mul(s, f.add(hfsq, big)), f.mul(dk, f.c(9.0580006145e-06f)));
   y = f.add(f.sub(y, hfsq), r);
   y = f.add(y, f.mul(dk, f.c(6.9313812256e-01f)));
   // Edges: +inf stays, 0 gives -inf, negatives and NaN give NaN.

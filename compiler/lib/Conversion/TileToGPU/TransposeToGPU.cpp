@@ -121,17 +121,39 @@ struct I32 {
   OpBuilder &b;
   Location loc;
 
-  Value c(int64_t v) const { return arith::ConstantIntOp::create(b, loc, v, 32); }
-  Value add(Value x, Value y) const { return arith::AddIOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) const { return arith::SubIOp::create(b, loc, x, y); }
-  Value mul(Value x, int64_t y) const { return arith::MulIOp::create(b, loc, x, c(y)); }
-  Value div(Value x, int64_t y) const { return arith::DivUIOp::create(b, loc, x, c(y)); }
-  Value rem(Value x, int64_t y) const { return arith::RemUIOp::create(b, loc, x, c(y)); }
-  Value bitAnd(Value x, int64_t y) const { return arith::AndIOp::create(b, loc, x, c(y)); }
-  Value bitXor(Value x, Value y) const { return arith::XOrIOp::create(b, loc, x, y); }
-  Value bitOr(Value x, Value y) const { return arith::OrIOp::create(b, loc, x, y); }
-  Value shl(Value x, Value y) const { return arith::ShLIOp::create(b, loc, x, y); }
-  Value shr(Value x, int64_t y) const { return arith::ShRUIOp::create(b, loc, x, c(y)); }
+  Value c(int64_t v) const {
+    return arith::ConstantIntOp::create(b, loc, v, 32);
+  }
+  Value add(Value x, Value y) const {
+    return arith::AddIOp::create(b, loc, x, y);
+  }
+  Value sub(Value x, Value y) const {
+    return arith::SubIOp::create(b, loc, x, y);
+  }
+  Value mul(Value x, int64_t y) const {
+    return arith::MulIOp::create(b, loc, x, c(y));
+  }
+  Value div(Value x, int64_t y) const {
+    return arith::DivUIOp::create(b, loc, x, c(y));
+  }
+  Value rem(Value x, int64_t y) const {
+    return arith::RemUIOp::create(b, loc, x, c(y));
+  }
+  Value bitAnd(Value x, int64_t y) const {
+    return arith::AndIOp::create(b, loc, x, c(y));
+  }
+  Value bitXor(Value x, Value y) const {
+    return arith::XOrIOp::create(b, loc, x, y);
+  }
+  Value bitOr(Value x, Value y) const {
+    return arith::OrIOp::create(b, loc, x, y);
+  }
+  Value shl(Value x, Value y) const {
+    return arith::ShLIOp::create(b, loc, x, y);
+  }
+  Value shr(Value x, int64_t y) const {
+    return arith::ShRUIOp::create(b, loc, x, c(y));
+  }
   Value eq(Value x, int64_t y) const {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, c(y));
   }
@@ -168,16 +190,16 @@ static Value gatherWord(const I32 &i32, ArrayRef<Value> rounds, Value q,
     for (int64_t a = 0; a < 2; ++a) {
       Value r = i32.bitXor(q, i32.c(a));
       for (int64_t h = 0; h < 2; ++h)
-        bytes.push_back({i32.c(2 * a + h),
-                         i32.add(i32.add(i32.mul(r, 4), i32.mul(element, 2)),
-                                 i32.c(h))});
+        bytes.push_back(
+            {i32.c(2 * a + h),
+             i32.add(i32.add(i32.mul(r, 4), i32.mul(element, 2)), i32.c(h))});
     }
     return i32.prmt(rounds[0], rounds[1], i32.selector(bytes));
   }
   // k == 4: byte r of `inRoundOrder` is byte `element` of round r; one more
   // permute puts round (q - a) mod 4 at byte a.
-  Value pair = i32.selector({{i32.c(0), element},
-                             {i32.c(1), i32.add(element, i32.c(4))}});
+  Value pair = i32.selector(
+      {{i32.c(0), element}, {i32.c(1), i32.add(element, i32.c(4))}});
   Value lo = i32.prmt(rounds[0], rounds[1], pair);
   Value hi = i32.prmt(rounds[2], rounds[3], pair);
   Value inRoundOrder = i32.prmt(lo, hi, i32.c(0x5410));
@@ -219,11 +241,11 @@ struct TransposeLowering : OpConversionPattern<TransposeOp> {
       return rewriter.notifyMatchFailure(op, "no shared buffer or vector type");
     Value result;
     if (std::optional<WordPlan> plan = planWords(op))
-      result = lowerWords(op, *plan, adaptor.getSource(), buffer, vecType,
-                          rewriter);
+      result =
+          lowerWords(op, *plan, adaptor.getSource(), buffer, vecType, rewriter);
     else
-      result = lowerElements(op, adaptor.getSource(), buffer, vecType,
-                             rewriter);
+      result =
+          lowerElements(op, adaptor.getSource(), buffer, vecType, rewriter);
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -234,11 +256,10 @@ struct TransposeLowering : OpConversionPattern<TransposeOp> {
     Location loc = op.getLoc();
     I32 i32{rewriter, loc};
     const int64_t k = plan.k, n = plan.ownWords, words = plan.vector / k;
-    Value tid = arith::IndexCastUIOp::create(rewriter, loc,
-                                             rewriter.getI32Type(),
-                                             mapping.threadId);
+    Value tid = arith::IndexCastUIOp::create(
+        rewriter, loc, rewriter.getI32Type(), mapping.threadId);
     Value lane = i32.rem(tid, kWarpSize);
-    Value c = i32.rem(tid, plan.perRow);      // column chunk of the source
+    Value c = i32.rem(tid, plan.perRow); // column chunk of the source
     Value q = i32.rem(i32.div(tid, plan.perRow), k); // place in the group
     // Round r reads from the group member (q - r) mod k.
     SmallVector<Value> sourceLane;
@@ -268,8 +289,8 @@ struct TransposeLowering : OpConversionPattern<TransposeOp> {
       for (int64_t m = 0; m < words; ++m)
         w.push_back(vector::ExtractOp::create(rewriter, loc, own, m));
       // Source row of this chunk, and the first row of its group.
-      Value row = i32.add(i32.c(chunk * chunks / plan.cols),
-                          i32.div(tid, plan.perRow));
+      Value row =
+          i32.add(i32.c(chunk * chunks / plan.cols), i32.div(tid, plan.perRow));
       Value rowWord = i32.div(i32.sub(row, q), k); // buffer word of row r0
       for (int64_t mm = 0; mm < n; ++mm) {
         // Round r: send word ((q + r) mod k) * n + mm, receive ours.
@@ -293,13 +314,12 @@ struct TransposeLowering : OpConversionPattern<TransposeOp> {
         Value firstRow = i32.add(i32.mul(c, plan.vector),
                                  i32.mul(i32.add(i32.mul(q, n), i32.c(mm)), k));
         for (int64_t i = 0; i < k; ++i) {
-          Value word =
-              gatherWord(i32, rounds, q, storeElement[i], rotation, k);
+          Value word = gatherWord(i32, rounds, q, storeElement[i], rotation, k);
           Value bufferRow = i32.add(firstRow, storeElement[i]);
           Value col = swizzledWord(i32, plan, bufferRow, rowWord);
-          memref::StoreOp::create(rewriter, loc, word, buffer,
-                                  ValueRange{i32.index(bufferRow),
-                                             i32.index(col)});
+          memref::StoreOp::create(
+              rewriter, loc, word, buffer,
+              ValueRange{i32.index(bufferRow), i32.index(col)});
         }
       }
     }
@@ -313,18 +333,18 @@ struct TransposeLowering : OpConversionPattern<TransposeOp> {
     SmallVector<Value> elements;
     for (int64_t slot = 0; slot < vecType.getNumElements();
          slot += plan.resultVector) {
-      SlotCoords at = slotCoords(rewriter, loc, getLayout(op.getType()),
-                                 op.getType().getShape(), mapping.threadId,
-                                 slot);
-      Value j = arith::IndexCastUIOp::create(
-          rewriter, loc, rewriter.getI32Type(), at.coords[at.coords.size() - 2]);
-      Value i = arith::IndexCastUIOp::create(rewriter, loc,
-                                             rewriter.getI32Type(),
-                                             at.coords.back());
+      SlotCoords at =
+          slotCoords(rewriter, loc, getLayout(op.getType()),
+                     op.getType().getShape(), mapping.threadId, slot);
+      Value j =
+          arith::IndexCastUIOp::create(rewriter, loc, rewriter.getI32Type(),
+                                       at.coords[at.coords.size() - 2]);
+      Value i = arith::IndexCastUIOp::create(
+          rewriter, loc, rewriter.getI32Type(), at.coords.back());
       Value col = swizzledWord(i32, plan, j, i32.div(i, plan.k));
-      Value loaded = vector::LoadOp::create(
-          rewriter, loc, readType, buffer,
-          ValueRange{i32.index(j), i32.index(col)});
+      Value loaded =
+          vector::LoadOp::create(rewriter, loc, readType, buffer,
+                                 ValueRange{i32.index(j), i32.index(col)});
       Value piece = vector::BitCastOp::create(rewriter, loc, chunkType, loaded);
       for (int64_t e = 0; e < plan.resultVector; ++e)
         elements.push_back(vector::ExtractOp::create(rewriter, loc, piece, e));

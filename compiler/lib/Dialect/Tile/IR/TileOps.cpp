@@ -58,8 +58,8 @@ LogicalResult StoreOp::verify() {
 }
 
 LogicalResult AtomicOp::verify() {
-  if (failed(verifyTileAccess(*this, getDest().getType(),
-                              getValue().getType(), getIndices().size())))
+  if (failed(verifyTileAccess(*this, getDest().getType(), getValue().getType(),
+                              getIndices().size())))
     return failure();
   Type elt = getValue().getType().getElementType();
   bool isFloat = elt.isF32() || elt.isF64();

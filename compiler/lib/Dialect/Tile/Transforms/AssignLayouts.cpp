@@ -57,34 +57,36 @@ static llvm::DenseSet<Value> reducedValues(func::FuncOp kernel) {
   // Until nothing changes: a loop's carried value is known to be reduced
   // only once its yield has been seen.
   for (size_t before = SIZE_MAX; before != reduced.size();) {
-  before = reduced.size();
-  kernel.walk<WalkOrder::PreOrder>([&](Operation *op) {
-    // Carried through loops and branches.
-    if (auto loop = dyn_cast<scf::ForOp>(op)) {
-      for (auto [init, arg, result] : llvm::zip(
-               loop.getInitArgs(), loop.getRegionIterArgs(), loop.getResults()))
-        if (reduced.contains(init) || reduced.contains(result)) {
-          reduced.insert(arg);
+    before = reduced.size();
+    kernel.walk<WalkOrder::PreOrder>([&](Operation *op) {
+      // Carried through loops and branches.
+      if (auto loop = dyn_cast<scf::ForOp>(op)) {
+        for (auto [init, arg, result] :
+             llvm::zip(loop.getInitArgs(), loop.getRegionIterArgs(),
+                       loop.getResults()))
+          if (reduced.contains(init) || reduced.contains(result)) {
+            reduced.insert(arg);
+            reduced.insert(result);
+          }
+        return;
+      }
+      if (auto yield = dyn_cast<scf::YieldOp>(op)) {
+        for (OpOperand &use : yield->getOpOperands())
+          if (reduced.contains(use.get()))
+            reduced.insert(
+                yield->getParentOp()->getResult(use.getOperandNumber()));
+        return;
+      }
+      if (isa<scf::IfOp>(op))
+        return;
+      bool fromReduce = isa<ReduceOp>(op);
+      if (!isa<BroadcastOp>(op))
+        for (Value operand : op->getOperands())
+          fromReduce |= reduced.contains(operand);
+      if (fromReduce)
+        for (Value result : op->getResults())
           reduced.insert(result);
-        }
-      return;
-    }
-    if (auto yield = dyn_cast<scf::YieldOp>(op)) {
-      for (OpOperand &use : yield->getOpOperands())
-        if (reduced.contains(use.get()))
-          reduced.insert(yield->getParentOp()->getResult(use.getOperandNumber()));
-      return;
-    }
-    if (isa<scf::IfOp>(op))
-      return;
-    bool fromReduce = isa<ReduceOp>(op);
-    if (!isa<BroadcastOp>(op))
-      for (Value operand : op->getOperands())
-        fromReduce |= reduced.contains(operand);
-    if (fromReduce)
-      for (Value result : op->getResults())
-        reduced.insert(result);
-  });
+    });
   }
   return reduced;
 }
