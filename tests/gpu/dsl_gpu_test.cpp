@@ -25,6 +25,19 @@ namespace {
 
 constexpr int kRows = 16, kCols = 64; // a block's tile
 
+/// Launches `kernel` on a grid of one block per kRows rows, 256 threads,
+/// with the arguments `push` packs, and waits for it.
+template <class Fn>
+void launch_rows(const ops::LoadedKernel &kernel, int64_t rows, Fn &&push) {
+  rt::ArgPack args;
+  push(args);
+  rt::LaunchConfig config;
+  config.grid = {static_cast<uint32_t>((rows + kRows - 1) / kRows), 1, 1};
+  config.block = {256, 1, 1};
+  rt::launch(kernel.function, config, args.data());
+  rt::synchronize(nullptr);
+}
+
 /// out = x^n + 3x + (n > 2 ? -1 : 1) + 2^n * max(row of x)
 ///       + max(0, max over i < n of (max(row of x) + i)), n at run time.
 /// The last term is carried from a splat: its layout comes from the body.
@@ -111,17 +124,13 @@ TEST_CASE("serial, unroll and if_else run on the GPU as written",
     CAPTURE(n);
     dout.fill_zero();
     const int64_t shape[2] = {rows, kCols};
-    rt::ArgPack args;
-    ops::push_tensor(args,
-                     rt::TensorView::contiguous(dx.ptr(), DType::f32, shape));
-    ops::push_tensor(args,
-                     rt::TensorView::contiguous(dout.ptr(), DType::f32, shape));
-    args.push(n);
-    rt::LaunchConfig config;
-    config.grid = {static_cast<uint32_t>((rows + kRows - 1) / kRows), 1, 1};
-    config.block = {256, 1, 1};
-    rt::launch(kernel.function, config, args.data());
-    rt::synchronize(nullptr);
+    launch_rows(kernel, rows, [&](rt::ArgPack &args) {
+      ops::push_tensor(args,
+                       rt::TensorView::contiguous(dx.ptr(), DType::f32, shape));
+      ops::push_tensor(
+          args, rt::TensorView::contiguous(dout.ptr(), DType::f32, shape));
+      args.push(n);
+    });
     std::vector<float> got(x.size());
     dout.download(got.data(), got.size() * 4);
     std::vector<float> want = reference(x, rows, n);
@@ -170,17 +179,6 @@ double ulps(float got, double want) {
   float w = static_cast<float>(want);
   double spacing = std::nextafter(std::abs(w), INFINITY) - std::abs(w);
   return std::abs(static_cast<double>(got) - want) / spacing;
-}
-
-template <class Fn>
-void launch_rows(const ops::LoadedKernel &kernel, int64_t rows, Fn &&push) {
-  rt::ArgPack args;
-  push(args);
-  rt::LaunchConfig config;
-  config.grid = {static_cast<uint32_t>((rows + kRows - 1) / kRows), 1, 1};
-  config.block = {256, 1, 1};
-  rt::launch(kernel.function, config, args.data());
-  rt::synchronize(nullptr);
 }
 
 } // namespace
