@@ -24,6 +24,8 @@
 #include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/BasicPtxBuilderInterface.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/LLVMIR/Transforms/OptimizeForNVVM.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
@@ -82,19 +84,16 @@ void addTileToGPUPasses(OpPassManager &pm) {
 
 /// gpu -> mlir: upstream lowering of the gpu.module to the LLVM and NVVM
 /// dialects (the kernel half of gpu-lower-to-nvvm-pipeline).
-void addGPUToNVVMPasses(OpPassManager &pm,
-                        const tilejit::PipelineOptions &options) {
+void addGPUToNVVMPasses(OpPassManager &pm, bool hasNVGPU) {
   // nvgpu (TMA, mbarriers) to nvvm before scf-to-cf; nvvm's PTX-builder ops
-  // (wgmma, mbarrier waits) to inline assembly.
-  pm.addPass(createConvertNVGPUToNVVMPass());
-  pm.addPass(createConvertNVVMToLLVMPass());
+  // (wgmma, mbarrier waits) to inline assembly. Only gemm kernels have them;
+  // elsewhere the two walks would change nothing.
+  if (hasNVGPU) {
+    pm.addPass(createConvertNVGPUToNVVMPass());
+    pm.addPass(createConvertNVVMToLLVMPass());
+  }
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
-  GpuNVVMAttachTargetOptions target;
-  target.chip = options.chip;
-  target.features = options.features;
-  target.optLevel = options.optLevel;
-  pm.addPass(createGpuNVVMAttachTarget(target));
   pm.addPass(createLowerAffinePass());
   // arith before gpu-to-nvvm, which would turn float min/max into libdevice
   // calls.
@@ -133,8 +132,14 @@ FailureOr<std::string> tilejit::lowerToPTX(ModuleOp module,
     return failure();
   runner.print("gpu", module);
 
+  bool hasNVGPU = false;
+  module.walk([&](Operation *op) {
+    hasNVGPU = isa<nvgpu::NVGPUDialect>(op->getDialect()) ||
+               isa<NVVM::BasicPtxBuilderInterface>(op);
+    return hasNVGPU ? WalkResult::interrupt() : WalkResult::advance();
+  });
   PassManager toNVVM(ctx);
-  addGPUToNVVMPasses(toNVVM, options);
+  addGPUToNVVMPasses(toNVVM, hasNVGPU);
   if (failed(runner.timed("mlir", [&] { return toNVVM.run(module); })))
     return failure();
   runner.print("mlir", module);
