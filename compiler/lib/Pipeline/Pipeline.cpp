@@ -78,7 +78,12 @@ void addTileToGPUPasses(OpPassManager &pm) {
   pm.addPass(tile::createConvertGemmToNVGPU());
   pm.addPass(tile::createAssignLayouts());
   pm.addPass(tile::createConvertTileToGPU());
-  pm.addPass(createCanonicalizerPass());
+  // Folding and CSE of the per-slot index arithmetic; the mlir stage
+  // canonicalises again, so one sweep without block merging is enough.
+  GreedyRewriteConfig once;
+  once.setMaxIterations(1);
+  once.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+  pm.addPass(createCanonicalizerPass(once));
   pm.addPass(createCSEPass());
 }
 
