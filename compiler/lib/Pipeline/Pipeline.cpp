@@ -115,7 +115,10 @@ void addGPUToNVVMPasses(OpPassManager &pm, bool hasNVGPU) {
   ConvertGpuOpsToNVVMOpsOptions nvvm;
   nvvm.indexBitwidth = 64;
   kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
-  kernels.addPass(createCanonicalizerPass());
+  GreedyRewriteConfig once;
+  once.setMaxIterations(1);
+  once.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+  kernels.addPass(createCanonicalizerPass(once));
   kernels.addPass(createCSEPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());
 }
