@@ -25,6 +25,16 @@ namespace {
 
 constexpr int kRows = 16, kCols = 64; // a block's tile
 
+/// rows x kCols floats drawn uniformly from [lo, hi) with Catch's seed.
+std::vector<float> uniform_rows(int64_t rows, float lo, float hi) {
+  std::mt19937_64 gen(Catch::rngSeed());
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> x(rows * kCols);
+  for (float &v : x)
+    v = dist(gen);
+  return x;
+}
+
 /// Launches `kernel` on a grid of one block per kRows rows, 256 threads,
 /// with the arguments `push` packs, and waits for it.
 template <class Fn>
@@ -112,11 +122,7 @@ TEST_CASE("serial, unroll and if_else run on the GPU as written",
   const ops::LoadedKernel &kernel =
       ops::load_kernel(ops::make_key("test_control_flow"), control_flow_kernel);
   const int64_t rows = 40 * kRows + 5; // a tail block
-  std::mt19937_64 gen(Catch::rngSeed());
-  std::uniform_real_distribution<float> dist(-1.5f, 1.5f);
-  std::vector<float> x(rows * kCols);
-  for (float &v : x)
-    v = dist(gen);
+  std::vector<float> x = uniform_rows(rows, -1.5f, 1.5f);
   rt::DeviceBuffer dx(x.size() * 4), dout(x.size() * 4);
   dx.upload(x.data(), x.size() * 4);
 
@@ -398,11 +404,7 @@ TEST_CASE("fragments go through a shared tile around a barrier",
   const ops::LoadedKernel &kernel =
       ops::load_kernel(ops::make_key("test_shared_swap"), shared_swap_kernel);
   const int64_t rows = 20 * kRows + 7; // a tail block
-  std::mt19937_64 gen(Catch::rngSeed());
-  std::uniform_real_distribution<float> dist(-100, 100);
-  std::vector<float> x(rows * kCols);
-  for (float &v : x)
-    v = dist(gen);
+  std::vector<float> x = uniform_rows(rows, -100, 100);
   rt::DeviceBuffer dx(x.size() * 4), dout(x.size() * 4);
   dx.upload(x.data(), x.size() * 4);
   dout.fill_zero();
