@@ -7,6 +7,8 @@
 !sb = memref<256x64xbf16, #gpu.address_space<workgroup>>
 !acc = tensor<128x256xf32>
 
+// CHECK: #[[UNROLL:.*]] = #llvm.loop_unroll<disable = true>
+// CHECK: #[[LOOP:.*]] = #llvm.loop_annotation<unroll = #[[UNROLL]]>
 // CHECK: gpu.module @tilejit_kernels
 // CHECK: llvm.func @gemm(%{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<16 x i64>, nvvm.grid_constant}
 // CHECK-SAME: tilejit.shared_bytes = 197632 : i64
@@ -16,7 +18,17 @@
 // CHECK: nvgpu.mbarrier.create
 // CHECK: nvgpu.tma.async.load
 // CHECK: nvgpu.tma.async.load
-// CHECK-COUNT-4: nvvm.wgmma.mma_async
+// The K tile's four wgmma instructions are one asm statement, and the main
+// loop's back edge asks LLVM not to unroll or peel it.
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: llvm.inline_asm has_side_effects
+// CHECK-SAME: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
+// CHECK-SAME: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
+// CHECK-SAME: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
+// CHECK-SAME: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
+// CHECK-NOT: wgmma.mma_async.sync
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: cf.br ^{{.*}} {loop_annotation = #[[LOOP]]}
 // CHECK: llvm.fptrunc %{{.*}} : vector<2xf32> to vector<2xbf16>
 // CHECK-NOT: func.func @gemm
 func.func @gemm(%a: !g, %b: !g, %c: !g) attributes {tile.threads = 384 : i32} {

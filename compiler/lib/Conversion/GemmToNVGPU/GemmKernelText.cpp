@@ -187,11 +187,33 @@ std::string gemmKernelText(const GemmKernelConfig &c) {
   // Descriptors count 16 bytes: each wgmma moves 32 bytes along K.
   for (int kk = 1; kk < bk / kInstr; ++kk)
     I(fmt::format("  %kk{} = arith.constant {} : i64", kk, kk * 2));
-  I("  %zero = llvm.mlir.zero : !acc");
+  I("  %zf = arith.constant 0.0 : f32");
   I("  %lane0 = arith.remui %wgtid, %c32 : index");
   I("  %isWgLeader = arith.cmpi eq, %lane0, %c0 : index");
-  I("  %accF = scf.for %kt = %c0 to %KT step %c1 iter_args(%acc = %zero) -> "
-    "(!acc) {");
+  // The main loop carries the nacc accumulators as scalars and is written
+  // as blocks. Scalars: the back end copies a struct-typed phi out of its
+  // registers once per use, so nacc extractions from a struct phi cost
+  // nacc^2 nodes. Blocks: the back edge carries `llvm.loop.unroll.disable`;
+  // LLVM would otherwise peel the first iteration (to drop the `kt > 0`
+  // test of the release), doubling the wgmma code and the back end's time.
+  auto list = [&](const std::string &prefix, int n, const char *sep = ", ") {
+    std::string l;
+    for (int i = 0; i < n; ++i)
+      l += (i ? sep + prefix : prefix) + std::to_string(i);
+    return l;
+  };
+  std::string f32s, zeros, headArgs;
+  for (int i = 0; i < nacc; ++i) {
+    f32s += i ? ", f32" : "f32";
+    zeros += ", %zf";
+    headArgs += fmt::format(", %a{}: f32", i);
+  }
+  I(fmt::format("  %accF:{} = scf.execute_region -> ({}) {{", nacc, f32s));
+  I(fmt::format("    cf.br ^head(%c0{} : index, {})", zeros, f32s));
+  I(fmt::format("  ^head(%kt: index{}):", headArgs));
+  I("    %more = arith.cmpi ult, %kt, %KT : index");
+  I("    cf.cond_br %more, ^body, ^done");
+  I("  ^body:");
   I(fmt::format("    %s = arith.remui %kt, %c{} : index", stages));
   I(fmt::format("    %r = arith.divui %kt, %c{} : index", stages));
   I("    %r1 = arith.andi %r, %c1 : index");
@@ -203,8 +225,28 @@ std::string gemmKernelText(const GemmKernelConfig &c) {
   I("    %dA = arith.addi %descA0, %sa : i64");
   I("    %dB = arith.addi %descB0, %sb : i64");
   I("    nvvm.wgmma.fence.aligned");
-  std::string prev = "%acc";
-  for (int kk = 0; kk < bk / kInstr; ++kk) {
+  // The K tile's wgmma instructions form one inline asm statement, each
+  // written as NVVM's lowering of nvvm.wgmma.mma_async writes it, chained
+  // through the same nacc tied accumulator operands: instruction selection
+  // of one statement instead of bk / kInstr.
+  const int steps = bk / kInstr;
+  const bool transOperands = mmaType == "bf16" || mmaType == "f16";
+  const int descBase = 2 * nacc, scaleD = descBase + 2 * steps;
+  std::string text = "{\\n.reg .pred p;\\n";
+  text += fmt::format("setp.ne.b32 p, ${}, 0;\\n", scaleD);
+  for (int kk = 0; kk < steps; ++kk)
+    text += fmt::format("wgmma.mma_async.sync.aligned.m64n{}k{}.f32.{}.{} "
+                        "{{{}}}, ${}, ${}, p, 1, 1{};\\n",
+                        bn, kInstr, mmaType, mmaType, list("$", nacc),
+                        descBase + 2 * kk, descBase + 2 * kk + 1,
+                        transOperands ? ", 0, 0" : "");
+  text += "}\\n";
+  std::string constraints;
+  for (int i = 0; i < nacc; ++i)
+    constraints += "=f,";
+  constraints += list("", nacc, ",") + ",";
+  std::string operands = list("%a", nacc) + ", ", types = f32s + ", ";
+  for (int kk = 0; kk < steps; ++kk) {
     std::string da = "%dA", db = "%dB";
     if (kk) {
       I(fmt::format("    %dA{0} = arith.addi %dA, %kk{0} : i64", kk));
@@ -212,14 +254,20 @@ std::string gemmKernelText(const GemmKernelConfig &c) {
       da = fmt::format("%dA{}", kk);
       db = fmt::format("%dB{}", kk);
     }
-    I(fmt::format("    %w{} = nvvm.wgmma.mma_async {}, {}, {}, #nvvm.shape<m "
-                  "= 64, n = {}, k = {}>, D [<f32>, "
-                  "#nvvm.wgmma_scale_out<one>], A [<{}>, "
-                  "#nvvm.wgmma_scale_in<one>, <row>], B [<{}>, "
-                  "#nvvm.wgmma_scale_in<one>, <col>] : !acc -> !acc",
-                  kk, da, db, prev, bn, kInstr, mmaType, mmaType));
-    prev = fmt::format("%w{}", kk);
+    constraints += "l,l,";
+    operands += da + ", " + db + ", ";
+    types += "i64, i64, ";
   }
+  constraints += "n";
+  operands += "%one_i32";
+  types += "i32";
+  I("    %one_i32 = llvm.mlir.constant(1 : i32) : i32");
+  I(fmt::format(
+      "    %wAcc = llvm.inline_asm has_side_effects asm_dialect = att "
+      "\"{}\", \"{}\" {} : ({}) -> !acc",
+      text, constraints, operands, types));
+  for (int i = 0; i < nacc; ++i)
+    I(fmt::format("    %w{0} = llvm.extractvalue %wAcc[{0}] : !acc", i));
   I("    nvvm.wgmma.commit.group.sync.aligned");
   I("    nvvm.wgmma.wait.group.sync.aligned 1");
   I("    %notFirst = arith.cmpi ugt, %kt, %c0 : index");
@@ -231,7 +279,13 @@ std::string gemmKernelText(const GemmKernelConfig &c) {
   I("      %tok = nvgpu.mbarrier.arrive %bar[%pes] : !bars -> "
     "!nvgpu.mbarrier.token");
   I("    }");
-  I("    scf.yield " + prev + " : !acc");
+  I("    %kt1 = arith.addi %kt, %c1 : index");
+  I(fmt::format("    cf.br ^head(%kt1, {} : index, {}) {{loop_annotation = "
+                "#llvm.loop_annotation<unroll = #llvm.loop_unroll<disable = "
+                "true>>}}",
+                list("%w", nacc), f32s));
+  I("  ^done:");
+  I(fmt::format("    scf.yield {} : {}", list("%a", nacc), f32s));
   I("  }");
   I("  nvvm.wgmma.wait.group.sync.aligned 0");
   // Epilogue: accumulator (warp w, lane l): row 16w + l/4 (+8), column
@@ -272,14 +326,14 @@ std::string gemmKernelText(const GemmKernelConfig &c) {
     for (int h = 0; h < 2; ++h) {
       int e0 = 4 * j + 2 * h, e1 = e0 + 1;
       std::string t = fmt::format("{}_{}", j, h);
-      I(fmt::format("  %x{} = llvm.extractvalue %accF[{}] : !acc", t, e0));
-      I(fmt::format("  %y{} = llvm.extractvalue %accF[{}] : !acc", t, e1));
-      I(fmt::format("  %v{0}a = llvm.insertelement %x{0}, %undef2[%i0 : i32] "
+      const std::string x = fmt::format("%accF#{}", e0),
+                        y = fmt::format("%accF#{}", e1);
+      I(fmt::format("  %v{0}a = llvm.insertelement {1}, %undef2[%i0 : i32] "
                     ": vector<2xf32>",
-                    t));
-      I(fmt::format("  %v{0}b = llvm.insertelement %y{0}, %v{0}a[%i1 : i32] "
+                    t, x));
+      I(fmt::format("  %v{0}b = llvm.insertelement {1}, %v{0}a[%i1 : i32] "
                     ": vector<2xf32>",
-                    t));
+                    t, y));
       if (toBf16)
         I(fmt::format("  %h{0} = llvm.fptrunc %v{0}b : vector<2xf32> to "
                       "vector<2x{1}>",
