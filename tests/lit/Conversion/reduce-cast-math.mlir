@@ -56,6 +56,24 @@ func.func @store_once(%x: memref<?x?xf32>, %o: memref<?x?xf32>) attributes {tile
 
 // -----
 
+// A thread's 4 slots are one 4-element vector along the reduced dimension,
+// so only the first of them can be its element's representative: one
+// guarded store, not four.
+// CHECK-LABEL: gpu.func @store_vector_slots
+// CHECK: gpu.shuffle xor
+// CHECK: memref.store
+// CHECK-NOT: memref.store
+// CHECK: gpu.return
+func.func @store_vector_slots(%x: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.align = 16 : i64}, %o: memref<?x?xf32>) attributes {tile.threads = 32 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<?x?xf32, strided<[?, 1], offset: ?>> -> tensor<1x128xf32>
+  %m = tile.reduce max %t dim 1 : tensor<1x128xf32> -> tensor<1x1xf32>
+  tile.store %m, %o[%c0, %c0] : tensor<1x1xf32>, memref<?x?xf32>
+  return
+}
+
+// -----
+
 func.func @narrow(%x: memref<?x?xbf16>, %o: memref<?x?xbf16>) attributes {tile.threads = 32 : i32} {
   %c0 = arith.constant 0 : index
   %t = tile.load %x[%c0, %c0] : memref<?x?xbf16> -> tensor<1x32xbf16>

@@ -259,6 +259,8 @@ struct LoadOpLowering : OpConversionPattern<LoadOp> {
     auto chunkType = VectorType::get({width}, vecType.getElementType());
     SmallVector<Value> elements;
     for (int64_t c = 0; c < vecType.getNumElements() / width; ++c) {
+      if (sliced && !mayRepresent(layout, c))
+        continue;
       ChunkAccess access =
           sliced ? computeSlotAccess(rewriter, loc, mapping, layout,
                                      adaptor.getSource(), adaptor.getIndices(),
@@ -301,6 +303,8 @@ struct StoreOpLowering : OpConversionPattern<StoreOp> {
     const bool sliced = !layout.getSliced().empty();
     const int64_t width = sliced ? 1 : layout.getVector();
     for (int64_t c = 0; c < vecType.getNumElements() / width; ++c) {
+      if (sliced && !mayRepresent(layout, c))
+        continue;
       ChunkAccess access =
           sliced ? computeSlotAccess(rewriter, loc, mapping, layout,
                                      adaptor.getDest(), adaptor.getIndices(),
@@ -356,6 +360,9 @@ struct AtomicOpLowering : OpConversionPattern<AtomicOp> {
       break;
     }
     for (int64_t slot = 0; slot < vecType.getNumElements(); ++slot) {
+      if (!getLayout(type).getSliced().empty() &&
+          !mayRepresent(getLayout(type), slot))
+        continue;
       ChunkAccess access = computeSlotAccess(
           rewriter, loc, mapping, getLayout(type), adaptor.getDest(),
           adaptor.getIndices(), type.getShape(), slot, /*checkBounds=*/true,

@@ -44,6 +44,12 @@ struct SlotCoords {
 SlotCoords slotCoords(OpBuilder &b, Location loc, LayoutAttr layout,
                       ArrayRef<int64_t> shape, Value threadId, int64_t slot);
 
+/// False when slot `slot` of a sliced layout is the representative of its
+/// element in no thread: its own offset makes a sliced coordinate nonzero.
+/// (Stores and atomics of reduction results skip such slots rather than
+/// test them at run time.)
+bool mayRepresent(LayoutAttr layout, int64_t slot);
+
 /// Fragments with a layout -> per-thread vectors; every other type is kept.
 void populateFragmentTypeConversion(TypeConverter &converter);
 

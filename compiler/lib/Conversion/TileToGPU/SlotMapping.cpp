@@ -107,3 +107,21 @@ SlotCoords mlir::tile::slotCoords(OpBuilder &b, Location loc, LayoutAttr layout,
   result.coords = delinearize(b, loc, index, shape);
   return result;
 }
+
+bool mlir::tile::mayRepresent(LayoutAttr layout, int64_t slot) {
+  // linear = A + r with A = ((slot / V) * T + tid) * V, a multiple of V,
+  // and r = slot % V. For a sliced dimension of stride s and size n with
+  // s | V and V | s * n, the coordinate floor(linear / s) % n is
+  // (A / s) % n, a multiple of V / s, plus floor(r / s) < V / s: nonzero
+  // whenever floor(r / s) is.
+  const int64_t v = layout.getVector(), r = slot % v;
+  ArrayRef<int64_t> shape = layout.getShape();
+  for (int64_t dim : layout.getSliced()) {
+    int64_t stride = 1;
+    for (int64_t d = dim + 1; d < static_cast<int64_t>(shape.size()); ++d)
+      stride *= shape[d];
+    if (v % stride == 0 && (stride * shape[dim]) % v == 0 && r / stride != 0)
+      return false;
+  }
+  return true;
+}
