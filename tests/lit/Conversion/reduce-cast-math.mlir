@@ -74,6 +74,25 @@ func.func @store_vector_slots(%x: memref<?x?xf32, strided<[?, 1], offset: ?>> {t
 
 // -----
 
+// A dimension of 3 (not a power of two) whose elements lie in one thread:
+// the dimension after it is 4 rounds of 32 threads x 4-element vectors, so
+// element d of a row is 4 chunks (16 slots) after element 0. Slots 0..15
+// combine slots +16 and +32 in registers; no shuffles.
+// CHECK-LABEL: gpu.func @in_thread_any_size
+// CHECK-NOT: gpu.shuffle
+// CHECK-COUNT-32: arith.maxnumf
+// CHECK-NOT: arith.maxnumf
+// CHECK: gpu.return
+func.func @in_thread_any_size(%x: memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>> {tile.align = 16 : i64}, %o: memref<?x?x?xf32>) attributes {tile.threads = 32 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0, %c0] : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>> -> tensor<1x3x512xf32>
+  %m = tile.reduce max %t dim 1 : tensor<1x3x512xf32> -> tensor<1x1x512xf32>
+  tile.store %m, %o[%c0, %c0, %c0] : tensor<1x1x512xf32>, memref<?x?x?xf32>
+  return
+}
+
+// -----
+
 func.func @narrow(%x: memref<?x?xbf16>, %o: memref<?x?xbf16>) attributes {tile.threads = 32 : i32} {
   %c0 = arith.constant 0 : index
   %t = tile.load %x[%c0, %c0] : memref<?x?xbf16> -> tensor<1x32xbf16>

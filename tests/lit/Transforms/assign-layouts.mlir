@@ -70,7 +70,7 @@ func.func @divides(%x: memref<?x?xf32>, %t: tensor<32x65xf32>) attributes {tile.
 func.func @reduce_pow2(%x: memref<?x?xf32>) attributes {tile.threads = 32 : i32} {
   %c0 = arith.constant 0 : index
   %t = tile.load %x[%c0, %c0] : memref<?x?xf32> -> tensor<32x96xf32>
-  // expected-error @+1 {{'tile.reduce' op over dimension 1 of 'tensor<32x96xf32>' requires power-of-two sizes from that dimension on and a power-of-two thread count (the kernel has 32)}}
+  // expected-error @+1 {{'tile.reduce' op over dimension 1 of 'tensor<32x96xf32>' requires power-of-two sizes from that dimension on and a power-of-two thread count (the kernel has 32), or the dimensions after it to hold a multiple of threads x vector = 32 elements (they hold 1)}}
   %m = tile.reduce max %t dim 1 : tensor<32x96xf32> -> tensor<32x1xf32>
   return
 }

@@ -9,6 +9,9 @@
 // (combined with xor shuffles, after which every such thread holds the
 // result), and warps that differ in reduced warp bits (combined through the
 // op's shared buffer, read in one fixed order so that all warps agree).
+// A dimension of any size is reduced in registers when the dimensions after
+// it hold whole rounds of threads x vector elements: its elements are then
+// the same vector lane of chunks a fixed stride apart.
 //
 //===----------------------------------------------------------------------===//
 #include "Patterns.h"
@@ -30,18 +33,30 @@ namespace {
 constexpr int64_t kWarpSize = 32;
 
 /// Where the reduced coordinate lies among the bits of (slot, thread).
+/// When the dimensions after the reduced one hold whole rounds of
+/// threads x vector elements, the reduced dimension (of any size) lies in
+/// the thread's chunks instead: element d of it is `d * chunkStride` slots
+/// after element 0.
 struct ReduceBits {
-  int64_t logVector, logThreads;
-  uint64_t reduced;  ///< mask over the bits of l
-  uint64_t slotMask; ///< reduced bits that index a thread's slots
-  uint64_t laneMask; ///< reduced bits of the thread index, within a warp
-  uint64_t warpMask; ///< reduced bits of the warp index
+  int64_t logVector = 0, logThreads = 0;
+  uint64_t reduced = 0;  ///< mask over the bits of l
+  uint64_t slotMask = 0; ///< reduced bits that index a thread's slots
+  uint64_t laneMask = 0; ///< reduced bits of the thread index, within a warp
+  uint64_t warpMask = 0; ///< reduced bits of the warp index
+  int64_t chunkStride = 0, size = 0, vector = 1;
 
   ReduceBits(LayoutAttr layout, int64_t dim) {
     ArrayRef<int64_t> shape = layout.getShape();
     int64_t inner = 1;
     for (int64_t d = dim + 1; d < static_cast<int64_t>(shape.size()); ++d)
       inner *= shape[d];
+    const int64_t round = layout.getThreads() * layout.getVector();
+    if (inner % round == 0) {
+      vector = layout.getVector();
+      chunkStride = inner / round;
+      size = shape[dim];
+      return;
+    }
     int64_t low = llvm::Log2_64(inner);
     int64_t high = low + llvm::Log2_64(shape[dim]);
     reduced = ((uint64_t(1) << high) - 1) & ~((uint64_t(1) << low) - 1);
@@ -55,6 +70,16 @@ struct ReduceBits {
                ((reduced >> (logVector + logThreads)) << logVector);
     laneMask = threadBits & (kWarpSize - 1);
     warpMask = threadBits / kWarpSize;
+  }
+
+  /// The slot that holds the combined value of `slot`'s result element:
+  /// the one whose reduced coordinate is 0.
+  int64_t representative(int64_t slot) const {
+    if (chunkStride) {
+      const int64_t chunk = slot / vector;
+      return slot - (chunk / chunkStride) % size * chunkStride * vector;
+    }
+    return slot & ~static_cast<int64_t>(slotMask);
   }
 };
 
@@ -74,12 +99,6 @@ Value combine(OpBuilder &b, Location loc, ReduceKind kind, Value x, Value y) {
                    : arith::MinSIOp::create(b, loc, x, y).getResult();
   }
   return x;
-}
-
-/// The slot that holds the combined value of `slot`'s result element: the
-/// one whose reduced slot bits are 0.
-int64_t representativeSlot(int64_t slot, uint64_t slotMask) {
-  return slot & ~static_cast<int64_t>(slotMask);
 }
 
 struct ReduceLowering : OpConversionPattern<ReduceOp> {
@@ -108,7 +127,7 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
           vector::ExtractOp::create(rewriter, loc, adaptor.getSource(), slot);
       if (op.getKind() == ReduceKind::absmax)
         x = math::AbsFOp::create(rewriter, loc, x);
-      int64_t rep = representativeSlot(slot, bits.slotMask);
+      int64_t rep = bits.representative(slot);
       auto [it, inserted] = partial.insert({rep, x});
       if (!inserted)
         it->second = combine(rewriter, loc, op.getKind(), it->second, x);
@@ -172,8 +191,7 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
 
     SmallVector<Value> elements;
     for (int64_t slot = 0; slot < slots; ++slot)
-      elements.push_back(
-          partial.lookup(representativeSlot(slot, bits.slotMask)));
+      elements.push_back(partial.lookup(bits.representative(slot)));
     rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, vecType, elements);
     return success();
   }
@@ -194,7 +212,7 @@ MemRefType mlir::tile::reduceBufferType(ReduceOp op) {
   int64_t slots = layout.getSlots();
   llvm::SmallDenseSet<int64_t> reps;
   for (int64_t slot = 0; slot < slots; ++slot)
-    reps.insert(representativeSlot(slot, bits.slotMask));
+    reps.insert(bits.representative(slot));
   auto space =
       gpu::AddressSpaceAttr::get(op.getContext(), gpu::AddressSpace::Workgroup);
   return MemRefType::get(

@@ -394,6 +394,14 @@ private:
     int64_t inner = 1;
     for (int64_t d = dim + 1; d < static_cast<int64_t>(shape.size()); ++d)
       inner *= shape[d];
+    // A dimension of any size whose elements all lie in one thread's
+    // slots: the dimensions after it hold whole rounds of the block's
+    // vectors (a multiple of threads x vector elements).
+    const int64_t round = threads * source->getVector();
+    if (inner % round == 0) {
+      setLayout(op.getResult(), source->slice(dim));
+      return success();
+    }
     if (!llvm::isPowerOf2_64(threads) || !llvm::isPowerOf2_64(shape[dim]) ||
         !llvm::isPowerOf2_64(inner))
       return op.emitOpError()
@@ -401,7 +409,9 @@ private:
              << RankedTensorType::get(type.getShape(), type.getElementType())
              << " requires power-of-two sizes from that dimension on and a "
                 "power-of-two thread count (the kernel has "
-             << threads << ")";
+             << threads << "), or the dimensions after it to hold a multiple "
+             << "of threads x vector = " << round << " elements (they hold "
+             << inner << ")";
     // Threads exchange partial results (shuffles, shared memory) when a
     // reduced bit of the element index is a thread bit.
     int64_t low = llvm::Log2_64(inner), high = low + llvm::Log2_64(shape[dim]);
