@@ -44,8 +44,18 @@ PerTokenCastSpec per_token_cast_tiling(PerTokenCastSpec spec, int64_t k,
   // the last column block is not mostly past the end.
   const int64_t k_factor = k > 0 ? std::min<int64_t>(512, k & -k) : 512;
   spec.block_k = static_cast<int32_t>(std::max<int64_t>(group, k_factor));
-  if (num_per_channels == k)
+  if (num_per_channels == k) {
     spec.block_k = spec.group; // one group a row, padded
+    // K = parts x p with p a power of two and parts odd: unpadded, a row
+    // reshaped to (parts, p) and reduced over both, as long as p holds at
+    // least a warp's 16-byte vectors (rounds of threads x vector elements
+    // then divide p, and the reduction over parts stays in registers).
+    const int64_t p = k & -k, vector = 16 / size_of(spec.in_dtype);
+    if (p != k && p / vector >= 32) {
+      spec.group = spec.block_k = static_cast<int32_t>(k);
+      spec.threads = static_cast<int32_t>(std::min<int64_t>(128, p / vector));
+    }
+  }
   spec.block_m =
       static_cast<int32_t>(std::max<int64_t>(1, kTile / spec.block_k));
   return spec;

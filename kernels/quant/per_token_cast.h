@@ -19,7 +19,9 @@ namespace tilejit::quant {
 /// the op's kernel table (all 32-bit fields).
 struct PerTokenCastSpec {
   DType in_dtype = DType::bf16;
-  int32_t group = 128;   ///< num_per_channels, padded to a power of two
+  /// num_per_channels, padded to a power of two; or K itself when K is an
+  /// odd multiple of a power of two p holding at least 32 vectors
+  int32_t group = 128;
   int32_t block_m = 8;   ///< rows of a tile
   int32_t block_k = 512; ///< columns of a tile (a multiple of group)
   int32_t threads = 128;
@@ -55,8 +57,8 @@ rt::SpecKey per_token_cast_key(const PerTokenCastSpec &spec);
 /// The kernel in the DSL (per_token_cast.dsl.cpp).
 Kernel per_token_cast_kernel(const PerTokenCastSpec &spec);
 
-/// The tile of a specialisation: group padded to a power of two, block_k
-/// and block_m for K columns.
+/// The tile of a specialisation: group (padded to a power of two, or K
+/// unpadded), block_k, block_m and threads for K columns.
 PerTokenCastSpec per_token_cast_tiling(PerTokenCastSpec spec, int64_t k,
                                        int64_t num_per_channels);
 

@@ -49,6 +49,9 @@ TEST_CASE("per_token_cast is exact on small shapes, tails and size 0",
                                  {5, 640, 64},
                                  {3, 192, 16},
                                  {7, 576, 576},
+                                 {9, 2560, 2560}, // group 5 x 512
+                                 {2, 1280, 1280}, // group 5 x 256
+                                 {3, 3072, 3072}, // group 3 x 1024
                                  {1, 64, 64},
                                  {0, 512, 128},
                                  {130, 4096, 128}}) {

@@ -82,3 +82,29 @@ TEST_CASE("per_token_cast lowers to fp8 pair conversions and warp shuffles",
     CHECK(compiled.ptx.find("ld.global.v4") != std::string::npos);
   }
 }
+
+TEST_CASE("per_token_cast takes one group a row of K = parts x p unpadded",
+          "[kernels][compiler]") {
+  struct Case {
+    DType dtype;
+    int64_t k;
+    int32_t group, threads;
+  };
+  // K = 2560 = 5 x 512: bf16 rows in 64 threads of 8-element vectors;
+  // K = 576 = 9 x 64 holds too few vectors and is padded to 1024.
+  for (Case c :
+       {Case{DType::bf16, 2560, 2560, 64}, Case{DType::f32, 2560, 2560, 128},
+        Case{DType::bf16, 7168, 7168, 128}, Case{DType::bf16, 4096, 4096, 128},
+        Case{DType::bf16, 576, 1024, 128}}) {
+    quant::PerTokenCastSpec spec;
+    spec.in_dtype = c.dtype;
+    spec.vector_bytes = 16;
+    spec = quant::per_token_cast_tiling(spec, c.k, c.k);
+    INFO("K " << c.k << " " << name_of(c.dtype));
+    CHECK(spec.group == c.group);
+    CHECK(spec.block_k == c.group);
+    CHECK(spec.threads == c.threads);
+    CompiledKernel compiled = compile(quant::per_token_cast_kernel(spec));
+    CHECK(compiled.ptx.find("ld.global.v4") != std::string::npos);
+  }
+}
