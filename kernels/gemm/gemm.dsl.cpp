@@ -43,7 +43,8 @@ Kernel gemm_kernel(const GemmSpec &s) {
                       k.copy(b, {n0, step * k.index(bk)}, sb);
                       return std::vector{k.gemm(sa, sb, carried[0])};
                     })[0];
-  k.store(k.cast(acc, s.out_dtype), c, {m0, n0});
+  k.store(k.cast(acc, s.out_dtype), c, {m0, n0},
+          s.full_tiles ? dsl::Bounds::promised_inside : dsl::Bounds::checked);
   return k.build();
 }
 

@@ -15,10 +15,14 @@ namespace tilejit::gemm {
 struct GemmSpec {
   DType in_dtype = DType::bf16;
   DType out_dtype = DType::bf16;
-  int32_t block_n = 256; ///< columns of C a block computes (128 rows)
-  int32_t stages = 4;    ///< shared-memory buffers of the TMA pipeline
-  int32_t group_m = 8;   ///< row tiles a band of the grid walks (L2 reuse)
+  int32_t block_n = 256;  ///< columns of C a block computes (128 rows)
+  int32_t stages = 4;     ///< shared-memory buffers of the TMA pipeline
+  int32_t group_m = 8;    ///< row tiles a band of the grid walks (L2 reuse)
+  int32_t full_tiles = 0; ///< 1: M % 128 == 0, N % block_n == 0 (no masks)
 };
+
+/// The specialisation for (M, N) with these dtypes.
+GemmSpec gemm_spec(DType in_dtype, DType out_dtype, int64_t m, int64_t n);
 
 /// c = a * b^T: a (M, K) and b (N, K) of one dtype, bf16, f16, f32 (WGMMA
 /// multiplies it as tf32: the low 13 mantissa bits are ignored), e4m3 or

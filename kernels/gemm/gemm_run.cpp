@@ -69,11 +69,7 @@ GemmArgs parse(const OpArgs &args) {
 }
 
 gemm::GemmSpec spec_for(const GemmArgs &g) {
-  gemm::GemmSpec spec;
-  spec.in_dtype = g.in;
-  spec.out_dtype = g.out;
-  spec.block_n = g.n <= 128 ? 128 : 256;
-  return spec;
+  return gemm::gemm_spec(g.in, g.out, g.m, g.n);
 }
 
 } // namespace

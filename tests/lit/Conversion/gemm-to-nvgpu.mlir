@@ -30,6 +30,10 @@
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK: cf.br ^{{.*}} {loop_annotation = #[[LOOP]]}
 // CHECK: llvm.fptrunc %{{.*}} : vector<2xf32> to vector<2xbf16>
+// The stores are masked at the M and N edges.
+// CHECK: scf.if
+// CHECK-NEXT: llvm.getelementptr
+// CHECK-NEXT: llvm.store
 // CHECK-NOT: func.func @gemm
 func.func @gemm(%a: !g, %b: !g, %c: !g) attributes {tile.threads = 384 : i32} {
   %c1 = arith.constant 1 : index
@@ -58,6 +62,50 @@ func.func @gemm(%a: !g, %b: !g, %c: !g) attributes {tile.threads = 384 : i32} {
   }
   %o = arith.truncf %r : !acc to tensor<128x256xbf16>
   tile.store %o, %c[%m0, %n0] : tensor<128x256xbf16>, !g
+  return
+}
+
+// -----
+
+!g = memref<?x?xbf16, strided<[?, 1], offset: ?>>
+!sa = memref<128x64xbf16, #gpu.address_space<workgroup>>
+!sb = memref<256x64xbf16, #gpu.address_space<workgroup>>
+!acc = tensor<128x256xf32>
+
+// A store promised inside C (whole tiles only) is not masked.
+// CHECK-LABEL: llvm.func @gemm_whole_tiles
+// CHECK: llvm.fptrunc
+// CHECK-NOT: scf.if
+// CHECK: llvm.store
+// CHECK-NOT: scf.if
+// CHECK: llvm.return
+func.func @gemm_whole_tiles(%a: !g, %b: !g, %c: !g) attributes {tile.threads = 384 : i32} {
+  %c1 = arith.constant 1 : index
+  %c63 = arith.constant 63 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %c256 = arith.constant 256 : index
+  %bx = tile.block_id 0
+  %by = tile.block_id 1
+  %m0 = arith.muli %by, %c128 : index
+  %n0 = arith.muli %bx, %c256 : index
+  %k = memref.dim %a, %c1 : !g
+  %k63 = arith.addi %k, %c63 : index
+  %steps = arith.divui %k63, %c64 : index
+  %sa = tile.alloc_shared : !sa
+  %sb = tile.alloc_shared : !sb
+  %zero = arith.constant 0.0 : f32
+  %init = tile.splat %zero : f32 -> !acc
+  %r = tile.pipelined %steps, %init {stages = 4 : i64} : !acc -> !acc {
+  ^bb0(%s: index, %acc: !acc):
+    %k0 = arith.muli %s, %c64 : index
+    tile.copy %a[%m0, %k0], %sa : !g, !sa
+    tile.copy %b[%n0, %k0], %sb : !g, !sb
+    %p = tile.gemm %sa, %sb, %acc : !sa, !sb, !acc
+    tile.yield %p : !acc
+  }
+  %o = arith.truncf %r : !acc to tensor<128x256xbf16>
+  tile.store %o, %c[%m0, %n0] {in_bounds} : tensor<128x256xbf16>, !g
   return
 }
 

@@ -16,6 +16,9 @@ struct GemmKernelConfig {
   std::string inputType =
       "bf16"; ///< "bf16", "f16", "f32" (tf32), "e4m3", "e5m2"
   std::string outputType = "bf16"; ///< "bf16", "f16" or "f32"
+  /// Mask the epilogue's stores at the M and N edges; false when the
+  /// author promised the tile inside C (whole tiles only).
+  bool checkBounds = true;
 };
 
 /// The kernel as MLIR text (a module holding one llvm.func); see

@@ -8,7 +8,7 @@
 // the 128 x BN tile, keeping one wgmma group in flight and releasing a stage
 // on its `empty` mbarrier once the group that read it has retired. The
 // epilogue converts the f32 accumulators and stores them, masked at the M
-// and N edges.
+// and N edges unless the author promised whole tiles.
 //
 // Shared memory is dynamic (stages x (A + B tiles) + 1 KiB to realign to the
 // 1024 bytes the 128-byte swizzle needs). The tensor maps arrive by value
@@ -339,23 +339,29 @@ std::string gemmKernelText(const GemmKernelConfig &c) {
                       "vector<2x{1}>",
                       t, out));
     }
-    I(fmt::format("  %cj{} = arith.constant {} : index", j, 8 * j));
     I(fmt::format("  %cj{}_64 = arith.constant {} : i64", j, 8 * j));
-    I(fmt::format("  %col{0} = arith.addi %colb, %cj{0} : index", j));
-    I(fmt::format("  %okc{0} = arith.cmpi ult, %col{0}, %Ni : index", j));
+    if (c.checkBounds) {
+      I(fmt::format("  %cj{} = arith.constant {} : index", j, 8 * j));
+      I(fmt::format("  %col{0} = arith.addi %colb, %cj{0} : index", j));
+      I(fmt::format("  %okc{0} = arith.cmpi ult, %col{0}, %Ni : index", j));
+    }
     for (int h = 0; h < 2; ++h) {
       std::string t = fmt::format("{}_{}", j, h);
       std::string rowOk = h ? "%okr1" : "%okr0", ptr = h ? "%p1" : "%p0";
       std::string value = toBf16 ? "%h" + t : "%v" + t + "b";
-      I(fmt::format("  %ok{} = arith.andi {}, %okc{} : i1", t, rowOk, j));
-      I(fmt::format("  scf.if %ok{} {{", t));
-      I(fmt::format("    %q{} = llvm.getelementptr {}[%cj{}_64] : "
+      const std::string indent = c.checkBounds ? "    " : "  ";
+      if (c.checkBounds) {
+        I(fmt::format("  %ok{} = arith.andi {}, %okc{} : i1", t, rowOk, j));
+        I(fmt::format("  scf.if %ok{} {{", t));
+      }
+      I(fmt::format("{}%q{} = llvm.getelementptr {}[%cj{}_64] : "
                     "(!llvm.ptr<1>, i64) -> !llvm.ptr<1>, {}",
-                    t, ptr, j, out));
-      I(fmt::format("    llvm.store {}, %q{} {{alignment = {} : i64}} : "
+                    indent, t, ptr, j, out));
+      I(fmt::format("{}llvm.store {}, %q{} {{alignment = {} : i64}} : "
                     "vector<2x{}>, !llvm.ptr<1>",
-                    value, t, storeAlign, out));
-      I("  }");
+                    indent, value, t, storeAlign, out));
+      if (c.checkBounds)
+        I("  }");
     }
   }
   I("}");

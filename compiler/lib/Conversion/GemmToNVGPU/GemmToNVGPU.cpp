@@ -182,6 +182,7 @@ FailureOr<GemmMatch> match(func::FuncOp kernel, PipelinedOp loop) {
   m.config.bn = static_cast<int>(bn);
   m.config.bk = static_cast<int>(bk);
   m.config.stages = static_cast<int>(loop.getStages());
+  m.config.checkBounds = !m.store.getInBounds();
   m.config.inputType = typeName(sa.getElementType());
   m.config.outputType =
       typeName(cast<RankedTensorType>(stored.getType()).getElementType());
