@@ -22,13 +22,13 @@ Kernel per_token_cast_kernel(const PerTokenCastSpec &s) {
   auto m0 = k.block_id(0) * k.index(bm);
   auto k0 = k.block_id(1) * k.index(bk);
   auto tile = k.cast(k.load(x, {m0, k0}, {bm, bk}), DType::f32);
-  // A group that is not a power of two is parts x p: reduced over p (across
-  // threads), then over parts (in registers).
+  // A group that is not a power of two is parts x p: reduced over parts
+  // (in registers), then over p (across threads).
   const int64_t p = g & -g, parts = g / p;
   auto groups = parts == 1 ? k.reshape(tile, {bm, n, g})
                            : k.reshape(tile, {bm, n, parts, p});
   auto absmax = parts == 1 ? k.reduce_absmax(groups, 2)
-                           : k.reduce_max(k.reduce_absmax(groups, 3), 2);
+                           : k.reduce_max(k.reduce_absmax(groups, 2), 3);
   auto amax = k.max(absmax, k.constant(1e-4, DType::f32));
   auto sf = amax / k.constant(448, DType::f32);
   auto sf_inv = k.constant(448, DType::f32) / amax; // a second IEEE division

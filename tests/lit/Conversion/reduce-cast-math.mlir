@@ -93,6 +93,24 @@ func.func @in_thread_any_size(%x: memref<?x?x?xf32, strided<[?, ?, 1], offset: ?
 
 // -----
 
+// After the reduction over the dimension of 3, slots of chunks 4..11 hold
+// copies of chunks 0..3; the reduction over 512 leaves them out: one set of
+// 5 shuffles, not three.
+// CHECK-LABEL: gpu.func @copies_left_out
+// CHECK-COUNT-5: gpu.shuffle xor
+// CHECK-NOT: gpu.shuffle
+// CHECK: gpu.return
+func.func @copies_left_out(%x: memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>> {tile.align = 16 : i64}, %o: memref<?x?x?xf32>) attributes {tile.threads = 32 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0, %c0] : memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>> -> tensor<1x3x512xf32>
+  %m = tile.reduce max %t dim 1 : tensor<1x3x512xf32> -> tensor<1x1x512xf32>
+  %n = tile.reduce max %m dim 2 : tensor<1x1x512xf32> -> tensor<1x1x1xf32>
+  tile.store %n, %o[%c0, %c0, %c0] : tensor<1x1x1xf32>, memref<?x?x?xf32>
+  return
+}
+
+// -----
+
 func.func @narrow(%x: memref<?x?xbf16>, %o: memref<?x?xbf16>) attributes {tile.threads = 32 : i32} {
   %c0 = arith.constant 0 : index
   %t = tile.load %x[%c0, %c0] : memref<?x?xbf16> -> tensor<1x32xbf16>

@@ -50,6 +50,11 @@ SlotCoords slotCoords(OpBuilder &b, Location loc, LayoutAttr layout,
 /// test them at run time.)
 bool mayRepresent(LayoutAttr layout, int64_t slot);
 
+/// The slot holding the same element as `slot` (a copy, after a reduction
+/// over a sliced dimension) whose coordinate along each sliced dimension of
+/// whole rounds of threads x vector elements is 0; `slot` itself otherwise.
+int64_t canonicalSlot(LayoutAttr layout, int64_t slot);
+
 /// Fragments with a layout -> per-thread vectors; every other type is kept.
 void populateFragmentTypeConversion(TypeConverter &converter);
 

@@ -121,8 +121,11 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
     const int64_t slots = vecType.getNumElements();
 
     // 1. In the thread: each representative slot combines its group.
+    // Copies left by an earlier reduction take no part (see canonicalSlot).
     llvm::SmallMapVector<int64_t, Value, 8> partial;
     for (int64_t slot = 0; slot < slots; ++slot) {
+      if (canonicalSlot(layout, slot) != slot)
+        continue;
       Value x =
           vector::ExtractOp::create(rewriter, loc, adaptor.getSource(), slot);
       if (op.getKind() == ReduceKind::absmax)
@@ -191,7 +194,8 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
 
     SmallVector<Value> elements;
     for (int64_t slot = 0; slot < slots; ++slot)
-      elements.push_back(partial.lookup(bits.representative(slot)));
+      elements.push_back(
+          partial.lookup(bits.representative(canonicalSlot(layout, slot))));
     rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, vecType, elements);
     return success();
   }
@@ -212,7 +216,8 @@ MemRefType mlir::tile::reduceBufferType(ReduceOp op) {
   int64_t slots = layout.getSlots();
   llvm::SmallDenseSet<int64_t> reps;
   for (int64_t slot = 0; slot < slots; ++slot)
-    reps.insert(bits.representative(slot));
+    if (canonicalSlot(layout, slot) == slot)
+      reps.insert(bits.representative(slot));
   auto space =
       gpu::AddressSpaceAttr::get(op.getContext(), gpu::AddressSpace::Workgroup);
   return MemRefType::get(

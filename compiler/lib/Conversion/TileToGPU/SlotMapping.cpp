@@ -108,18 +108,43 @@ SlotCoords mlir::tile::slotCoords(OpBuilder &b, Location loc, LayoutAttr layout,
   return result;
 }
 
+/// The stride (elements) of dimension `dim` in the layout's shape.
+static int64_t strideOf(LayoutAttr layout, int64_t dim) {
+  ArrayRef<int64_t> shape = layout.getShape();
+  int64_t stride = 1;
+  for (int64_t d = dim + 1; d < static_cast<int64_t>(shape.size()); ++d)
+    stride *= shape[d];
+  return stride;
+}
+
+int64_t mlir::tile::canonicalSlot(LayoutAttr layout, int64_t slot) {
+  // A sliced dimension whose stride is a multiple of a round (threads x
+  // vector elements) is a static function of the slot's chunk: element d of
+  // it is d * (stride / round) chunks after element 0.
+  const int64_t v = layout.getVector(), round = layout.getThreads() * v;
+  for (int64_t dim : layout.getSliced()) {
+    const int64_t stride = strideOf(layout, dim);
+    if (stride % round != 0)
+      continue;
+    const int64_t q = stride / round, chunk = slot / v;
+    slot -= (chunk / q) % layout.getShape()[dim] * q * v;
+  }
+  return slot;
+}
+
 bool mlir::tile::mayRepresent(LayoutAttr layout, int64_t slot) {
   // linear = A + r with A = ((slot / V) * T + tid) * V, a multiple of V,
   // and r = slot % V. For a sliced dimension of stride s and size n with
   // s | V and V | s * n, the coordinate floor(linear / s) % n is
   // (A / s) % n, a multiple of V / s, plus floor(r / s) < V / s: nonzero
-  // whenever floor(r / s) is.
+  // whenever floor(r / s) is. Sliced dimensions of whole rounds: see
+  // canonicalSlot.
+  if (canonicalSlot(layout, slot) != slot)
+    return false;
   const int64_t v = layout.getVector(), r = slot % v;
   ArrayRef<int64_t> shape = layout.getShape();
   for (int64_t dim : layout.getSliced()) {
-    int64_t stride = 1;
-    for (int64_t d = dim + 1; d < static_cast<int64_t>(shape.size()); ++d)
-      stride *= shape[d];
+    const int64_t stride = strideOf(layout, dim);
     if (v % stride == 0 && (stride * shape[dim]) % v == 0 && r / stride != 0)
       return false;
   }
