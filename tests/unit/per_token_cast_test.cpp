@@ -91,10 +91,12 @@ TEST_CASE("per_token_cast takes one group a row of K = parts x p unpadded",
     int32_t group, threads;
   };
   // K = 2560 = 5 x 512: bf16 rows in 64 threads of 8-element vectors;
-  // K = 576 = 9 x 64 holds too few vectors and is padded to 1024.
+  // K = 576 = 9 x 64 holds too few vectors and is padded to 1024; bf16
+  // K = 7168 would be 56 elements a thread and is padded to 8192.
   for (Case c :
        {Case{DType::bf16, 2560, 2560, 64}, Case{DType::f32, 2560, 2560, 128},
-        Case{DType::bf16, 7168, 7168, 128}, Case{DType::bf16, 4096, 4096, 128},
+        Case{DType::bf16, 6144, 6144, 128}, Case{DType::bf16, 7168, 8192, 128},
+        Case{DType::bf16, 4096, 4096, 128},
         Case{DType::bf16, 576, 1024, 128}}) {
     quant::PerTokenCastSpec spec;
     spec.in_dtype = c.dtype;
