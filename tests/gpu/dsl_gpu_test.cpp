@@ -425,3 +425,60 @@ TEST_CASE("fragments go through a shared tile around a barrier",
     }
   CHECK(bad == 0);
 }
+
+namespace {
+
+/// x (rows, 64) f32 -> e2m1 codes packed two a byte, out (rows, 32) u8.
+Kernel e2m1_kernel() {
+  dsl::KernelBuilder k("e2m1", 256);
+  auto x = k.tensor("x", DType::f32, 2, dsl::inner_contiguous(16));
+  auto out = k.tensor("out", DType::u8, 2);
+  auto row = k.block_id(0) * k.index(kRows);
+  auto t = k.load(x, {row, k.index(0)}, {kRows, kCols});
+  k.store(k.pack_nibbles(k.to_e2m1(t)), out, {row, k.index(0)});
+  return k.build();
+}
+
+} // namespace
+
+TEST_CASE("to_e2m1 and pack_nibbles match the reference on every rounding "
+          "boundary",
+          "[dsl][cast]") {
+  const ops::LoadedKernel &kernel = ops::load_kernel(
+      ops::make_key("test_e2m1"), [] { return e2m1_kernel(); });
+  // Every midpoint and representable value, a float either side, of both
+  // signs; zeros, infinities, NaNs, subnormals, huge values; then random
+  // values over [-8, 8). 37 rows: the last block has a tail.
+  std::vector<float> special;
+  for (float v :
+       {0.0f, 0.25f, 0.5f, 0.75f, 1.0f, 1.25f, 1.5f,   1.75f, 2.0f,     2.5f,
+        3.0f, 3.5f,  4.0f, 5.0f,  6.0f, 7.0f,  1e-40f, 1e30f, INFINITY, NAN})
+    for (float s : {v, -v})
+      for (float w :
+           {s, std::nextafter(s, -INFINITY), std::nextafter(s, INFINITY)})
+        special.push_back(w);
+  const int64_t rows = 37;
+  std::vector<float> x = uniform_rows(rows, -8.0f, 8.0f);
+  std::copy(special.begin(), special.end(), x.begin());
+  rt::DeviceBuffer dx(x.size() * 4), dout(rows * kCols / 2);
+  dx.upload(x.data(), x.size() * 4);
+  const int64_t xs[2] = {rows, kCols}, os[2] = {rows, kCols / 2};
+  launch_rows(kernel, rows, [&](rt::ArgPack &args) {
+    ops::push_tensor(args,
+                     rt::TensorView::contiguous(dx.ptr(), DType::f32, xs));
+    ops::push_tensor(args,
+                     rt::TensorView::contiguous(dout.ptr(), DType::u8, os));
+  });
+  std::vector<uint8_t> got(rows * kCols / 2);
+  dout.download(got.data(), got.size());
+  size_t bad = 0;
+  for (size_t j = 0; j < got.size(); ++j) {
+    uint8_t want = ref::pack_e2m1x2(ref::f32_to_e2m1(x[2 * j]),
+                                    ref::f32_to_e2m1(x[2 * j + 1]));
+    if (got[j] != want && bad++ < 5)
+      UNSCOPED_INFO("pair " << j << " (" << x[2 * j] << ", " << x[2 * j + 1]
+                            << "): got " << int(got[j]) << ", want "
+                            << int(want));
+  }
+  CHECK(bad == 0);
+}

@@ -89,6 +89,36 @@ TEST_CASE("DSL arithmetic, casts and math reject misuse with one line",
         }) == "");
 }
 
+TEST_CASE("DSL fp4 e2m1 codes and nibble packing reject misuse with one line",
+          "[compiler][error]") {
+  // Deliberate mistake: bf16 values (to_e2m1 takes f32).
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               k.to_e2m1(k.cast(tile(k, x), DType::bf16));
+             }),
+             EndsWith("error: to_e2m1: the values must be f32, got bf16"));
+  // Deliberate mistake: packing f32 values rather than u8 codes.
+  CHECK_THAT(error_of([](auto &k, auto &x) { k.pack_nibbles(tile(k, x)); }),
+             EndsWith("error: pack_nibbles: the codes must be u8, got f32"));
+  // Deliberate mistake: an odd number of codes along the last dimension.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               k.pack_nibbles(k.to_e2m1(k.reshape(tile(k, x), {32, 4, 1})));
+             }),
+             EndsWith("error: pack_nibbles: the last dimension must have an "
+                      "even size, got shape 32x4x1"));
+}
+
+TEST_CASE("to_e2m1 and pack_nibbles compile to byte stores of packed codes",
+          "[compiler]") {
+  dsl::KernelBuilder k("e2m1", 128);
+  auto x = k.tensor("x", DType::f32, 2, dsl::inner_contiguous(16));
+  auto out = k.tensor("out", DType::u8, 2);
+  auto t = k.load(x, {k.index(0), k.index(0)}, {4, 64});
+  k.store(k.pack_nibbles(k.to_e2m1(t)), out, {k.index(0), k.index(0)});
+  CompiledKernel c = compile(k.build());
+  CHECK(c.ptx.find("st.global.b8") != std::string::npos);
+  CHECK(c.ptx.find("call") == std::string::npos); // no libdevice
+}
+
 TEST_CASE("DSL calls name an empty dsl::Value", "[compiler][error]") {
   // Deliberate mistake: a default-constructed value passed on.
   CHECK_THAT(error_of([](auto &k, auto &) { k.abs(dsl::Value()); }),
@@ -99,6 +129,11 @@ TEST_CASE("DSL calls name an empty dsl::Value", "[compiler][error]") {
   CHECK_THAT(
       error_of([](auto &k, auto &) { k.bitcast(dsl::Value(), DType::f32); }),
       EndsWith("error: cannot bitcast an empty dsl::Value"));
+  CHECK_THAT(error_of([](auto &k, auto &) { k.to_e2m1(dsl::Value()); }),
+             EndsWith("error: cannot convert an empty dsl::Value to e2m1"));
+  CHECK_THAT(error_of([](auto &k, auto &) { k.pack_nibbles(dsl::Value()); }),
+             EndsWith("error: cannot pack the nibbles of an empty "
+                      "dsl::Value"));
   CHECK_THAT(error_of([](auto &k, auto &x) {
                k.load(x, {k.index(0), dsl::Value()}, {4, 32});
              }),

@@ -410,6 +410,63 @@ Value KernelBuilder::bitcast(Value a, DType to, Loc loc) {
       to);
 }
 
+Value KernelBuilder::to_e2m1(Value a, Loc loc) {
+  if (!a.valid())
+    impl_->fail(loc, "cannot convert an empty dsl::Value to e2m1");
+  if (a.dtype() != DType::f32)
+    impl_->fail(loc, fmt::format("to_e2m1: the values must be f32, got {}",
+                                 name_of(a.dtype())));
+  // Magnitude codes 0..7 are 0, 0.5, 1, 1.5, 2, 3, 4, 6: a code counts the
+  // midpoints below |x|, a midpoint counting when it rounds up (to the even
+  // code: the midpoints 0.75, 1.75, 3.5 round up, 0.25, 1.25, 2.5, 5 down).
+  struct Midpoint {
+    double at;
+    bool roundsUp;
+  };
+  const Midpoint midpoints[] = {{0.25, false}, {0.75, true}, {1.25, false},
+                                {1.75, true},  {2.5, false}, {3.5, true},
+                                {5.0, false}};
+  Value m = abs(a, loc), code;
+  for (const Midpoint &p : midpoints) {
+    Value t = constant(p.at, DType::f32, loc);
+    Value up =
+        cast(p.roundsUp ? ge(m, t, loc) : gt(m, t, loc), DType::u32, loc);
+    code = code.valid() ? add(code, up, loc) : up;
+  }
+  code = select(ne(a, a, loc), constant(7, DType::u32, loc), code, loc);
+  Value sign =
+      shl(shr(bitcast(a, DType::u32, loc), constant(31, DType::u32), loc),
+          constant(3, DType::u32), loc);
+  return cast(bit_or(code, sign, loc), DType::u8, loc);
+}
+
+Value KernelBuilder::pack_nibbles(Value codes, Loc loc) {
+  if (!codes.valid())
+    impl_->fail(loc, "cannot pack the nibbles of an empty dsl::Value");
+  std::vector<int64_t> shape = codes.shape();
+  if (shape.empty() || shape.back() % 2 != 0)
+    impl_->fail(loc, fmt::format("pack_nibbles: the last dimension must have "
+                                 "an even size, got shape {}",
+                                 fmt::join(shape, "x")));
+  if (codes.dtype() != DType::u8)
+    impl_->fail(loc, fmt::format("pack_nibbles: the codes must be u8, got {}",
+                                 name_of(codes.dtype())));
+  std::vector<int64_t> pairs = shape;
+  pairs.back() /= 2;
+  pairs.push_back(2);
+  // Shift element 2j + 1 by 4 and add the pair (the bits do not overlap).
+  Value wide = reshape(cast(codes, DType::u32, loc), pairs, loc);
+  Value shift =
+      shl(cast(iota(pairs, static_cast<int>(pairs.size()) - 1, DType::u32, loc),
+               DType::u32, loc),
+          constant(2, DType::u32), loc);
+  Value low = bit_and(wide, constant(15, DType::u32), loc);
+  Value packed =
+      reduce_sum(shl(low, shift, loc), static_cast<int>(pairs.size()) - 1, loc);
+  pairs.pop_back();
+  return cast(reshape(packed, pairs, loc), DType::u8, loc);
+}
+
 // Operators cannot take a source_location; they use the latest builder call's.
 static KernelBuilder &builderOf(Value a, Value b) {
   KernelBuilder *k = a.valid() ? a.builder() : b.builder();

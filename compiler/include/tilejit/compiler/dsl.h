@@ -188,6 +188,14 @@ public:
   Value cast(Value a, DType to, Loc loc = Loc::current());
   /// Reinterprets the bits as `to` (same width; signedness may change).
   Value bitcast(Value a, DType to, Loc loc = Loc::current());
+  /// fp4 e2m1 codes of f32 values, a u8 each with the code in the low
+  /// nibble: round to nearest even, saturating to +-6 (infinities too), the
+  /// sign kept (-0 and tiny negatives -> 8), NaN -> 7 / 15 by its sign
+  /// (e2m1 has no NaN).
+  Value to_e2m1(Value a, Loc loc = Loc::current());
+  /// Two 4-bit codes a byte along the last dimension (of even size 2n -> n,
+  /// u8): element 2j in the low nibble, 2j + 1 in the high one.
+  Value pack_nibbles(Value codes, Loc loc = Loc::current());
 
   /// Reductions of a fragment along `dim`; the result keeps `dim` with size
   /// 1 and broadcasts back for free. `reduce_absmax` is max |x|.
