@@ -1,7 +1,8 @@
 //===- GemmKernelText.cpp - The warp-specialised TMA + WGMMA main loop ---===//
 //
 // The kernel a pipelined gemm lowers to, written as MLIR text (nvgpu, nvvm,
-// scf, arith, memref) and parsed: one producer warpgroup whose elected
+// scf, cf, arith, memref, and llvm for the wgmma asm and the epilogue) and
+// parsed: one producer warpgroup whose elected
 // thread issues the TMA copies of A and B `stages` K-tiles ahead, each
 // completing on the stage's `full` mbarrier; two consumer warpgroups, each
 // running wgmma.mma_async m64nBNk16 (k32 for fp8, k8 for tf32) on 64 rows of
