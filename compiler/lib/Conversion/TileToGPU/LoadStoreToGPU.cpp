@@ -259,8 +259,6 @@ struct LoadOpLowering : OpConversionPattern<LoadOp> {
     auto chunkType = VectorType::get({width}, vecType.getElementType());
     SmallVector<Value> elements;
     for (int64_t c = 0; c < vecType.getNumElements() / width; ++c) {
-      if (sliced && !mayRepresent(layout, c))
-        continue;
       ChunkAccess access =
           sliced ? computeSlotAccess(rewriter, loc, mapping, layout,
                                      adaptor.getSource(), adaptor.getIndices(),
@@ -303,7 +301,7 @@ struct StoreOpLowering : OpConversionPattern<StoreOp> {
     const bool sliced = !layout.getSliced().empty();
     const int64_t width = sliced ? 1 : layout.getVector();
     for (int64_t c = 0; c < vecType.getNumElements() / width; ++c) {
-      if (sliced && !mayRepresent(layout, c))
+      if (sliced && !mayRepresent(layout, c)) // c is a slot when sliced
         continue;
       ChunkAccess access =
           sliced ? computeSlotAccess(rewriter, loc, mapping, layout,
@@ -360,8 +358,7 @@ struct AtomicOpLowering : OpConversionPattern<AtomicOp> {
       break;
     }
     for (int64_t slot = 0; slot < vecType.getNumElements(); ++slot) {
-      if (!getLayout(type).getSliced().empty() &&
-          !mayRepresent(getLayout(type), slot))
+      if (!mayRepresent(getLayout(type), slot))
         continue;
       ChunkAccess access = computeSlotAccess(
           rewriter, loc, mapping, getLayout(type), adaptor.getDest(),

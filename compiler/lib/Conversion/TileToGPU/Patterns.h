@@ -46,6 +46,7 @@ SlotCoords slotCoords(OpBuilder &b, Location loc, LayoutAttr layout,
 
 /// False when slot `slot` of a sliced layout is the representative of its
 /// element in no thread: its own offset makes a sliced coordinate nonzero.
+/// True for every slot of a layout without sliced dimensions.
 /// (Stores and atomics of reduction results skip such slots rather than
 /// test them at run time.)
 bool mayRepresent(LayoutAttr layout, int64_t slot);
