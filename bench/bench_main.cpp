@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <optional>
 #include <vector>
@@ -68,10 +69,25 @@ const Case kGemmCases[] = {
 
 int main(int argc, char **argv) {
   try {
-    if (argc > 1 && std::string_view(argv[1]) == "--first-call")
+    std::string_view mode = argc > 1 ? argv[1] : "";
+    if (mode == "--first-call")
       return first_call_child();
+    if (!mode.empty() && mode != "--compile") {
+      fmt::print(stderr,
+                 "tilejit_bench: unknown argument '{}'; expected none (every "
+                 "benchmark) or --compile (the cold-compile table only)\n",
+                 mode);
+      return 2;
+    }
+    // The driver keeps its own cache of the PTX it has compiled
+    // (~/.nv/ComputeCache); with it, every compile after the first of a
+    // kernel skips ptxas and the cold-compile table would time a cache hit.
+    // Must be set before the driver is initialised.
+    setenv("CUDA_CACHE_DISABLE", "1", 1);
     bool gpu = rt::try_driver() != nullptr;
     bench_cold_compile(gpu);
+    if (mode == "--compile")
+      return 0;
     if (!gpu) {
       fmt::print("no CUDA driver: {}; GPU benchmarks not run\n",
                  rt::no_driver_reason());
