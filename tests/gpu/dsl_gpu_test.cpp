@@ -482,3 +482,64 @@ TEST_CASE("to_e2m1 and pack_nibbles match the reference on every rounding "
   }
   CHECK(bad == 0);
 }
+
+namespace {
+
+/// in (rows, 32) u8 bytes of packed e2m1 codes -> their f32 values, out
+/// (rows, 64), and the codes re-encoded and re-packed, again (rows, 32).
+Kernel e2m1_decode_kernel() {
+  dsl::KernelBuilder k("e2m1_decode", 256);
+  auto in = k.tensor("in", DType::u8, 2, dsl::inner_contiguous(16));
+  auto out = k.tensor("out", DType::f32, 2, dsl::inner_contiguous(16));
+  auto again = k.tensor("again", DType::u8, 2, dsl::inner_contiguous(16));
+  auto row = k.block_id(0) * k.index(kRows);
+  auto bytes = k.load(in, {row, k.index(0)}, {kRows, kCols / 2});
+  auto values = k.from_e2m1(k.unpack_nibbles(bytes));
+  k.store(values, out, {row, k.index(0)});
+  k.store(k.pack_nibbles(k.to_e2m1(values)), again, {row, k.index(0)});
+  return k.build();
+}
+
+} // namespace
+
+TEST_CASE("unpack_nibbles and from_e2m1 decode every byte as the reference "
+          "does",
+          "[dsl][cast]") {
+  const ops::LoadedKernel &kernel = ops::load_kernel(
+      ops::make_key("test_e2m1_decode"), [] { return e2m1_decode_kernel(); });
+  // Every byte value, then random bytes; 21 rows: the last block has a tail.
+  const int64_t rows = 21, bytes = rows * kCols / 2;
+  std::vector<uint8_t> in(bytes);
+  std::mt19937_64 gen(Catch::rngSeed());
+  for (int64_t i = 0; i < bytes; ++i)
+    in[i] = static_cast<uint8_t>(i < 256 ? i : gen() & 0xFF);
+  rt::DeviceBuffer din(bytes), dout(bytes * 2 * 4), dagain(bytes);
+  din.upload(in.data(), bytes);
+  const int64_t bs[2] = {rows, kCols / 2}, vs[2] = {rows, kCols};
+  launch_rows(kernel, rows, [&](rt::ArgPack &args) {
+    ops::push_tensor(args,
+                     rt::TensorView::contiguous(din.ptr(), DType::u8, bs));
+    ops::push_tensor(args,
+                     rt::TensorView::contiguous(dout.ptr(), DType::f32, vs));
+    ops::push_tensor(args,
+                     rt::TensorView::contiguous(dagain.ptr(), DType::u8, bs));
+  });
+  std::vector<float> got(bytes * 2);
+  std::vector<uint8_t> again(bytes);
+  dout.download(got.data(), got.size() * 4);
+  dagain.download(again.data(), bytes);
+  size_t bad = 0;
+  for (int64_t j = 0; j < bytes; ++j) {
+    float want[2] = {ref::e2m1_to_f32(in[j] & 0xF),
+                     ref::e2m1_to_f32(in[j] >> 4)};
+    for (int h = 0; h < 2; ++h)
+      if (std::memcmp(&got[2 * j + h], &want[h], 4) != 0 && bad++ < 5)
+        UNSCOPED_INFO("byte " << j << " = " << int(in[j]) << ", nibble " << h
+                              << ": got " << got[2 * j + h] << ", want "
+                              << want[h]);
+    if (again[j] != in[j] && bad++ < 5)
+      UNSCOPED_INFO("byte " << j << " = " << int(in[j]) << " re-encoded as "
+                            << int(again[j]));
+  }
+  CHECK(bad == 0);
+}

@@ -65,6 +65,24 @@ TEST_CASE("DSL arithmetic, casts and math reject misuse with one line",
              }),
              EndsWith("error: select: the condition must be a comparison's "
                       "result"));
+  // Deliberate mistake: a condition whose shape does not broadcast with the
+  // values'.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               auto narrow = k.load(x, {k.index(0), k.index(0)}, {4, 16});
+               k.select(k.lt(tile(k, x), k.constant(0, DType::f32)), narrow,
+                        narrow);
+             }),
+             Contains("cannot select with fragments of types tensor<4x32xi1> "
+                      "and tensor<4x16xf32>: each dimension must match or be "
+                      "1"));
+  // A fragment condition picks between scalars (as numpy's where).
+  CHECK(error_of([](auto &k, auto &x) {
+          auto t = tile(k, x);
+          k.store(k.select(k.lt(t, k.constant(0, DType::f32)),
+                           k.constant(-1, DType::f32),
+                           k.constant(1, DType::f32)),
+                  x, {k.index(0), k.index(0)});
+        }) == "");
   // Deliberate mistake: exp of an integer.
   CHECK_THAT(
       error_of([](auto &k, auto &) { k.exp(k.constant(1, DType::i32)); }),
@@ -105,6 +123,20 @@ TEST_CASE("DSL fp4 e2m1 codes and nibble packing reject misuse with one line",
              }),
              EndsWith("error: pack_nibbles: the last dimension must have an "
                       "even size, got shape 32x4x1"));
+  // Deliberate mistake: decoding f32 values rather than u8 codes.
+  CHECK_THAT(error_of([](auto &k, auto &x) { k.from_e2m1(tile(k, x)); }),
+             EndsWith("error: from_e2m1: the codes must be u8, got f32"));
+  // Deliberate mistake: unpacking i32 values rather than u8 bytes.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               k.unpack_nibbles(k.cast(tile(k, x), DType::i32));
+             }),
+             EndsWith("error: unpack_nibbles: the bytes must be u8, got i32"));
+  // Deliberate mistake: unpacking a scalar.
+  CHECK_THAT(error_of([](auto &k, auto &) {
+               k.unpack_nibbles(k.constant(7, DType::u8));
+             }),
+             EndsWith("error: unpack_nibbles: the bytes must be a fragment, "
+                      "got a scalar"));
 }
 
 TEST_CASE("to_e2m1 and pack_nibbles compile to byte stores of packed codes",
@@ -117,6 +149,26 @@ TEST_CASE("to_e2m1 and pack_nibbles compile to byte stores of packed codes",
   CompiledKernel c = compile(k.build());
   CHECK(c.ptx.find("st.global.b8") != std::string::npos);
   CHECK(c.ptx.find("call") == std::string::npos); // no libdevice
+}
+
+TEST_CASE("unpack_nibbles and from_e2m1 compile to byte loads, a shared "
+          "tile and f32 stores",
+          "[compiler]") {
+  dsl::KernelBuilder k("e2m1_decode", 128);
+  auto in = k.tensor("in", DType::u8, 2, dsl::inner_contiguous(16));
+  auto out = k.tensor("out", DType::f32, 2, dsl::inner_contiguous(16));
+  auto t = k.load(in, {k.index(0), k.index(0)}, {4, 32});
+  auto v = k.from_e2m1(k.unpack_nibbles(t));
+  CHECK(v.shape() == std::vector<int64_t>{4, 64});
+  CHECK(v.dtype() == DType::f32);
+  k.store(v, out, {k.index(0), k.index(0)});
+  CompiledKernel c = compile(k.build());
+  // The nibbles meet in shared memory between two barriers.
+  CHECK(c.ptx.find("st.shared") != std::string::npos);
+  CHECK(c.ptx.find("ld.shared") != std::string::npos);
+  CHECK(c.ptx.find("bar.sync") != std::string::npos);
+  CHECK(c.ptx.find("st.global.b32") != std::string::npos);
+  CHECK(c.ptx.find("call") == std::string::npos);
 }
 
 TEST_CASE("DSL calls name an empty dsl::Value", "[compiler][error]") {
@@ -133,6 +185,11 @@ TEST_CASE("DSL calls name an empty dsl::Value", "[compiler][error]") {
              EndsWith("error: cannot convert an empty dsl::Value to e2m1"));
   CHECK_THAT(error_of([](auto &k, auto &) { k.pack_nibbles(dsl::Value()); }),
              EndsWith("error: cannot pack the nibbles of an empty "
+                      "dsl::Value"));
+  CHECK_THAT(error_of([](auto &k, auto &) { k.from_e2m1(dsl::Value()); }),
+             EndsWith("error: cannot convert an empty dsl::Value from e2m1"));
+  CHECK_THAT(error_of([](auto &k, auto &) { k.unpack_nibbles(dsl::Value()); }),
+             EndsWith("error: cannot unpack the nibbles of an empty "
                       "dsl::Value"));
   CHECK_THAT(error_of([](auto &k, auto &x) {
                k.load(x, {k.index(0), dsl::Value()}, {4, 32});

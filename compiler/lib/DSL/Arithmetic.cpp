@@ -76,6 +76,43 @@ static std::string dtypeName(const Value &v) {
   return std::string(name_of(v.dtype()));
 }
 
+/// `lhs` and `rhs` splatted or broadcast (along dimensions of size 1) to
+/// their joint shape, each keeping its element type.
+static std::pair<mlir::Value, mlir::Value>
+broadcastPair(KernelBuilder::Impl &impl, const char *verb, mlir::Value lhs,
+              mlir::Value rhs, const Loc &loc) {
+  Location l = impl.loc(loc);
+  OpBuilder &ob = impl.builder;
+  auto lt = dyn_cast<RankedTensorType>(lhs.getType());
+  auto rt = dyn_cast<RankedTensorType>(rhs.getType());
+  auto to = [](ArrayRef<int64_t> shape, mlir::Value v) {
+    return RankedTensorType::get(shape, getElementTypeOrSelf(v.getType()));
+  };
+  if (lt && !rt)
+    return {lhs, tile::SplatOp::create(ob, l, to(lt.getShape(), rhs), rhs)};
+  if (rt && !lt)
+    return {tile::SplatOp::create(ob, l, to(rt.getShape(), lhs), lhs), rhs};
+  if (!lt || lt.getShape() == rt.getShape())
+    return {lhs, rhs};
+  if (lt.getRank() != rt.getRank())
+    impl.fail(loc, fmt::format("cannot {} fragments of types {} and {}: "
+                               "ranks differ",
+                               verb, typeName(lt), typeName(rt)));
+  SmallVector<int64_t> shape;
+  for (auto [x, y] : llvm::zip(lt.getShape(), rt.getShape())) {
+    if (x != y && x != 1 && y != 1)
+      impl.fail(loc, fmt::format("cannot {} fragments of types {} and {}: "
+                                 "each dimension must match or be 1",
+                                 verb, typeName(lt), typeName(rt)));
+    shape.push_back(std::max(x, y));
+  }
+  if (lt.getShape() != ArrayRef<int64_t>(shape))
+    lhs = tile::BroadcastOp::create(ob, l, to(shape, lhs), lhs);
+  if (rt.getShape() != ArrayRef<int64_t>(shape))
+    rhs = tile::BroadcastOp::create(ob, l, to(shape, rhs), rhs);
+  return {lhs, rhs};
+}
+
 /// `a` and `b` brought to one type: a scalar splatted to the other's
 /// fragment, fragments broadcast along their dimensions of size 1.
 static std::pair<mlir::Value, mlir::Value> unify(KernelBuilder::Impl &impl,
@@ -83,11 +120,7 @@ static std::pair<mlir::Value, mlir::Value> unify(KernelBuilder::Impl &impl,
                                                  Value b, const Loc &loc) {
   if (!a.valid() || !b.valid())
     impl.fail(loc, fmt::format("cannot {} an empty dsl::Value", verb));
-  Location l = impl.loc(loc);
-  OpBuilder &ob = impl.builder;
   mlir::Value lhs = unwrap(a), rhs = unwrap(b);
-  auto lt = dyn_cast<RankedTensorType>(lhs.getType());
-  auto rt = dyn_cast<RankedTensorType>(rhs.getType());
   Type le = getElementTypeOrSelf(lhs.getType());
   Type re = getElementTypeOrSelf(rhs.getType());
   if (le != re ||
@@ -95,30 +128,7 @@ static std::pair<mlir::Value, mlir::Value> unify(KernelBuilder::Impl &impl,
     impl.fail(loc, fmt::format("cannot {} values of dtypes {} and {}; cast "
                                "one of them first",
                                verb, dtypeName(a), dtypeName(b)));
-  if (lt && !rt)
-    rhs = tile::SplatOp::create(ob, l, lt, rhs);
-  else if (rt && !lt)
-    lhs = tile::SplatOp::create(ob, l, rt, lhs);
-  else if (lt && rt && lt.getShape() != rt.getShape()) {
-    if (lt.getRank() != rt.getRank())
-      impl.fail(loc, fmt::format("cannot {} fragments of types {} and {}: "
-                                 "ranks differ",
-                                 verb, typeName(lt), typeName(rt)));
-    SmallVector<int64_t> shape;
-    for (auto [x, y] : llvm::zip(lt.getShape(), rt.getShape())) {
-      if (x != y && x != 1 && y != 1)
-        impl.fail(loc, fmt::format("cannot {} fragments of types {} and {}: "
-                                   "each dimension must match or be 1",
-                                   verb, typeName(lt), typeName(rt)));
-      shape.push_back(std::max(x, y));
-    }
-    auto type = RankedTensorType::get(shape, le);
-    if (lt.getShape() != ArrayRef<int64_t>(shape))
-      lhs = tile::BroadcastOp::create(ob, l, type, lhs);
-    if (rt.getShape() != ArrayRef<int64_t>(shape))
-      rhs = tile::BroadcastOp::create(ob, l, type, rhs);
-  }
-  return {lhs, rhs};
+  return broadcastPair(impl, verb, lhs, rhs, loc);
 }
 
 static Value binary(KernelBuilder::Impl &impl, Binary kind, Value a, Value b,
@@ -318,17 +328,10 @@ Value KernelBuilder::select(Value cond, Value a, Value b, Loc loc) {
     impl_->fail(loc, "select: the condition must be a comparison's result");
   auto [lhs, rhs] = unify(*impl_, "select between", a, b, loc);
   Location l = impl_->loc(loc);
-  mlir::Value c = unwrap(cond);
-  auto type = dyn_cast<RankedTensorType>(lhs.getType());
-  auto ctype = dyn_cast<RankedTensorType>(c.getType());
-  if (type && !ctype)
-    c = tile::SplatOp::create(
-        impl_->builder, l, RankedTensorType::get(type.getShape(), c.getType()),
-        c);
-  else if (type && ctype && ctype.getShape() != type.getShape())
-    c = tile::BroadcastOp::create(
-        impl_->builder, l,
-        RankedTensorType::get(type.getShape(), ctype.getElementType()), c);
+  // The condition and the values broadcast together, as numpy's where.
+  auto [c, joint] =
+      broadcastPair(*impl_, "select with", unwrap(cond), lhs, loc);
+  std::tie(lhs, rhs) = broadcastPair(*impl_, "select with", joint, rhs, loc);
   return impl_->wrap(arith::SelectOp::create(impl_->builder, l, c, lhs, rhs),
                      a.dtype());
 }
@@ -465,6 +468,61 @@ Value KernelBuilder::pack_nibbles(Value codes, Loc loc) {
       reduce_sum(shl(low, shift, loc), static_cast<int>(pairs.size()) - 1, loc);
   pairs.pop_back();
   return cast(reshape(packed, pairs, loc), DType::u8, loc);
+}
+
+Value KernelBuilder::from_e2m1(Value codes, Loc loc) {
+  if (!codes.valid())
+    impl_->fail(loc, "cannot convert an empty dsl::Value from e2m1");
+  if (codes.dtype() != DType::u8)
+    impl_->fail(loc, fmt::format("from_e2m1: the codes must be u8, got {}",
+                                 name_of(codes.dtype())));
+  // Code s eem: e = 0 is the subnormal 0 or 0.5 (f32 bits 0x3F000000),
+  // e > 0 is (1 + m / 2) * 2^(e - 1): exponent field e + 126, m the top
+  // mantissa bit. The sign goes to bit 31.
+  auto u32 = [&](int64_t v) { return constant(v, DType::u32, loc); };
+  Value c = cast(codes, DType::u32, loc);
+  Value e = bit_and(shr(c, u32(1), loc), u32(3), loc);
+  Value m = bit_and(c, u32(1), loc);
+  Value normal = bit_or(shl(add(e, u32(126), loc), u32(23), loc),
+                        shl(m, u32(22), loc), loc);
+  Value subnormal = select(eq(m, u32(0), loc), u32(0), u32(0x3F000000), loc);
+  Value magnitude = select(eq(e, u32(0), loc), subnormal, normal, loc);
+  Value sign = shl(bit_and(shr(c, u32(3), loc), u32(1), loc), u32(31), loc);
+  return bitcast(bit_or(magnitude, sign, loc), DType::f32, loc);
+}
+
+Value KernelBuilder::unpack_nibbles(Value bytes, Loc loc) {
+  if (!bytes.valid())
+    impl_->fail(loc, "cannot unpack the nibbles of an empty dsl::Value");
+  std::vector<int64_t> shape = bytes.shape();
+  if (shape.empty())
+    impl_->fail(loc, "unpack_nibbles: the bytes must be a fragment, got a "
+                     "scalar");
+  if (bytes.dtype() != DType::u8)
+    impl_->fail(loc, fmt::format("unpack_nibbles: the bytes must be u8, got {}",
+                                 name_of(bytes.dtype())));
+  // Fragments cannot yet be broadcast along a new dimension (it needs a
+  // layout conversion), so the two nibbles of each byte meet in a shared
+  // tile of (..., n, 2): the low ones stored at [..., 0], the high ones at
+  // [..., 1], read back as one fragment. The first barrier keeps a loop's
+  // next stores from overtaking the previous step's loads.
+  std::vector<int64_t> single = shape, pairs = shape;
+  single.push_back(1);
+  pairs.push_back(2);
+  auto u8 = [&](int64_t v) { return constant(v, DType::u8, loc); };
+  Value low = reshape(bit_and(bytes, u8(15), loc), single, loc);
+  Value high = reshape(shr(bytes, u8(4), loc), single, loc);
+  Value tile = alloc_shared(DType::u8, pairs, loc);
+  std::vector<Value> origin(pairs.size(), index(0, loc));
+  barrier(loc);
+  store(low, tile, origin, loc);
+  origin.back() = index(1, loc);
+  store(high, tile, origin, loc);
+  barrier(loc);
+  origin.back() = index(0, loc);
+  std::vector<int64_t> out = shape;
+  out.back() *= 2;
+  return reshape(load(tile, origin, pairs, loc), out, loc);
 }
 
 // Operators cannot take a source_location; they use the latest builder call's.

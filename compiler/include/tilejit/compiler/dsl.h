@@ -196,6 +196,14 @@ public:
   /// Two 4-bit codes a byte along the last dimension (of even size 2n -> n,
   /// u8): element 2j in the low nibble, 2j + 1 in the high one.
   Value pack_nibbles(Value codes, Loc loc = Loc::current());
+  /// The f32 values of fp4 e2m1 codes (u8, the code in the low nibble; the
+  /// high nibble is ignored): exact, code 8 is -0.
+  Value from_e2m1(Value codes, Loc loc = Loc::current());
+  /// The inverse of pack_nibbles: u8 bytes (last dimension n) -> u8 codes
+  /// (last dimension 2n), element 2j from the low nibble of byte j. The
+  /// nibbles are interleaved through a shared tile of 2n bytes a row, between
+  /// two block barriers: call it where every thread of the block does.
+  Value unpack_nibbles(Value bytes, Loc loc = Loc::current());
 
   /// Reductions of a fragment along `dim`; the result keeps `dim` with size
   /// 1 and broadcasts back for free. `reduce_absmax` is max |x|.
