@@ -35,15 +35,16 @@ std::vector<float> uniform_rows(int64_t rows, float lo, float hi) {
   return x;
 }
 
-/// Launches `kernel` on a grid of one block per kRows rows, 256 threads,
-/// with the arguments `push` packs, and waits for it.
+/// Launches `kernel` on a grid of one block per kRows rows, `threads` a
+/// block, with the arguments `push` packs, and waits for it.
 template <class Fn>
-void launch_rows(const ops::LoadedKernel &kernel, int64_t rows, Fn &&push) {
+void launch_rows(const ops::LoadedKernel &kernel, int64_t rows, Fn &&push,
+                 unsigned threads = 256) {
   rt::ArgPack args;
   push(args);
   rt::LaunchConfig config;
   config.grid = {static_cast<uint32_t>((rows + kRows - 1) / kRows), 1, 1};
-  config.block = {256, 1, 1};
+  config.block = {threads, 1, 1};
   rt::launch(kernel.function, config, args.data());
   rt::synchronize(nullptr);
 }
@@ -540,6 +541,100 @@ TEST_CASE("unpack_nibbles and from_e2m1 decode every byte as the reference "
     if (again[j] != in[j] && bad++ < 5)
       UNSCOPED_INFO("byte " << j << " = " << int(in[j]) << " re-encoded as "
                             << int(again[j]));
+  }
+  CHECK(bad == 0);
+}
+
+namespace {
+
+/// x (rows, 64) f32 -> E5M6 codes, packed 8 into 3 words, out (rows, 24)
+/// u32, and the codes decoded again, back (rows, 64) f32. 128 threads: a
+/// fragment holds a multiple of the thread count, and a block's words are
+/// 16 x 24 = 3 x 128.
+Kernel e5m6_kernel() {
+  dsl::KernelBuilder k("e5m6", 128);
+  auto x = k.tensor("x", DType::f32, 2, dsl::inner_contiguous(16));
+  auto out = k.tensor("out", DType::u32, 2);
+  auto back = k.tensor("back", DType::f32, 2, dsl::inner_contiguous(16));
+  auto row = k.block_id(0) * k.index(kRows);
+  auto codes = k.to_e5m6(k.load(x, {row, k.index(0)}, {kRows, kCols}));
+  k.store(k.pack_e5m6(codes), out, {row, k.index(0)});
+  k.store(k.from_e5m6(codes), back, {row, k.index(0)});
+  return k.build();
+}
+
+} // namespace
+
+TEST_CASE("to_e5m6, pack_e5m6 and from_e5m6 match the reference bit for bit",
+          "[dsl][cast]") {
+  const ops::LoadedKernel &kernel = ops::load_kernel(
+      ops::make_key("test_e5m6"), [] { return e5m6_kernel(); });
+  // The spec's special values (2^-20, 2^-14 x 63/64, 2^-14, 65024), the
+  // edges of fp16's range, rounding ties of the 17 low bits, zeros,
+  // infinities and NaNs, each of both signs with its neighbours; then random
+  // bit patterns (every exponent, NaNs and subnormals too). 45 rows: the last
+  // block has a tail.
+  std::vector<uint32_t> special_bits;
+  for (float v :
+       {0.0f, 0x1p-20f, 0x1p-14f * 63 / 64, 0x1p-14f, 65024.0f, 65504.0f,
+        65536.0f, 0x1p-24f, 0x1p-25f, 1e-40f, 1.0f, 3.0f, 1e30f, INFINITY, NAN})
+    for (float s : {v, -v})
+      for (float w :
+           {s, std::nextafter(s, -INFINITY), std::nextafter(s, INFINITY)}) {
+        uint32_t b;
+        std::memcpy(&b, &w, 4);
+        special_bits.push_back(b);
+      }
+  for (uint32_t tie : {0x3F810000u, 0x3F830000u, 0x3F80FFFFu, 0x3F830001u,
+                       0x38810000u, 0x33810000u})
+    special_bits.push_back(tie);
+  const int64_t rows = 45, n = rows * kCols;
+  std::vector<uint32_t> bits(n);
+  std::mt19937_64 gen(Catch::rngSeed());
+  for (int64_t i = 0; i < n; ++i)
+    bits[i] = i < static_cast<int64_t>(special_bits.size())
+                  ? special_bits[i]
+                  : static_cast<uint32_t>(gen());
+  std::vector<float> x(n);
+  std::memcpy(x.data(), bits.data(), n * 4);
+  rt::DeviceBuffer dx(n * 4), dout(rows * 24 * 4), dback(n * 4);
+  dx.upload(x.data(), n * 4);
+  const int64_t xs[2] = {rows, kCols}, os[2] = {rows, 24};
+  launch_rows(
+      kernel, rows,
+      [&](rt::ArgPack &args) {
+        ops::push_tensor(args,
+                         rt::TensorView::contiguous(dx.ptr(), DType::f32, xs));
+        ops::push_tensor(
+            args, rt::TensorView::contiguous(dout.ptr(), DType::u32, os));
+        ops::push_tensor(
+            args, rt::TensorView::contiguous(dback.ptr(), DType::f32, xs));
+      },
+      /*threads=*/128);
+  std::vector<uint32_t> words(rows * 24);
+  std::vector<float> back(n);
+  dout.download(words.data(), words.size() * 4);
+  dback.download(back.data(), n * 4);
+  size_t bad = 0;
+  for (int64_t g = 0; g < n / 8; ++g) {
+    uint16_t codes[8];
+    for (int i = 0; i < 8; ++i) {
+      codes[i] = ref::f32_to_e5m6(x[8 * g + i]);
+      float want = ref::e5m6_to_f32(codes[i]), got = back[8 * g + i];
+      bool same =
+          std::isnan(want) ? std::isnan(got) : std::memcmp(&want, &got, 4) == 0;
+      if (!same && bad++ < 5)
+        UNSCOPED_INFO("element " << 8 * g + i << " (bits " << std::hex
+                                 << bits[8 * g + i] << "): decoded " << got
+                                 << ", want " << want << std::dec);
+    }
+    uint32_t want[3];
+    ref::pack_e5m6(codes, want);
+    for (int w = 0; w < 3; ++w)
+      if (words[3 * g + w] != want[w] && bad++ < 5)
+        UNSCOPED_INFO("group " << g << " word " << w << ": got " << std::hex
+                               << words[3 * g + w] << ", want " << want[w]
+                               << std::dec);
   }
   CHECK(bad == 0);
 }

@@ -131,6 +131,23 @@ TEST_CASE("DSL fp4 e2m1 codes and nibble packing reject misuse with one line",
                k.unpack_nibbles(k.cast(tile(k, x), DType::i32));
              }),
              EndsWith("error: unpack_nibbles: the bytes must be u8, got i32"));
+  // Deliberate mistake: bf16 values (to_e5m6 takes f32).
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               k.to_e5m6(k.cast(tile(k, x), DType::bf16));
+             }),
+             EndsWith("error: to_e5m6: the values must be f32, got bf16"));
+  // Deliberate mistake: decoding f32 values rather than u32 codes.
+  CHECK_THAT(error_of([](auto &k, auto &x) { k.from_e5m6(tile(k, x)); }),
+             EndsWith("error: from_e5m6: the codes must be u32, got f32"));
+  // Deliberate mistake: packing f32 values rather than u32 codes.
+  CHECK_THAT(error_of([](auto &k, auto &x) { k.pack_e5m6(tile(k, x)); }),
+             EndsWith("error: pack_e5m6: the codes must be u32, got f32"));
+  // Deliberate mistake: a last dimension that is not a multiple of 8.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               k.pack_e5m6(k.to_e5m6(k.reshape(tile(k, x), {32, 4})));
+             }),
+             EndsWith("error: pack_e5m6: the last dimension must be a "
+                      "multiple of 8, got shape 32x4"));
   // Deliberate mistake: unpacking a scalar.
   CHECK_THAT(error_of([](auto &k, auto &) {
                k.unpack_nibbles(k.constant(7, DType::u8));
@@ -171,6 +188,22 @@ TEST_CASE("unpack_nibbles and from_e2m1 compile to byte loads, a shared "
   CHECK(c.ptx.find("call") == std::string::npos);
 }
 
+TEST_CASE("to_e5m6 and pack_e5m6 compile to three words a group of eight",
+          "[compiler]") {
+  dsl::KernelBuilder k("e5m6", 128);
+  auto x = k.tensor("x", DType::f32, 2, dsl::inner_contiguous(16));
+  auto out = k.tensor("out", DType::u32, 2);
+  auto t = k.load(x, {k.index(0), k.index(0)}, {16, 64});
+  auto words = k.pack_e5m6(k.to_e5m6(t));
+  CHECK(words.shape() == std::vector<int64_t>{16, 24});
+  CHECK(words.dtype() == DType::u32);
+  k.store(words, out, {k.index(0), k.index(0)});
+  CompiledKernel c = compile(k.build());
+  CHECK(c.ptx.find("bar.sync") != std::string::npos);
+  CHECK(c.ptx.find("st.global.b32") != std::string::npos);
+  CHECK(c.ptx.find("call") == std::string::npos);
+}
+
 TEST_CASE("DSL calls name an empty dsl::Value", "[compiler][error]") {
   // Deliberate mistake: a default-constructed value passed on.
   CHECK_THAT(error_of([](auto &k, auto &) { k.abs(dsl::Value()); }),
@@ -188,6 +221,12 @@ TEST_CASE("DSL calls name an empty dsl::Value", "[compiler][error]") {
                       "dsl::Value"));
   CHECK_THAT(error_of([](auto &k, auto &) { k.from_e2m1(dsl::Value()); }),
              EndsWith("error: cannot convert an empty dsl::Value from e2m1"));
+  CHECK_THAT(error_of([](auto &k, auto &) { k.to_e5m6(dsl::Value()); }),
+             EndsWith("error: cannot convert an empty dsl::Value to e5m6"));
+  CHECK_THAT(error_of([](auto &k, auto &) { k.from_e5m6(dsl::Value()); }),
+             EndsWith("error: cannot convert an empty dsl::Value from e5m6"));
+  CHECK_THAT(error_of([](auto &k, auto &) { k.pack_e5m6(dsl::Value()); }),
+             EndsWith("error: cannot pack an empty dsl::Value as e5m6"));
   CHECK_THAT(error_of([](auto &k, auto &) { k.unpack_nibbles(dsl::Value()); }),
              EndsWith("error: cannot unpack the nibbles of an empty "
                       "dsl::Value"));

@@ -204,6 +204,18 @@ public:
   /// nibbles are interleaved through a shared tile of 2n bytes a row, between
   /// two block barriers: call it where every thread of the block does.
   Value unpack_nibbles(Value bytes, Loc loc = Loc::current());
+  /// E5M6 codes of f32 values (the top 12 bits of an fp16, in u32), as
+  /// ref::f32_to_e5m6: fp16 rounded toward zero, then the 17 low bits of
+  /// the f32 round the 12-bit code to nearest even (spec quant_transpose
+  /// 2.4, with its quirk for fp16 subnormals).
+  Value to_e5m6(Value a, Loc loc = Loc::current());
+  /// The f32 values of E5M6 codes (u32, low 12 bits), exact.
+  Value from_e5m6(Value codes, Loc loc = Loc::current());
+  /// Eight 12-bit codes -> three u32 words along the last dimension (of size
+  /// 8n -> 3n): c0 .. c7 as one big-endian 96-bit string, as
+  /// ref::pack_e5m6. The words are interleaved through a shared tile
+  /// between two block barriers: call it where every thread does.
+  Value pack_e5m6(Value codes, Loc loc = Loc::current());
 
   /// Reductions of a fragment along `dim`; the result keeps `dim` with size
   /// 1 and broadcasts back for free. `reduce_absmax` is max |x|.

@@ -1,0 +1,241 @@
+//===- NarrowFormats.cpp - DSL codes of fp4 e2m1 and E5M6, and packing ---===//
+//
+// Formats with no MLIR type, built from the DSL's own integer and float
+// calls: encoders give codes in unsigned integers, packers put several codes
+// into one byte or word, decoders give f32 values. Each matches its
+// reference in kernels/common/convert.h bit for bit.
+//
+//===----------------------------------------------------------------------===//
+#include "BuilderImpl.h"
+
+namespace tilejit::dsl {
+
+namespace {
+
+/// Fragments of shape S x 1, one per part, interleaved into one of shape
+/// S x parts.size(): part j at [..., j]. Fragments cannot be broadcast along
+/// a new dimension yet (that needs a layout conversion), so the parts meet
+/// in a shared tile between two barriers; the first keeps a loop's next
+/// stores from overtaking the previous step's loads.
+Value interleave(KernelBuilder &k, const std::vector<Value> &parts,
+                 const Loc &loc) {
+  std::vector<int64_t> shape = parts.front().shape();
+  shape.back() = static_cast<int64_t>(parts.size());
+  Value tile = k.alloc_shared(parts.front().dtype(), shape, loc);
+  std::vector<Value> origin(shape.size(), k.index(0, loc));
+  k.barrier(loc);
+  for (size_t j = 0; j < parts.size(); ++j) {
+    origin.back() = k.index(static_cast<int64_t>(j), loc);
+    k.store(parts[j], tile, origin, loc);
+  }
+  k.barrier(loc);
+  origin.back() = k.index(0, loc);
+  return k.load(tile, origin, shape, loc);
+}
+
+} // namespace
+
+Value KernelBuilder::to_e2m1(Value a, Loc loc) {
+  if (!a.valid())
+    impl_->fail(loc, "cannot convert an empty dsl::Value to e2m1");
+  if (a.dtype() != DType::f32)
+    impl_->fail(loc, fmt::format("to_e2m1: the values must be f32, got {}",
+                                 name_of(a.dtype())));
+  // Magnitude codes 0..7 are 0, 0.5, 1, 1.5, 2, 3, 4, 6: a code counts the
+  // midpoints below |x|, a midpoint counting when it rounds up (to the even
+  // code: the midpoints 0.75, 1.75, 3.5 round up, 0.25, 1.25, 2.5, 5 down).
+  struct Midpoint {
+    double at;
+    bool roundsUp;
+  };
+  const Midpoint midpoints[] = {{0.25, false}, {0.75, true}, {1.25, false},
+                                {1.75, true},  {2.5, false}, {3.5, true},
+                                {5.0, false}};
+  Value m = abs(a, loc), code;
+  for (const Midpoint &p : midpoints) {
+    Value t = constant(p.at, DType::f32, loc);
+    Value up =
+        cast(p.roundsUp ? ge(m, t, loc) : gt(m, t, loc), DType::u32, loc);
+    code = code.valid() ? add(code, up, loc) : up;
+  }
+  code = select(ne(a, a, loc), constant(7, DType::u32, loc), code, loc);
+  Value sign =
+      shl(shr(bitcast(a, DType::u32, loc), constant(31, DType::u32), loc),
+          constant(3, DType::u32), loc);
+  return cast(bit_or(code, sign, loc), DType::u8, loc);
+}
+
+Value KernelBuilder::pack_nibbles(Value codes, Loc loc) {
+  if (!codes.valid())
+    impl_->fail(loc, "cannot pack the nibbles of an empty dsl::Value");
+  std::vector<int64_t> shape = codes.shape();
+  if (shape.empty() || shape.back() % 2 != 0)
+    impl_->fail(loc, fmt::format("pack_nibbles: the last dimension must have "
+                                 "an even size, got shape {}",
+                                 fmt::join(shape, "x")));
+  if (codes.dtype() != DType::u8)
+    impl_->fail(loc, fmt::format("pack_nibbles: the codes must be u8, got {}",
+                                 name_of(codes.dtype())));
+  std::vector<int64_t> pairs = shape;
+  pairs.back() /= 2;
+  pairs.push_back(2);
+  // Shift element 2j + 1 by 4 and add the pair (the bits do not overlap).
+  Value wide = reshape(cast(codes, DType::u32, loc), pairs, loc);
+  Value shift =
+      shl(cast(iota(pairs, static_cast<int>(pairs.size()) - 1, DType::u32, loc),
+               DType::u32, loc),
+          constant(2, DType::u32), loc);
+  Value low = bit_and(wide, constant(15, DType::u32), loc);
+  Value packed =
+      reduce_sum(shl(low, shift, loc), static_cast<int>(pairs.size()) - 1, loc);
+  pairs.pop_back();
+  return cast(reshape(packed, pairs, loc), DType::u8, loc);
+}
+
+Value KernelBuilder::from_e2m1(Value codes, Loc loc) {
+  if (!codes.valid())
+    impl_->fail(loc, "cannot convert an empty dsl::Value from e2m1");
+  if (codes.dtype() != DType::u8)
+    impl_->fail(loc, fmt::format("from_e2m1: the codes must be u8, got {}",
+                                 name_of(codes.dtype())));
+  // Code s eem: e = 0 is the subnormal 0 or 0.5 (f32 bits 0x3F000000),
+  // e > 0 is (1 + m / 2) * 2^(e - 1): exponent field e + 126, m the top
+  // mantissa bit. The sign goes to bit 31.
+  auto u32 = [&](int64_t v) { return constant(v, DType::u32, loc); };
+  Value c = cast(codes, DType::u32, loc);
+  Value e = bit_and(shr(c, u32(1), loc), u32(3), loc);
+  Value m = bit_and(c, u32(1), loc);
+  Value normal = bit_or(shl(add(e, u32(126), loc), u32(23), loc),
+                        shl(m, u32(22), loc), loc);
+  Value subnormal = select(eq(m, u32(0), loc), u32(0), u32(0x3F000000), loc);
+  Value magnitude = select(eq(e, u32(0), loc), subnormal, normal, loc);
+  Value sign = shl(bit_and(shr(c, u32(3), loc), u32(1), loc), u32(31), loc);
+  return bitcast(bit_or(magnitude, sign, loc), DType::f32, loc);
+}
+
+Value KernelBuilder::unpack_nibbles(Value bytes, Loc loc) {
+  if (!bytes.valid())
+    impl_->fail(loc, "cannot unpack the nibbles of an empty dsl::Value");
+  std::vector<int64_t> shape = bytes.shape();
+  if (shape.empty())
+    impl_->fail(loc, "unpack_nibbles: the bytes must be a fragment, got a "
+                     "scalar");
+  if (bytes.dtype() != DType::u8)
+    impl_->fail(loc, fmt::format("unpack_nibbles: the bytes must be u8, got {}",
+                                 name_of(bytes.dtype())));
+  std::vector<int64_t> single = shape;
+  single.push_back(1);
+  auto u8 = [&](int64_t v) { return constant(v, DType::u8, loc); };
+  Value low = reshape(bit_and(bytes, u8(15), loc), single, loc);
+  Value high = reshape(shr(bytes, u8(4), loc), single, loc);
+  std::vector<int64_t> out = shape;
+  out.back() *= 2;
+  return reshape(interleave(*this, {low, high}, loc), out, loc);
+}
+
+Value KernelBuilder::to_e5m6(Value a, Loc loc) {
+  if (!a.valid())
+    impl_->fail(loc, "cannot convert an empty dsl::Value to e5m6");
+  if (a.dtype() != DType::f32)
+    impl_->fail(loc, fmt::format("to_e5m6: the values must be f32, got {}",
+                                 name_of(a.dtype())));
+  auto u32 = [&](int64_t v) { return constant(v, DType::u32, loc); };
+  // h = the fp16 bits of a rounded toward zero (__float2half_rz; the
+  // reference's inf stays inf, NaN becomes 0x7E00), from the f32 fields.
+  Value bits = bitcast(a, DType::u32, loc);
+  Value sign = bit_and(shr(bits, u32(16), loc), u32(0x8000), loc);
+  Value e = bit_and(shr(bits, u32(23), loc), u32(0xFF), loc);
+  Value m = bit_and(bits, u32(0x7FFFFF), loc);
+  // fp16 normals: exponents 2^-14 .. 2^15 are f32 fields 113 .. 142.
+  Value normal = bit_or(shl(sub(e, u32(112), loc), u32(10), loc),
+                        shr(m, u32(13), loc), loc);
+  // fp16 subnormals: (1.m x 2^(e - 127)) / 2^-24, truncated, is the
+  // significand shifted right by 126 - e (31 and more give 0).
+  Value below = select(gt(e, u32(112), loc), u32(112), e, loc);
+  Value shift =
+      select(lt(below, u32(95), loc), u32(31), sub(u32(126), below, loc), loc);
+  Value subnormal = shr(bit_or(m, u32(0x800000), loc), shift, loc);
+  Value h = select(le(e, u32(112), loc), subnormal, normal, loc);
+  h = select(ge(e, u32(143), loc), u32(0x7BFF), h, loc); // 2^16 and up
+  h = select(eq(e, u32(255), loc),
+             select(eq(m, u32(0), loc), u32(0x7C00), u32(0x7E00), loc), h, loc);
+  // The top 12 bits, rounded by the f32's 17 low bits (spec 2.4's rule,
+  // with its quirk for fp16 subnormals).
+  Value code = shr(bit_or(sign, h, loc), u32(4), loc);
+  Value rem = bit_and(bits, u32(0x1FFFF), loc);
+  Value up = gt(add(bit_and(code, u32(1), loc), rem, loc), u32(0x10000), loc);
+  return bit_and(add(code, cast(up, DType::u32, loc), loc), u32(0xFFF), loc);
+}
+
+Value KernelBuilder::from_e5m6(Value codes, Loc loc) {
+  if (!codes.valid())
+    impl_->fail(loc, "cannot convert an empty dsl::Value from e5m6");
+  if (codes.dtype() != DType::u32)
+    impl_->fail(loc, fmt::format("from_e5m6: the codes must be u32, got {}",
+                                 name_of(codes.dtype())));
+  // The code is the top 12 bits of an fp16: exponent field e, 6-bit
+  // mantissa m. Normal: f32 field e + 112, m at the top of the mantissa;
+  // e = 31: inf / NaN; e = 0: m x 2^-20, exact in f32.
+  auto u32 = [&](int64_t v) { return constant(v, DType::u32, loc); };
+  Value e = bit_and(shr(codes, u32(6), loc), u32(31), loc);
+  Value m = bit_and(codes, u32(63), loc);
+  Value sign =
+      shl(bit_and(shr(codes, u32(11), loc), u32(1), loc), u32(31), loc);
+  Value normal = bit_or(shl(add(e, u32(112), loc), u32(23), loc),
+                        shl(m, u32(17), loc), loc);
+  Value special = bit_or(u32(0x7F800000), shl(m, u32(17), loc), loc);
+  Value subnormal = bitcast(
+      mul(cast(m, DType::f32, loc), constant(0x1p-20, DType::f32, loc), loc),
+      DType::u32, loc);
+  Value magnitude =
+      select(eq(e, u32(0), loc), subnormal,
+             select(eq(e, u32(31), loc), special, normal, loc), loc);
+  return bitcast(bit_or(magnitude, sign, loc), DType::f32, loc);
+}
+
+Value KernelBuilder::pack_e5m6(Value codes, Loc loc) {
+  if (!codes.valid())
+    impl_->fail(loc, "cannot pack an empty dsl::Value as e5m6");
+  std::vector<int64_t> shape = codes.shape();
+  if (shape.empty() || shape.back() % 8 != 0)
+    impl_->fail(loc, fmt::format("pack_e5m6: the last dimension must be a "
+                                 "multiple of 8, got shape {}",
+                                 fmt::join(shape, "x")));
+  if (codes.dtype() != DType::u32)
+    impl_->fail(loc, fmt::format("pack_e5m6: the codes must be u32, got {}",
+                                 name_of(codes.dtype())));
+  // Codes c0 .. c7 of a group are one 96-bit big-endian string: ci's lowest
+  // bit is bit 84 - 12 i of it, and word w holds bits 64 - 32 w up. A code
+  // reaches word w shifted left by s = 84 - 12 i - (64 - 32 w) when s >= 0,
+  // right by -s when s < 0; the parts of a word do not overlap, so a sum
+  // over the group assembles it.
+  std::vector<int64_t> groups = shape;
+  groups.back() /= 8;
+  groups.push_back(8);
+  const int last = static_cast<int>(groups.size()) - 1;
+  auto i32 = [&](int64_t v) { return constant(v, DType::i32, loc); };
+  auto u32 = [&](int64_t v) { return constant(v, DType::u32, loc); };
+  Value c = reshape(bit_and(codes, u32(0xFFF), loc), groups, loc);
+  Value lowest =
+      sub(i32(84), mul(iota(groups, last, DType::i32, loc), i32(12), loc), loc);
+  std::vector<Value> words;
+  for (int w = 0; w < 3; ++w) {
+    Value s = sub(lowest, i32(64 - 32 * w), loc);
+    auto amount = [&](Value v) { // clamped to 0 .. 31, as u32
+      v = select(lt(v, i32(0), loc), i32(0), v, loc);
+      return cast(select(gt(v, i32(31), loc), i32(31), v, loc), DType::u32,
+                  loc);
+    };
+    Value left =
+        select(lt(s, i32(32), loc), shl(c, amount(s), loc), u32(0), loc);
+    Value right = select(gt(s, i32(-12), loc),
+                         shr(c, amount(sub(i32(0), s, loc)), loc), u32(0), loc);
+    words.push_back(
+        reduce_sum(select(ge(s, i32(0), loc), left, right, loc), last, loc));
+  }
+  std::vector<int64_t> out = shape;
+  out.back() = out.back() / 8 * 3;
+  return reshape(interleave(*this, words, loc), out, loc);
+}
+
+} // namespace tilejit::dsl
