@@ -53,7 +53,10 @@ PerTokenCastSpec per_token_cast_tiling(PerTokenCastSpec spec, int64_t k,
     // a thread holds at most 48 elements. On the H200 (bf16, M = 8001) this
     // took K = 2560 / 3072 / 6144 from 71 / 79 / 72% of copy padded to
     // 83 / 87 / 80%; K = 7168 (56 elements, 127 registers) fell from 80%
-    // padded to 67% and stays padded.
+    // padded to 67% and stays padded. More threads lose more than they
+    // save in registers (K = 7168, % of copy): unpadded 256 x 8-byte
+    // vectors 58, 512 x 4-byte 57; padded 256 threads 65, 512 threads 61,
+    // against 79 padded over 128 threads.
     const int64_t p = k & -k, vector = 16 / size_of(spec.in_dtype);
     const int64_t threads = std::min<int64_t>(128, p / vector);
     if (p != k && p / vector >= 32 && k / threads <= 48) {
