@@ -638,3 +638,70 @@ TEST_CASE("to_e5m6, pack_e5m6 and from_e5m6 match the reference bit for bit",
   }
   CHECK(bad == 0);
 }
+
+namespace {
+
+constexpr int kShuffleCols = 512; // (16, 512) i32 = (16, 128, 4) over 128
+
+/// x (rows, 512) i32, seen as (16, 128, 4) a block of 128 threads (dim 1 the
+/// thread): partner = x with lanes 5 apart swapped, sum = the sum over the
+/// 32 lanes of each warp by a butterfly of five xor shuffles.
+Kernel shuffle_kernel() {
+  dsl::KernelBuilder k("shuffle", 128);
+  auto x = k.tensor("x", DType::i32, 2, dsl::inner_contiguous(16));
+  auto partner = k.tensor("partner", DType::i32, 2, dsl::inner_contiguous(16));
+  auto sum = k.tensor("sum", DType::i32, 2, dsl::inner_contiguous(16));
+  auto row = k.block_id(0) * k.index(kRows);
+  auto t = k.reshape(k.load(x, {row, k.index(0)}, {kRows, kShuffleCols}),
+                     {kRows * kShuffleCols / 512, 128, 4});
+  auto back = [&](dsl::Value v) { return k.reshape(v, {kRows, kShuffleCols}); };
+  k.store(back(k.shuffle_xor(t, 1, 5)), partner, {row, k.index(0)});
+  auto s = t;
+  for (int mask = 1; mask < 32; mask *= 2)
+    s = s + k.shuffle_xor(s, 1, mask);
+  k.store(back(s), sum, {row, k.index(0)});
+  return k.build();
+}
+
+} // namespace
+
+TEST_CASE("shuffle_xor exchanges lanes and builds a warp butterfly sum",
+          "[dsl][shuffle]") {
+  const ops::LoadedKernel &kernel = ops::load_kernel(
+      ops::make_key("test_shuffle"), [] { return shuffle_kernel(); });
+  const int64_t rows = 37, n = rows * kShuffleCols; // a tail block
+  std::vector<int32_t> x(n);
+  std::mt19937_64 gen(Catch::rngSeed());
+  for (int32_t &v : x)
+    v = static_cast<int32_t>(gen() % 2001) - 1000;
+  rt::DeviceBuffer dx(n * 4), dp(n * 4), ds(n * 4);
+  dx.upload(x.data(), n * 4);
+  const int64_t shape[2] = {rows, kShuffleCols};
+  launch_rows(
+      kernel, rows,
+      [&](rt::ArgPack &args) {
+        for (const rt::DeviceBuffer *b : {&dx, &dp, &ds})
+          ops::push_tensor(
+              args, rt::TensorView::contiguous(b->ptr(), DType::i32, shape));
+      },
+      /*threads=*/128);
+  std::vector<int32_t> partner(n), sum(n);
+  dp.download(partner.data(), n * 4);
+  ds.download(sum.data(), n * 4);
+  // In a row of 512, column c is element c % 4 of thread (c / 4) % 128's
+  // vector: the lane bits of c are bits 2..6.
+  size_t bad = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < kShuffleCols; ++c) {
+      const int32_t *row_x = &x[r * kShuffleCols];
+      int32_t want_partner = row_x[c ^ (5 << 2)], want_sum = 0;
+      for (int64_t lane = 0; lane < 32; ++lane)
+        want_sum += row_x[(c & ~(int64_t{31} << 2)) | (lane << 2)];
+      int64_t i = r * kShuffleCols + c;
+      if ((partner[i] != want_partner || sum[i] != want_sum) && bad++ < 5)
+        UNSCOPED_INFO("row " << r << " col " << c << ": partner " << partner[i]
+                             << " (want " << want_partner << "), sum " << sum[i]
+                             << " (want " << want_sum << ")");
+    }
+  CHECK(bad == 0);
+}

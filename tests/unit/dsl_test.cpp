@@ -204,6 +204,83 @@ TEST_CASE("to_e5m6 and pack_e5m6 compile to three words a group of eight",
   CHECK(c.ptx.find("call") == std::string::npos);
 }
 
+TEST_CASE("DSL shuffle_xor rejects misuse with one line", "[compiler][error]") {
+  // Deliberate mistake: shuffling a scalar.
+  CHECK_THAT(error_of([](auto &k, auto &) {
+               k.shuffle_xor(k.constant(1, DType::f32), 0, 1);
+             }),
+             EndsWith("error: shuffle_xor: the value has type f32; requires a "
+                      "fragment"));
+  // Deliberate mistake: a dimension the fragment does not have.
+  CHECK_THAT(
+      error_of([](auto &k, auto &x) { k.shuffle_xor(tile(k, x), 2, 1); }),
+      EndsWith("error: shuffle_xor: dim 2 is out of range for a fragment of "
+               "rank 2"));
+  // Deliberate mistake: 16-bit elements.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               k.shuffle_xor(k.cast(tile(k, x), DType::bf16), 1, 1);
+             }),
+             EndsWith("error: shuffle_xor: requires 32-bit elements, got bf16; "
+                      "cast to f32 or i32 first"));
+  // Deliberate mistake: a mask past the warp.
+  CHECK_THAT(
+      error_of([](auto &k, auto &x) { k.shuffle_xor(tile(k, x), 1, 32); }),
+      EndsWith("error: shuffle_xor: mask 32 must be in 1..31 (lanes of one "
+               "warp, within dimension 1 of size 32)"));
+  // Deliberate mistake: shuffling along the rows of a (4, 128) tile, whose
+  // coordinate is not the thread's (reported when the kernel compiles, at
+  // the author's line).
+  std::string compile_error;
+  try {
+    dsl::KernelBuilder k("bad", 128);
+    auto x = k.tensor("x", DType::f32, 2, dsl::inner_contiguous(16));
+    auto t = k.load(x, {k.index(0), k.index(0)}, {4, 128});
+    k.store(k.shuffle_xor(t, 0, 1), x, {k.index(0), k.index(0)});
+    compile(k.build());
+  } catch (const Error &e) {
+    compile_error = e.what();
+  }
+  CHECK_THAT(compile_error,
+             Contains("dsl_test.cpp:") &&
+                 Contains("error: 'tile.shuffle_xor' op along dimension 0 of "
+                          "'tensor<4x128xf32>' requires the dimensions after "
+                          "it to hold one vector of the kernel's layout (4 "
+                          "elements; they hold 128): reshape so that they "
+                          "do"));
+  CHECK_THAT(
+      error_of([](auto &k, auto &) { k.shuffle_xor(dsl::Value(), 0, 1); }),
+      EndsWith("error: shuffle_xor: the value is an empty dsl::Value"));
+}
+
+TEST_CASE("shuffle_xor compiles to shfl.sync.bfly", "[compiler]") {
+  dsl::KernelBuilder k("shuffle", 128);
+  auto x = k.tensor("x", DType::f32, 2, dsl::inner_contiguous(16));
+  auto t =
+      k.reshape(k.load(x, {k.index(0), k.index(0)}, {4, 512}), {4, 128, 4});
+  k.store(k.reshape(k.shuffle_xor(t, 1, 16), {4, 512}), x,
+          {k.index(0), k.index(0)});
+  CompiledKernel c = compile(k.build());
+  CHECK(c.ptx.find("shfl.sync.bfly.b32") != std::string::npos);
+  CHECK(c.ptx.find("bar.sync") == std::string::npos);
+}
+
+TEST_CASE("a reduction over a reshaped lane dimension is a warp reduction",
+          "[compiler]") {
+  dsl::KernelBuilder k("warp_sum", 128);
+  auto x = k.tensor("x", DType::f32, 2, dsl::inner_contiguous(16));
+  auto t = k.reshape(k.load(x, {k.index(0), k.index(0)}, {4, 512}),
+                     {4, 4, 32, 4}); // (rows, warps, lanes, vector)
+  k.store(k.reshape(k.reduce_sum(t, 2), {4, 16}), x, {k.index(0), k.index(0)});
+  CompiledKernel c = compile(k.build());
+  size_t shuffles = 0;
+  for (size_t at = c.ptx.find("shfl.sync.bfly"); at != std::string::npos;
+       at = c.ptx.find("shfl.sync.bfly", at + 1))
+    ++shuffles;
+  // 16 slots a thread (4 rows x 4 vector elements), each over 5 lane bits.
+  CHECK(shuffles == 16 * 5);
+  CHECK(c.ptx.find("bar.sync") == std::string::npos);
+}
+
 TEST_CASE("DSL calls name an empty dsl::Value", "[compiler][error]") {
   // Deliberate mistake: a default-constructed value passed on.
   CHECK_THAT(error_of([](auto &k, auto &) { k.abs(dsl::Value()); }),

@@ -84,6 +84,31 @@ Value KernelBuilder::reshape(Value fragment, const std::vector<int64_t> &shape,
       fragment.dtype());
 }
 
+Value KernelBuilder::shuffle_xor(Value fragment, int dim, int mask, Loc loc) {
+  RankedTensorType type = fragmentType(*impl_, fragment, "shuffle_xor", loc);
+  if (dim < 0 || dim >= type.getRank())
+    impl_->fail(loc, fmt::format("shuffle_xor: dim {} is out of range for a "
+                                 "fragment of rank {}",
+                                 dim, type.getRank()));
+  if (size_of(fragment.dtype()) != 4)
+    impl_->fail(loc, fmt::format("shuffle_xor: requires 32-bit elements, got "
+                                 "{}; cast to f32 or i32 first",
+                                 name_of(fragment.dtype())));
+  if (mask <= 0 || mask >= 32 || mask >= type.getDimSize(dim))
+    impl_->fail(
+        loc, fmt::format("shuffle_xor: mask {} must be in 1..{} (lanes "
+                         "of one warp, within dimension {} of size "
+                         "{})",
+                         mask, std::min<int64_t>(31, type.getDimSize(dim) - 1),
+                         dim, type.getDimSize(dim)));
+  Location l = impl_->loc(loc);
+  return impl_->wrap(tile::ShuffleXorOp::create(impl_->builder, l, type,
+                                                unwrap(fragment),
+                                                static_cast<uint64_t>(dim),
+                                                static_cast<uint64_t>(mask)),
+                     fragment.dtype());
+}
+
 Value KernelBuilder::broadcast(Value fragment,
                                const std::vector<int64_t> &shape, Loc loc) {
   RankedTensorType type = fragmentType(*impl_, fragment, "broadcast", loc);

@@ -1,6 +1,6 @@
 // RUN: %tilejit-opt %s -tile-assign-layouts -convert-tile-to-gpu -split-input-file -verify-diagnostics | FileCheck %s
 // Lowering of reductions (in-thread, warp shuffles, shared memory across
-// warps), fp8 casts, exp and iota.
+// warps), explicit lane shuffles, fp8 casts, exp and iota.
 
 // A row of 128 f32 over 32 threads with 4-element vectors: 4 slots a
 // thread combined in registers, then xor shuffles over lanes 1..16.
@@ -208,5 +208,24 @@ func.func @exp_f16(%x: memref<?x?xf16>) attributes {tile.threads = 128 : i32} {
   // expected-error @+1 {{failed to legalize operation 'math.exp' that was explicitly marked illegal}}
   %e = math.exp %t : tensor<4x128xf16>
   tile.store %e, %x[%c0, %c0] : tensor<4x128xf16>, memref<?x?xf16>
+  return
+}
+
+// -----
+
+// tile.shuffle_xor: one xor shuffle a slot (2 x 4 slots a thread), the
+// result assembled slot by slot; no barrier, no shared memory.
+// CHECK-LABEL: gpu.func @shuffle_slots
+// CHECK-NOT: gpu.barrier
+// CHECK-COUNT-8: gpu.shuffle xor %{{.*}}, %c6_i32, %c32_i32 : f32
+// CHECK-NOT: gpu.shuffle
+// CHECK: gpu.return
+func.func @shuffle_slots(%x: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.align = 16 : i64}) attributes {tile.threads = 64 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<?x?xf32, strided<[?, 1], offset: ?>> -> tensor<2x256xf32>
+  %r = tile.reshape %t : tensor<2x256xf32> -> tensor<2x64x4xf32>
+  %s = tile.shuffle_xor %r dim 1 mask 6 : tensor<2x64x4xf32>
+  %b = tile.reshape %s : tensor<2x64x4xf32> -> tensor<2x256xf32>
+  tile.store %b, %x[%c0, %c0] : tensor<2x256xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
   return
 }

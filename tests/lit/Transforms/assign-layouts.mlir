@@ -201,3 +201,59 @@ func.func @carried_relayout(%x: !g3 {tile.align = 16 : i64}, %n: index) attribut
   tile.store %r, %x[%c0, %c0] : tensor<32x1xf32>, !g3
   return
 }
+
+// -----
+
+// A shuffle asks for the vector its inner dimensions hold (2 here, under
+// the 4 the f32 accesses allow) and keeps its source's layout.
+!gs = memref<?x?xf32, strided<[?, 1], offset: ?>>
+// CHECK-LABEL: func.func @shuffle_vector
+func.func @shuffle_vector(%x: !gs {tile.align = 16 : i64}) attributes {tile.threads = 64 : i32} {
+  %c0 = arith.constant 0 : index
+  // CHECK: tile.load {{.*}} -> tensor<4x128xf32, #tile.layout<shape = [4, 128], threads = 64, vector = 2>>
+  %t = tile.load %x[%c0, %c0] : !gs -> tensor<4x128xf32>
+  %r = tile.reshape %t : tensor<4x128xf32> -> tensor<4x64x2xf32>
+  // CHECK: tile.shuffle_xor {{.*}} : tensor<4x64x2xf32, #tile.layout<shape = [4, 64, 2], threads = 64, vector = 2>>
+  %s = tile.shuffle_xor %r dim 1 mask 5 : tensor<4x64x2xf32>
+  %b = tile.reshape %s : tensor<4x64x2xf32> -> tensor<4x128xf32>
+  tile.store %b, %x[%c0, %c0] : tensor<4x128xf32>, !gs
+  return
+}
+
+// -----
+
+func.func @shuffle_not_threads(%x: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.align = 16 : i64}) attributes {tile.threads = 64 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<?x?xf32, strided<[?, 1], offset: ?>> -> tensor<4x128xf32>
+  %r = tile.reshape %t : tensor<4x128xf32> -> tensor<4x128x1xf32>
+  %s = tile.shuffle_xor %r dim 1 mask 1 : tensor<4x128x1xf32>
+  // A second shuffle whose inner dimensions hold more than the vector the
+  // first one set.
+  %r4 = tile.reshape %t : tensor<4x128xf32> -> tensor<2x64x4xf32>
+  // expected-error @+1 {{'tile.shuffle_xor' op along dimension 1 of 'tensor<2x64x4xf32>' requires the dimensions after it to hold one vector of the kernel's layout (1 elements; they hold 4): reshape so that they do}}
+  %s4 = tile.shuffle_xor %r4 dim 1 mask 1 : tensor<2x64x4xf32>
+  return
+}
+
+// -----
+
+func.func @shuffle_span(%x: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.align = 16 : i64}) attributes {tile.threads = 64 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<?x?xf32, strided<[?, 1], offset: ?>> -> tensor<6x128xf32>
+  %r = tile.reshape %t : tensor<6x128xf32> -> tensor<16x12x4xf32>
+  // expected-error @+1 {{'tile.shuffle_xor' op with mask 5 along dimension 1 of 'tensor<16x12x4xf32>' requires that dimension's size (12) and the thread count (64) to be multiples of 8}}
+  %s = tile.shuffle_xor %r dim 1 mask 5 : tensor<16x12x4xf32>
+  return
+}
+
+// -----
+
+func.func @shuffle_reduced(%x: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.align = 16 : i64}) attributes {tile.threads = 64 : i32} {
+  %c0 = arith.constant 0 : index
+  %l = tile.load %x[%c0, %c0] : memref<?x?xf32, strided<[?, 1], offset: ?>> -> tensor<4x256xf32>
+  %t = tile.reshape %l : tensor<4x256xf32> -> tensor<4x64x4xf32>
+  %m = tile.reduce max %t dim 0 : tensor<4x64x4xf32> -> tensor<1x64x4xf32>
+  // expected-error @+1 {{'tile.shuffle_xor' op of a reduction result is not supported; broadcast it first}}
+  %s = tile.shuffle_xor %m dim 1 mask 1 : tensor<1x64x4xf32>
+  return
+}

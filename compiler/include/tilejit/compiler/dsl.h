@@ -230,6 +230,17 @@ public:
   /// The same elements (row-major order) in another shape.
   Value reshape(Value fragment, const std::vector<int64_t> &shape,
                 Loc loc = Loc::current());
+  /// Exchanges elements between the lanes of each warp:
+  /// result[..., i, ...] = fragment[..., i xor mask, ...] along `dim`, one
+  /// shfl.sync.bfly per element a thread holds. `dim` must be the thread
+  /// dimension: the dimensions after it hold one vector of the kernel's
+  /// layout (16 bytes of elements when every access allows it; a narrower
+  /// vector is chosen to fit), and `dim`'s size and the thread count are
+  /// multiples of the power of two above `mask`. For a (rows, cols) f32 tile
+  /// of 128 threads: reshape to (rows * cols / 512, 128, 4). 32-bit
+  /// elements, 0 < mask < 32.
+  Value shuffle_xor(Value fragment, int dim, int mask,
+                    Loc loc = Loc::current());
   /// Repeats a fragment along its dimensions of size 1.
   Value broadcast(Value fragment, const std::vector<int64_t> &shape,
                   Loc loc = Loc::current());

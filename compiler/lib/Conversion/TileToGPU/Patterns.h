@@ -88,6 +88,10 @@ void populateElementwiseToGPUPatterns(const TypeConverter &converter,
 void populateCastToGPUPatterns(const TypeConverter &converter,
                                RewritePatternSet &patterns);
 
+/// tile.shuffle_xor -> one gpu.shuffle xor per slot.
+void populateShuffleToGPUPatterns(const TypeConverter &converter,
+                                  RewritePatternSet &patterns);
+
 class ReduceOp;
 
 /// The shared buffer a tile.reduce needs to combine warps, or null when its

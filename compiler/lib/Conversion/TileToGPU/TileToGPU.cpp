@@ -140,6 +140,7 @@ struct ConvertTileToGPUPass
     RewritePatternSet patterns(ctx);
     populateTransposeToGPUPatterns(converter, mapping, buffers, patterns);
     populateReduceToGPUPatterns(converter, mapping, buffers, patterns);
+    populateShuffleToGPUPatterns(converter, patterns);
     populateCastToGPUPatterns(converter, patterns);
     populateIndexingToGPUPatterns(converter, mapping, patterns);
     populateMathToGPUPatterns(converter, patterns);

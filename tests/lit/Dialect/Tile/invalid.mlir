@@ -361,3 +361,35 @@ func.func @atomic_indices(%x: memref<?x?xf32>) attributes {tile.threads = 128 : 
   tile.atomic add %t, %x[%c0] : tensor<32x64xf32>, memref<?x?xf32>
   return
 }
+
+// -----
+
+func.func @shuffle_dim(%t: tensor<2x128x4xf32>) {
+  // expected-error @+1 {{'tile.shuffle_xor' op dim 3 is out of range for fragment 'tensor<2x128x4xf32>' of rank 3}}
+  %s = tile.shuffle_xor %t dim 3 mask 1 : tensor<2x128x4xf32>
+  return
+}
+
+// -----
+
+func.func @shuffle_width(%t: tensor<2x128x8xbf16>) {
+  // expected-error @+1 {{'tile.shuffle_xor' op requires 32-bit elements, got 'bf16'; cast to f32 or i32 first}}
+  %s = tile.shuffle_xor %t dim 1 mask 1 : tensor<2x128x8xbf16>
+  return
+}
+
+// -----
+
+func.func @shuffle_mask(%t: tensor<2x128x4xf32>) {
+  // expected-error @+1 {{'tile.shuffle_xor' op mask 32 must be in 1..31 (lanes of one warp)}}
+  %s = tile.shuffle_xor %t dim 1 mask 32 : tensor<2x128x4xf32>
+  return
+}
+
+// -----
+
+func.func @shuffle_past(%t: tensor<2x8x4xf32>) {
+  // expected-error @+1 {{'tile.shuffle_xor' op mask 8 reaches past dimension 1 of size 8}}
+  %s = tile.shuffle_xor %t dim 1 mask 8 : tensor<2x8x4xf32>
+  return
+}

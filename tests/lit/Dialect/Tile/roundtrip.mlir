@@ -87,3 +87,10 @@ func.func @pipelined_gemm(%a: memref<?x?xbf16, strided<[?, 1], offset: ?>>,
   }
   return
 }
+
+// CHECK-LABEL: func.func @shuffle
+func.func @shuffle(%t: tensor<2x128x4xf32>) -> tensor<2x128x4xf32> {
+  // CHECK: tile.shuffle_xor %{{.*}} dim 1 mask 16 : tensor<2x128x4xf32>
+  %s = tile.shuffle_xor %t dim 1 mask 16 : tensor<2x128x4xf32>
+  return %s : tensor<2x128x4xf32>
+}

@@ -121,6 +121,27 @@ LogicalResult ReduceOp::verify() {
   return success();
 }
 
+LogicalResult ShuffleXorOp::verify() {
+  RankedTensorType type = getSource().getType();
+  int64_t dim = static_cast<int64_t>(getDim());
+  if (dim >= type.getRank())
+    return emitOpError() << "dim " << dim << " is out of range for fragment "
+                         << type << " of rank " << type.getRank();
+  Type elt = type.getElementType();
+  if (!elt.isIntOrFloat() || elt.getIntOrFloatBitWidth() != 32)
+    return emitOpError() << "requires 32-bit elements, got "
+                         << type.getElementType()
+                         << "; cast to f32 or i32 first";
+  int64_t mask = static_cast<int64_t>(getMask());
+  if (mask <= 0 || mask >= 32)
+    return emitOpError() << "mask " << mask
+                         << " must be in 1..31 (lanes of one warp)";
+  if (mask >= type.getDimSize(dim))
+    return emitOpError() << "mask " << mask << " reaches past dimension " << dim
+                         << " of size " << type.getDimSize(dim);
+  return success();
+}
+
 LogicalResult IotaOp::verify() {
   RankedTensorType type = getType();
   if (static_cast<int64_t>(getDim()) >= type.getRank())

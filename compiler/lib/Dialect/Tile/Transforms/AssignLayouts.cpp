@@ -5,9 +5,10 @@
 // shape; a loop's carried fragments keep their initial value's layout, and
 // an if's results take its then-branch's; reductions slice their source's
 // layout; broadcasts of reduction results un-slice it; reshapes keep the
-// element order; element-wise ops take their operands' common layout. Splats
-// and constants are placed lazily, in the layout their first user needs (and
-// cloned for a user that needs another).
+// element order; shuffles keep their source's layout, in which the shuffled
+// dimension must be the thread's; element-wise ops take their operands'
+// common layout. Splats and constants are placed lazily, in the layout their
+// first user needs (and cloned for a user that needs another).
 //
 //===----------------------------------------------------------------------===//
 #include "tilejit/Dialect/Tile/Transforms/Passes.h"
@@ -96,8 +97,9 @@ static llvm::DenseSet<Value> reducedValues(func::FuncOp kernel) {
 /// stride is 1 and whose rows are aligned (`tile.align`) to the vector's
 /// bytes, with a last fragment dimension the vector divides; and every
 /// unreduced fragment must hold a whole number of vectors per thread. 16
-/// bytes at most; 1 when any access cannot. (Splats and constants take
-/// their users' layouts and do not count.)
+/// bytes at most; 1 when any access cannot; no more than a shuffle's inner
+/// dimensions hold. (Splats and constants take their users' layouts and do
+/// not count.)
 static int64_t chooseVectorWidth(func::FuncOp kernel, int64_t threads) {
   llvm::DenseSet<Value> reduced = reducedValues(kernel);
   int64_t width = 16; // elements; lowered below by the element sizes
@@ -128,6 +130,18 @@ static int64_t chooseVectorWidth(func::FuncOp kernel, int64_t threads) {
     return std::max<int64_t>(w, 1);
   };
   kernel.walk([&](Operation *op) {
+    // A shuffle's dimension is the thread's when the dimensions after it
+    // hold one vector: it asks for that width (a narrower one than the
+    // accesses allow is fine; a wider one fails in visitShuffle).
+    if (auto shuffle = dyn_cast<ShuffleXorOp>(op)) {
+      ArrayRef<int64_t> shape = shuffle.getSource().getType().getShape();
+      int64_t inner = 1;
+      for (int64_t d = shuffle.getDim() + 1;
+           d < static_cast<int64_t>(shape.size()); ++d)
+        inner *= shape[d];
+      if (llvm::isPowerOf2_64(inner))
+        width = std::min(width, inner);
+    }
     if (auto load = dyn_cast<LoadOp>(op))
       width = std::min(width, accessWidth(load.getSource(), load.getType()));
     if (auto store = dyn_cast<StoreOp>(op);
@@ -275,6 +289,8 @@ private:
       return visitBroadcast(broadcast);
     if (auto reshape = dyn_cast<ReshapeOp>(op))
       return visitReshape(reshape);
+    if (auto shuffle = dyn_cast<ShuffleXorOp>(op))
+      return visitShuffle(shuffle);
     bool hasFragment =
         llvm::any_of(op->getResultTypes(), llvm::IsaPred<RankedTensorType>) ||
         llvm::any_of(op->getOperandTypes(), llvm::IsaPred<RankedTensorType>);
@@ -447,6 +463,40 @@ private:
                 "dimensions of a fragment of the result's shape is not "
                 "supported yet";
     setLayout(op.getResult(), result);
+    return success();
+  }
+
+  /// The result keeps the source's layout, in which `dim` must be the
+  /// thread's lane bits up to the mask's (see ShuffleXorOp).
+  LogicalResult visitShuffle(ShuffleXorOp op) {
+    FailureOr<LayoutAttr> source = operandLayout(op->getOpOperand(0), {});
+    if (failed(source))
+      return failure();
+    RankedTensorType type = op.getSource().getType();
+    auto plain = RankedTensorType::get(type.getShape(), type.getElementType());
+    const int64_t dim = static_cast<int64_t>(op.getDim());
+    if (!source->getSliced().empty())
+      return op.emitOpError() << "of a reduction result is not supported; "
+                                 "broadcast it first";
+    int64_t inner = 1;
+    for (int64_t d = dim + 1; d < type.getRank(); ++d)
+      inner *= type.getDimSize(d);
+    if (inner != source->getVector())
+      return op.emitOpError()
+             << "along dimension " << dim << " of " << plain
+             << " requires the dimensions after it to hold one vector of "
+                "the kernel's layout ("
+             << source->getVector() << " elements; they hold " << inner
+             << "): reshape so that they do";
+    const int64_t span =
+        static_cast<int64_t>(llvm::PowerOf2Ceil(op.getMask() + 1));
+    if (type.getDimSize(dim) % span != 0 || threads % span != 0)
+      return op.emitOpError()
+             << "with mask " << op.getMask() << " along dimension " << dim
+             << " of " << plain << " requires that dimension's size ("
+             << type.getDimSize(dim) << ") and the thread count (" << threads
+             << ") to be multiples of " << span;
+    setLayout(op.getResult(), *source);
     return success();
   }
 

@@ -228,6 +228,33 @@ def Tile_ReshapeOp : Tile_Op<"reshape", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Tile_ShuffleXorOp : Tile_Op<"shuffle_xor", [Pure,
+    AllTypesMatch<["source", "result"]>]> {
+  let summary = "Exchange a fragment's elements between the lanes of a warp.";
+  let description = [{
+    `result[..., i, ...] = source[..., i xor mask, ...]` along dimension
+    `dim`, whose coordinate must be (the low bits of) the thread index:
+    tile-assign-layouts checks that the dimensions after `dim` hold exactly
+    one vector of the layout, and that `dim`'s size and the thread count are
+    multiples of the smallest power of two above `mask` (then `i xor mask`
+    is the coordinate held by thread `t xor mask`, a lane of the same warp).
+    Lowers to one `shfl.sync.bfly` per slot. 32-bit elements, 0 < mask < 32.
+
+    Example (128 threads, 4-element vectors: a butterfly step between lanes
+    16 apart):
+
+    ```mlir
+    %y = tile.shuffle_xor %x dim 1 mask 16 : tensor<2x128x4xf32>
+    ```
+  }];
+  let arguments = (ins Tile_Fragment:$source,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$dim,
+                       I64Attr:$mask);
+  let results = (outs Tile_Fragment:$result);
+  let assemblyFormat = "$source `dim` $dim `mask` $mask attr-dict `:` type($source)";
+  let hasVerifier = 1;
+}
+
 // A tile in shared (workgroup) memory.
 def Tile_SharedTile : MemRefOf<[AnyType]>;
 
