@@ -13,6 +13,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <numeric>
@@ -703,5 +704,69 @@ TEST_CASE("shuffle_xor exchanges lanes and builds a warp butterfly sum",
                              << " (want " << want_partner << "), sum " << sum[i]
                              << " (want " << want_sum << ")");
     }
+  CHECK(bad == 0);
+}
+
+namespace {
+
+/// x (rows, 512) f32 over 128 threads as (16, 128, 4): the max of each
+/// thread's vector, then over the threads (a chained reduction whose second
+/// step leaves the vector lanes' copies out); out = the row max, centred =
+/// x - that max (the result broadcast back to every slot).
+Kernel chained_max_kernel() {
+  dsl::KernelBuilder k("chained_max", 128);
+  auto x = k.tensor("x", DType::f32, 2, dsl::inner_contiguous(16));
+  auto out = k.tensor("out", DType::f32, 2);
+  auto centred = k.tensor("centred", DType::f32, 2, dsl::inner_contiguous(16));
+  auto row = k.block_id(0) * k.index(kRows);
+  auto t = k.reshape(k.load(x, {row, k.index(0)}, {kRows, kShuffleCols}),
+                     {kRows, 128, 4});
+  auto m = k.reduce_max(k.reduce_max(t, 2), 1); // (16, 1, 1)
+  k.store(k.reshape(m, {kRows, 1}), out, {row, k.index(0)});
+  k.store(k.reshape(t - m, {kRows, kShuffleCols}), centred, {row, k.index(0)});
+  return k.build();
+}
+
+} // namespace
+
+TEST_CASE("a reduction over threads after one over each thread's vector",
+          "[dsl][reduce]") {
+  const ops::LoadedKernel &kernel = ops::load_kernel(
+      ops::make_key("test_chained_max"), [] { return chained_max_kernel(); });
+  const int64_t rows = 37, n = rows * kShuffleCols; // a tail block
+  std::vector<float> x(n);
+  std::mt19937_64 gen(Catch::rngSeed());
+  std::uniform_real_distribution<float> dist(-100, 100);
+  for (float &v : x)
+    v = dist(gen);
+  rt::DeviceBuffer dx(n * 4), dout(rows * 4), dc(n * 4);
+  dx.upload(x.data(), n * 4);
+  const int64_t shape[2] = {rows, kShuffleCols}, os[2] = {rows, 1};
+  launch_rows(
+      kernel, rows,
+      [&](rt::ArgPack &args) {
+        ops::push_tensor(
+            args, rt::TensorView::contiguous(dx.ptr(), DType::f32, shape));
+        ops::push_tensor(
+            args, rt::TensorView::contiguous(dout.ptr(), DType::f32, os));
+        ops::push_tensor(
+            args, rt::TensorView::contiguous(dc.ptr(), DType::f32, shape));
+      },
+      /*threads=*/128);
+  std::vector<float> got(rows), centred(n);
+  dout.download(got.data(), rows * 4);
+  dc.download(centred.data(), n * 4);
+  size_t bad = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *row_x = &x[r * kShuffleCols];
+    float want = *std::max_element(row_x, row_x + kShuffleCols);
+    if (got[r] != want && bad++ < 5)
+      UNSCOPED_INFO("row " << r << ": max " << got[r] << ", want " << want);
+    for (int64_t c = 0; c < kShuffleCols; ++c)
+      if (centred[r * kShuffleCols + c] != row_x[c] - want && bad++ < 5)
+        UNSCOPED_INFO("row " << r << " col " << c << ": centred "
+                             << centred[r * kShuffleCols + c] << ", want "
+                             << row_x[c] - want);
+  }
   CHECK(bad == 0);
 }

@@ -111,6 +111,25 @@ func.func @copies_left_out(%x: memref<?x?x?xf32, strided<[?, ?, 1], offset: ?>> 
 
 // -----
 
+// After the reduction over each thread's vector (dim 2, 4 lanes), the 4
+// lanes of a chunk hold copies; the reduction over the 32 threads leaves
+// them out: 4 rows x 5 shuffles, not 16 x 5.
+// CHECK-LABEL: gpu.func @lanes_left_out
+// CHECK-COUNT-20: gpu.shuffle xor
+// CHECK-NOT: gpu.shuffle
+// CHECK: gpu.return
+func.func @lanes_left_out(%x: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.align = 16 : i64}, %o: memref<?x?x?xf32>) attributes {tile.threads = 32 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<?x?xf32, strided<[?, 1], offset: ?>> -> tensor<4x128xf32>
+  %v = tile.reshape %t : tensor<4x128xf32> -> tensor<4x32x4xf32>
+  %m = tile.reduce max %v dim 2 : tensor<4x32x4xf32> -> tensor<4x32x1xf32>
+  %n = tile.reduce max %m dim 1 : tensor<4x32x1xf32> -> tensor<4x1x1xf32>
+  tile.store %n, %o[%c0, %c0, %c0] : tensor<4x1x1xf32>, memref<?x?x?xf32>
+  return
+}
+
+// -----
+
 func.func @narrow(%x: memref<?x?xbf16>, %o: memref<?x?xbf16>) attributes {tile.threads = 32 : i32} {
   %c0 = arith.constant 0 : index
   %t = tile.load %x[%c0, %c0] : memref<?x?xbf16> -> tensor<1x32xbf16>

@@ -52,8 +52,10 @@ SlotCoords slotCoords(OpBuilder &b, Location loc, LayoutAttr layout,
 bool mayRepresent(LayoutAttr layout, int64_t slot);
 
 /// The slot holding the same element as `slot` (a copy, after a reduction
-/// over a sliced dimension) whose coordinate along each sliced dimension of
-/// whole rounds of threads x vector elements is 0; `slot` itself otherwise.
+/// over a sliced dimension) whose coordinate along each sliced dimension is
+/// 0 where the slot decides it statically: dimensions of whole rounds of
+/// threads x vector elements (by the chunk) and dimensions whose stride
+/// divides the vector (by the lane); `slot` itself otherwise.
 int64_t canonicalSlot(LayoutAttr layout, int64_t slot);
 
 /// Fragments with a layout -> per-thread vectors; every other type is kept.

@@ -118,35 +118,33 @@ static int64_t strideOf(LayoutAttr layout, int64_t dim) {
 }
 
 int64_t mlir::tile::canonicalSlot(LayoutAttr layout, int64_t slot) {
-  // A sliced dimension whose stride is a multiple of a round (threads x
-  // vector elements) is a static function of the slot's chunk: element d of
-  // it is d * (stride / round) chunks after element 0.
   const int64_t v = layout.getVector(), round = layout.getThreads() * v;
+  ArrayRef<int64_t> shape = layout.getShape();
   for (int64_t dim : layout.getSliced()) {
-    const int64_t stride = strideOf(layout, dim);
-    if (stride % round != 0)
+    const int64_t stride = strideOf(layout, dim), n = shape[dim];
+    // A sliced dimension whose stride is a multiple of a round (threads x
+    // vector elements) is a static function of the slot's chunk: element d
+    // of it is d * (stride / round) chunks after element 0.
+    if (stride % round == 0) {
+      const int64_t q = stride / round, chunk = slot / v;
+      slot -= (chunk / q) % n * q * v;
       continue;
-    const int64_t q = stride / round, chunk = slot / v;
-    slot -= (chunk / q) % layout.getShape()[dim] * q * v;
+    }
+    // One whose stride divides the vector has, in lane r = slot % V of a
+    // chunk, the digit (r / stride) mod min(n, V / stride) of its
+    // coordinate: linear = A + r with A a multiple of V, and A / stride
+    // adds a multiple of V / stride, which n divides or which divides n.
+    if (v % stride == 0 && (v % (stride * n) == 0 || (stride * n) % v == 0)) {
+      const int64_t r = slot % v, span = std::min(n, v / stride);
+      slot -= (r / stride) % span * stride;
+    }
   }
   return slot;
 }
 
 bool mlir::tile::mayRepresent(LayoutAttr layout, int64_t slot) {
-  // linear = A + r with A = ((slot / V) * T + tid) * V, a multiple of V,
-  // and r = slot % V. For a sliced dimension of stride s and size n with
-  // s | V and V | s * n, the coordinate floor(linear / s) % n is
-  // (A / s) % n, a multiple of V / s, plus floor(r / s) < V / s: nonzero
-  // whenever floor(r / s) is. Sliced dimensions of whole rounds: see
-  // canonicalSlot.
-  if (canonicalSlot(layout, slot) != slot)
-    return false;
-  const int64_t v = layout.getVector(), r = slot % v;
-  ArrayRef<int64_t> shape = layout.getShape();
-  for (int64_t dim : layout.getSliced()) {
-    const int64_t stride = strideOf(layout, dim);
-    if (v % stride == 0 && (stride * shape[dim]) % v == 0 && r / stride != 0)
-      return false;
-  }
-  return true;
+  // A slot of a representative has every sliced coordinate 0; canonicalSlot
+  // moves a slot to the one with those it decides statically at 0 (the rest
+  // are tested at run time).
+  return canonicalSlot(layout, slot) == slot;
 }
