@@ -30,17 +30,17 @@ Kernel topk_gate_kernel(const TopkGateSpec &s) {
                  minus_inf);
 
   auto none = k.constant(std::numeric_limits<int32_t>::max(), DType::i32);
-  // A loop, not unrolled: the K rounds are the same code, and unrolled they
-  // were most of the kernel's compile time (LLVM and ptxas alike).
-  k.serial(k.index(0), k.index(s.num_topk), {x},
-           [&](dsl::Value r, std::vector<dsl::Value> carried) {
-             dsl::Value v = carried[0];
-             auto best = k.reduce_max(v, 1);
-             auto pick = k.reduce_min(k.select(k.eq(v, best), col, none), 1);
-             k.store(k.cast(pick, DType::i64), topk_idx, {t0, r});
-             return std::vector<dsl::Value>{
-                 k.select(k.eq(col, pick), minus_inf, v)};
-           });
+  // Unrolled while the kernel is built. As a k.serial loop the kernel
+  // compiled in half the time (DSL -> PTX 45 -> 20 ms, ptxas 46 -> 18 ms
+  // here) but ran 6% slower on the H200 (8001 x 256, top 8: 11.6 against
+  // 10.9 us): the rounds no longer overlap.
+  for (int r = 0; r < s.num_topk; ++r) {
+    auto best = k.reduce_max(x, 1);
+    auto pick = k.reduce_min(k.select(k.eq(x, best), col, none), 1);
+    k.store(k.cast(pick, DType::i64), topk_idx, {t0, k.index(r)});
+    if (r + 1 < s.num_topk)
+      x = k.select(k.eq(col, pick), minus_inf, x);
+  }
   return k.build();
 }
 
