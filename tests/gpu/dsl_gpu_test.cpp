@@ -549,7 +549,8 @@ TEST_CASE("unpack_nibbles and from_e2m1 decode every byte as the reference "
 namespace {
 
 /// x (rows, 64) f32 -> E5M6 codes, packed 8 into 3 words, out (rows, 24)
-/// u32, and the codes decoded again, back (rows, 64) f32. 128 threads: a
+/// u32, the codes decoded again, back (rows, 64) f32, and the words
+/// unpacked again, codes (rows, 64) u32. 128 threads: a
 /// fragment holds a multiple of the thread count, and a block's words are
 /// 16 x 24 = 3 x 128.
 Kernel e5m6_kernel() {
@@ -557,16 +558,20 @@ Kernel e5m6_kernel() {
   auto x = k.tensor("x", DType::f32, 2, dsl::inner_contiguous(16));
   auto out = k.tensor("out", DType::u32, 2);
   auto back = k.tensor("back", DType::f32, 2, dsl::inner_contiguous(16));
+  auto unpacked = k.tensor("unpacked", DType::u32, 2);
   auto row = k.block_id(0) * k.index(kRows);
   auto codes = k.to_e5m6(k.load(x, {row, k.index(0)}, {kRows, kCols}));
-  k.store(k.pack_e5m6(codes), out, {row, k.index(0)});
+  auto words = k.pack_e5m6(codes);
+  k.store(words, out, {row, k.index(0)});
   k.store(k.from_e5m6(codes), back, {row, k.index(0)});
+  k.store(k.unpack_e5m6(words), unpacked, {row, k.index(0)});
   return k.build();
 }
 
 } // namespace
 
-TEST_CASE("to_e5m6, pack_e5m6 and from_e5m6 match the reference bit for bit",
+TEST_CASE("to_e5m6, pack_e5m6, unpack_e5m6 and from_e5m6 match the "
+          "reference bit for bit",
           "[dsl][cast]") {
   const ops::LoadedKernel &kernel = ops::load_kernel(
       ops::make_key("test_e5m6"), [] { return e5m6_kernel(); });
@@ -598,7 +603,8 @@ TEST_CASE("to_e5m6, pack_e5m6 and from_e5m6 match the reference bit for bit",
                   : static_cast<uint32_t>(gen());
   std::vector<float> x(n);
   std::memcpy(x.data(), bits.data(), n * 4);
-  rt::DeviceBuffer dx(n * 4), dout(rows * 24 * 4), dback(n * 4);
+  rt::DeviceBuffer dx(n * 4), dout(rows * 24 * 4), dback(n * 4),
+      dunpacked(n * 4);
   dx.upload(x.data(), n * 4);
   const int64_t xs[2] = {rows, kCols}, os[2] = {rows, 24};
   launch_rows(
@@ -610,12 +616,15 @@ TEST_CASE("to_e5m6, pack_e5m6 and from_e5m6 match the reference bit for bit",
             args, rt::TensorView::contiguous(dout.ptr(), DType::u32, os));
         ops::push_tensor(
             args, rt::TensorView::contiguous(dback.ptr(), DType::f32, xs));
+        ops::push_tensor(
+            args, rt::TensorView::contiguous(dunpacked.ptr(), DType::u32, xs));
       },
       /*threads=*/128);
-  std::vector<uint32_t> words(rows * 24);
+  std::vector<uint32_t> words(rows * 24), unpacked(n);
   std::vector<float> back(n);
   dout.download(words.data(), words.size() * 4);
   dback.download(back.data(), n * 4);
+  dunpacked.download(unpacked.data(), n * 4);
   size_t bad = 0;
   for (int64_t g = 0; g < n / 8; ++g) {
     uint16_t codes[8];
@@ -628,6 +637,10 @@ TEST_CASE("to_e5m6, pack_e5m6 and from_e5m6 match the reference bit for bit",
         UNSCOPED_INFO("element " << 8 * g + i << " (bits " << std::hex
                                  << bits[8 * g + i] << "): decoded " << got
                                  << ", want " << want << std::dec);
+      if (unpacked[8 * g + i] != codes[i] && bad++ < 5)
+        UNSCOPED_INFO("element " << 8 * g + i << ": unpacked code " << std::hex
+                                 << unpacked[8 * g + i] << ", want " << codes[i]
+                                 << std::dec);
     }
     uint32_t want[3];
     ref::pack_e5m6(codes, want);

@@ -148,6 +148,17 @@ TEST_CASE("DSL fp4 e2m1 codes and nibble packing reject misuse with one line",
              }),
              EndsWith("error: pack_e5m6: the last dimension must be a "
                       "multiple of 8, got shape 32x4"));
+  // Deliberate mistake: unpacking f32 values rather than u32 words.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               k.unpack_e5m6(k.load(x, {k.index(0), k.index(0)}, {4, 48}));
+             }),
+             EndsWith("error: unpack_e5m6: the words must be u32, got f32"));
+  // Deliberate mistake: a last dimension that is not a multiple of 3.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               k.unpack_e5m6(k.bitcast(tile(k, x), DType::u32));
+             }),
+             EndsWith("error: unpack_e5m6: the last dimension must be a "
+                      "multiple of 3, got shape 4x32"));
   // Deliberate mistake: unpacking a scalar.
   CHECK_THAT(error_of([](auto &k, auto &) {
                k.unpack_nibbles(k.constant(7, DType::u8));
@@ -197,6 +208,9 @@ TEST_CASE("to_e5m6 and pack_e5m6 compile to three words a group of eight",
   auto words = k.pack_e5m6(k.to_e5m6(t));
   CHECK(words.shape() == std::vector<int64_t>{16, 24});
   CHECK(words.dtype() == DType::u32);
+  auto codes = k.unpack_e5m6(words);
+  CHECK(codes.shape() == std::vector<int64_t>{16, 64});
+  CHECK(codes.dtype() == DType::u32);
   k.store(words, out, {k.index(0), k.index(0)});
   CompiledKernel c = compile(k.build());
   CHECK(c.ptx.find("bar.sync") != std::string::npos);
@@ -304,6 +318,8 @@ TEST_CASE("DSL calls name an empty dsl::Value", "[compiler][error]") {
              EndsWith("error: cannot convert an empty dsl::Value from e5m6"));
   CHECK_THAT(error_of([](auto &k, auto &) { k.pack_e5m6(dsl::Value()); }),
              EndsWith("error: cannot pack an empty dsl::Value as e5m6"));
+  CHECK_THAT(error_of([](auto &k, auto &) { k.unpack_e5m6(dsl::Value()); }),
+             EndsWith("error: cannot unpack an empty dsl::Value as e5m6"));
   CHECK_THAT(error_of([](auto &k, auto &) { k.unpack_nibbles(dsl::Value()); }),
              EndsWith("error: cannot unpack the nibbles of an empty "
                       "dsl::Value"));

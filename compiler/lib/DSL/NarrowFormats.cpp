@@ -238,4 +238,55 @@ Value KernelBuilder::pack_e5m6(Value codes, Loc loc) {
   return reshape(interleave(*this, words, loc), out, loc);
 }
 
+Value KernelBuilder::unpack_e5m6(Value words, Loc loc) {
+  if (!words.valid())
+    impl_->fail(loc, "cannot unpack an empty dsl::Value as e5m6");
+  std::vector<int64_t> shape = words.shape();
+  if (shape.empty() || shape.back() % 3 != 0)
+    impl_->fail(loc, fmt::format("unpack_e5m6: the last dimension must be a "
+                                 "multiple of 3, got shape {}",
+                                 fmt::join(shape, "x")));
+  if (words.dtype() != DType::u32)
+    impl_->fail(loc, fmt::format("unpack_e5m6: the words must be u32, got {}",
+                                 name_of(words.dtype())));
+  // The three words of each group, as fragments of (..., n, 1): through a
+  // shared tile of (..., n, 3), as interleave() does the other way.
+  std::vector<int64_t> groups = shape, single = shape;
+  groups.back() /= 3;
+  groups.push_back(3);
+  single.back() /= 3;
+  single.push_back(1);
+  Value tile = alloc_shared(DType::u32, groups, loc);
+  std::vector<Value> origin(groups.size(), index(0, loc));
+  barrier(loc);
+  store(reshape(words, groups, loc), tile, origin, loc);
+  barrier(loc);
+  std::vector<Value> w;
+  for (int j = 0; j < 3; ++j) {
+    origin.back() = index(j, loc);
+    w.push_back(load(tile, origin, single, loc));
+  }
+  // Code i is bits 84 - 12 i .. 95 - 12 i of the big-endian 96-bit string;
+  // word j holds bits 64 - 32 j up (see pack_e5m6): its part of the code is
+  // the word shifted right by s = 84 - 12 i - (64 - 32 j), or left by -s.
+  auto u32 = [&](int64_t v) { return constant(v, DType::u32, loc); };
+  std::vector<Value> codes;
+  for (int i = 0; i < 8; ++i) {
+    Value code;
+    for (int j = 0; j < 3; ++j) {
+      const int s = 84 - 12 * i - (64 - 32 * j);
+      if (s >= 32 || s <= -12)
+        continue;
+      Value part =
+          bit_and(s >= 0 ? shr(w[j], u32(s), loc) : shl(w[j], u32(-s), loc),
+                  u32(0xFFF), loc);
+      code = code.valid() ? bit_or(code, part, loc) : part;
+    }
+    codes.push_back(code);
+  }
+  std::vector<int64_t> out = shape;
+  out.back() = out.back() / 3 * 8;
+  return reshape(interleave(*this, codes, loc), out, loc);
+}
+
 } // namespace tilejit::dsl

@@ -216,6 +216,10 @@ public:
   /// ref::pack_e5m6. The words are interleaved through a shared tile
   /// between two block barriers: call it where every thread does.
   Value pack_e5m6(Value codes, Loc loc = Loc::current());
+  /// The inverse: three u32 words -> eight codes (u32) along the last
+  /// dimension (3n -> 8n), as ref::unpack_e5m6; through shared tiles
+  /// between block barriers, like pack_e5m6.
+  Value unpack_e5m6(Value words, Loc loc = Loc::current());
 
   /// Reductions of a fragment along `dim`; the result keeps `dim` with size
   /// 1 and broadcasts back for free. `reduce_absmax` is max |x|.
