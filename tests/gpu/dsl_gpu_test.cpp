@@ -36,15 +36,16 @@ std::vector<float> uniform_rows(int64_t rows, float lo, float hi) {
   return x;
 }
 
-/// Launches `kernel` on a grid of one block per kRows rows, `threads` a
-/// block, with the arguments `push` packs, and waits for it.
+/// Launches `kernel` on a grid of one block per `block_rows` rows,
+/// `threads` a block, with the arguments `push` packs, and waits for it.
 template <class Fn>
 void launch_rows(const ops::LoadedKernel &kernel, int64_t rows, Fn &&push,
-                 unsigned threads = 256) {
+                 unsigned threads = 256, int64_t block_rows = kRows) {
   rt::ArgPack args;
   push(args);
   rt::LaunchConfig config;
-  config.grid = {static_cast<uint32_t>((rows + kRows - 1) / kRows), 1, 1};
+  config.grid = {static_cast<uint32_t>((rows + block_rows - 1) / block_rows), 1,
+                 1};
   config.block = {threads, 1, 1};
   rt::launch(kernel.function, config, args.data());
   rt::synchronize(nullptr);
@@ -780,6 +781,91 @@ TEST_CASE("a reduction over threads after one over each thread's vector",
         UNSCOPED_INFO("row " << r << " col " << c << ": centred "
                              << centred[r * kShuffleCols + c] << ", want "
                              << row_x[c] - want);
+  }
+  CHECK(bad == 0);
+}
+
+namespace {
+
+/// Where layouts meet, through tile.convert_layout: x (rows, 64) and a
+/// column c (rows, 1). shifted = x + c broadcast (a loaded fragment, not a
+/// reduction); summed = max(x row) + c (operands in two layouts); carried =
+/// c + 3 * max(x row), a loop carrying c in the column's layout whose body
+/// yields the reduction's. 32 rows a block over 32 threads: the column is
+/// one element a thread.
+constexpr int kRelayoutRows = 32;
+
+Kernel relayout_kernel() {
+  dsl::KernelBuilder k("relayout", 32);
+  auto x = k.tensor("x", DType::f32, 2, dsl::inner_contiguous(16));
+  auto c = k.tensor("c", DType::f32, 2);
+  auto shifted = k.tensor("shifted", DType::f32, 2, dsl::inner_contiguous(16));
+  auto summed = k.tensor("summed", DType::f32, 2);
+  auto carried = k.tensor("carried", DType::f32, 2);
+  auto row = k.block_id(0) * k.index(kRelayoutRows);
+  auto origin = std::vector<dsl::Value>{row, k.index(0)};
+  auto t = k.load(x, origin, {kRelayoutRows, kCols});
+  auto col = k.load(c, origin, {kRelayoutRows, 1});
+  k.store(t + k.broadcast(col, {kRelayoutRows, kCols}), shifted, origin);
+  auto rowmax = k.reduce_max(t, 1);
+  k.store(rowmax + col, summed, origin);
+  auto loop =
+      k.serial(k.index(0), k.index(3), {col},
+               [&](dsl::Value, std::vector<dsl::Value> v) {
+                 return std::vector<dsl::Value>{k.reduce_max(t, 1) + v[0]};
+               });
+  k.store(loop[0], carried, origin);
+  return k.build();
+}
+
+} // namespace
+
+TEST_CASE("fragments in different layouts meet through a conversion",
+          "[dsl][layout]") {
+  const ops::LoadedKernel &kernel = ops::load_kernel(
+      ops::make_key("test_relayout"), [] { return relayout_kernel(); });
+  const int64_t rows = kRelayoutRows * 3 + 5; // a tail block
+  std::vector<float> x = uniform_rows(rows, -8, 8), c(rows);
+  for (int64_t r = 0; r < rows; ++r)
+    c[r] = static_cast<float>(r) * 0.25f - 3;
+  rt::DeviceBuffer dx(x.size() * 4), dc(rows * 4), dshift(x.size() * 4),
+      dsum(rows * 4), dcarry(rows * 4);
+  dx.upload(x.data(), x.size() * 4);
+  dc.upload(c.data(), rows * 4);
+  const int64_t xs[2] = {rows, kCols}, cs[2] = {rows, 1};
+  launch_rows(
+      kernel, rows,
+      [&](rt::ArgPack &args) {
+        ops::push_tensor(args,
+                         rt::TensorView::contiguous(dx.ptr(), DType::f32, xs));
+        ops::push_tensor(args,
+                         rt::TensorView::contiguous(dc.ptr(), DType::f32, cs));
+        ops::push_tensor(
+            args, rt::TensorView::contiguous(dshift.ptr(), DType::f32, xs));
+        ops::push_tensor(
+            args, rt::TensorView::contiguous(dsum.ptr(), DType::f32, cs));
+        ops::push_tensor(
+            args, rt::TensorView::contiguous(dcarry.ptr(), DType::f32, cs));
+      },
+      /*threads=*/32, kRelayoutRows);
+  std::vector<float> shift(x.size()), sum(rows), carry(rows);
+  dshift.download(shift.data(), shift.size() * 4);
+  dsum.download(sum.data(), rows * 4);
+  dcarry.download(carry.data(), rows * 4);
+  size_t bad = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *row_x = &x[r * kCols];
+    float m = *std::max_element(row_x, row_x + kCols);
+    for (int64_t j = 0; j < kCols; ++j)
+      if (shift[r * kCols + j] != row_x[j] + c[r] && bad++ < 5)
+        UNSCOPED_INFO("row " << r << " col " << j << ": shifted "
+                             << shift[r * kCols + j] << ", want "
+                             << row_x[j] + c[r]);
+    float want_carry = ((c[r] + m) + m) + m;
+    if ((sum[r] != m + c[r] || carry[r] != want_carry) && bad++ < 5)
+      UNSCOPED_INFO("row " << r << ": summed " << sum[r] << " (want "
+                           << m + c[r] << "), carried " << carry[r] << " (want "
+                           << want_carry << ")");
   }
   CHECK(bad == 0);
 }

@@ -295,6 +295,22 @@ TEST_CASE("a reduction over a reshaped lane dimension is a warp reduction",
   CHECK(c.ptx.find("bar.sync") == std::string::npos);
 }
 
+TEST_CASE("fragments in two layouts meet through tile.convert_layout",
+          "[compiler]") {
+  dsl::KernelBuilder k("relayout", 128);
+  auto x = k.tensor("x", DType::f32, 2, dsl::inner_contiguous(16));
+  auto c = k.tensor("c", DType::f32, 2);
+  auto origin = std::vector<dsl::Value>{k.index(0), k.index(0)};
+  auto t = k.load(x, origin, {128, 64});
+  auto col = k.load(c, origin, {128, 1});
+  // A loaded column broadcast along the rows, and added to a row max.
+  k.store(t + k.broadcast(col, {128, 64}), x, origin);
+  k.store(k.reduce_max(t, 1) + col, c, origin);
+  CompiledKernel compiled = compile(k.build());
+  CHECK(compiled.ptx.find("st.shared") != std::string::npos);
+  CHECK(compiled.ptx.find("bar.sync") != std::string::npos);
+}
+
 TEST_CASE("DSL calls name an empty dsl::Value", "[compiler][error]") {
   // Deliberate mistake: a default-constructed value passed on.
   CHECK_THAT(error_of([](auto &k, auto &) { k.abs(dsl::Value()); }),

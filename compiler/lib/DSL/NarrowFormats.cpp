@@ -13,10 +13,11 @@ namespace tilejit::dsl {
 namespace {
 
 /// Fragments of shape S x 1, one per part, interleaved into one of shape
-/// S x parts.size(): part j at [..., j]. Fragments cannot be broadcast along
-/// a new dimension yet (that needs a layout conversion), so the parts meet
-/// in a shared tile between two barriers; the first keeps a loop's next
-/// stores from overtaking the previous step's loads.
+/// S x parts.size(): part j at [..., j]. The parts meet in a shared tile
+/// between two barriers (a broadcast along the new dimension would go
+/// through a layout conversion, the same round trip, once a part); the
+/// first barrier keeps a loop's next stores from overtaking the previous
+/// step's loads.
 Value interleave(KernelBuilder &k, const std::vector<Value> &parts,
                  const Loc &loc) {
   std::vector<int64_t> shape = parts.front().shape();

@@ -248,3 +248,26 @@ func.func @shuffle_slots(%x: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.a
   tile.store %b, %x[%c0, %c0] : tensor<2x256xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
   return
 }
+
+// -----
+
+// tile.convert_layout: a barrier, a store of each element's first copy to
+// the op's shared buffer at its row-major index, a barrier, the loads of
+// the result layout. A (32, 1) column loaded one element a thread meets a
+// row max (sliced over 64 columns, every thread holding its row's).
+// CHECK-LABEL: gpu.func @convert_column
+// CHECK-SAME: workgroup(%[[BUF:.*]] : memref<32xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+// CHECK: gpu.barrier
+// CHECK: memref.store %{{.*}}, %[[BUF]][%{{.*}}]
+// CHECK: gpu.barrier
+// CHECK: memref.load %[[BUF]][%{{.*}}]
+// CHECK: arith.addf
+func.func @convert_column(%x: memref<?x?xf32>) attributes {tile.threads = 32 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<?x?xf32> -> tensor<32x64xf32>
+  %m = tile.reduce max %t dim 1 : tensor<32x64xf32> -> tensor<32x1xf32>
+  %u = tile.load %x[%c0, %c0] : memref<?x?xf32> -> tensor<32x1xf32>
+  %a = arith.addf %m, %u : tensor<32x1xf32>
+  tile.store %a, %x[%c0, %c0] : tensor<32x1xf32>, memref<?x?xf32>
+  return
+}

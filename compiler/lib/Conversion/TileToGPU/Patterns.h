@@ -107,6 +107,20 @@ void populateReduceToGPUPatterns(
     const llvm::DenseMap<Operation *, Value> &buffers,
     RewritePatternSet &patterns);
 
+class ConvertLayoutOp;
+
+/// The shared buffer a tile.convert_layout goes through: one element of the
+/// fragment each (booleans as bytes).
+MemRefType convertLayoutBufferType(ConvertLayoutOp op);
+
+/// tile.convert_layout -> writes of each element's first copy to its shared
+/// buffer, a barrier, reads in the result layout (`buffers`, one workgroup
+/// attribution of the kernel per op).
+void populateConvertLayoutToGPUPatterns(
+    const TypeConverter &converter, const ThreadMapping &mapping,
+    const llvm::DenseMap<Operation *, Value> &buffers,
+    RewritePatternSet &patterns);
+
 class TransposeOp;
 
 /// The shared buffer a tile.transpose goes through, in workgroup memory:

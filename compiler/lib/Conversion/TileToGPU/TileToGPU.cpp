@@ -1,9 +1,9 @@
 //===- TileToGPU.cpp - Turn tile kernels into gpu.func kernels -----------===//
 //
 // The pass driver of the conversion: moves each kernel into the module's
-// gpu.module, checks that its fragments have layouts, gives transposes and
-// cross-warp reductions their shared buffers, and runs the patterns of the
-// other files of this folder.
+// gpu.module, checks that its fragments have layouts, gives transposes,
+// layout conversions and cross-warp reductions their shared buffers, and
+// runs the patterns of the other files of this folder.
 //
 //===----------------------------------------------------------------------===//
 #include "Patterns.h"
@@ -106,8 +106,8 @@ struct ConvertTileToGPUPass
     ThreadMapping mapping{threads, gpu::ThreadIdOp::create(b, kernel.getLoc(),
                                                            gpu::Dimension::x)};
 
-    // Every transpose, and every reduce across warps, gets a shared buffer
-    // of its own; the author's shared tiles become buffers too. 16-byte
+    // Every transpose, layout conversion and reduce across warps gets a shared
+    // buffer of its own; the author's shared tiles become buffers too. 16-byte
     // aligned: they are read and written in 16-byte vectors.
     llvm::DenseMap<Operation *, Value> buffers;
     SmallVector<AllocSharedOp> tiles;
@@ -124,6 +124,8 @@ struct ConvertTileToGPUPass
         type = transposeBufferType(transpose);
       if (auto reduce = dyn_cast<ReduceOp>(op))
         type = reduceBufferType(reduce);
+      if (auto convert = dyn_cast<ConvertLayoutOp>(op))
+        type = convertLayoutBufferType(convert);
       if (type)
         buffers[op] = addBuffer(type, op->getLoc());
       if (auto tile = dyn_cast<AllocSharedOp>(op))
@@ -141,6 +143,7 @@ struct ConvertTileToGPUPass
     populateTransposeToGPUPatterns(converter, mapping, buffers, patterns);
     populateReduceToGPUPatterns(converter, mapping, buffers, patterns);
     populateShuffleToGPUPatterns(converter, patterns);
+    populateConvertLayoutToGPUPatterns(converter, mapping, buffers, patterns);
     populateCastToGPUPatterns(converter, patterns);
     populateIndexingToGPUPatterns(converter, mapping, patterns);
     populateMathToGPUPatterns(converter, patterns);

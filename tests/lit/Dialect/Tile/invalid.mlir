@@ -393,3 +393,11 @@ func.func @shuffle_past(%t: tensor<2x8x4xf32>) {
   %s = tile.shuffle_xor %t dim 1 mask 8 : tensor<2x8x4xf32>
   return
 }
+
+// -----
+
+func.func @convert_shape(%t: tensor<32x1xf32>) {
+  // expected-error @+1 {{'tile.convert_layout' op result 'tensor<1x32xf32>' is not the source's shape and element type ('tensor<32x1xf32>')}}
+  %c = tile.convert_layout %t : tensor<32x1xf32> -> tensor<1x32xf32>
+  return
+}

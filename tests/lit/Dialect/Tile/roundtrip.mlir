@@ -94,3 +94,10 @@ func.func @shuffle(%t: tensor<2x128x4xf32>) -> tensor<2x128x4xf32> {
   %s = tile.shuffle_xor %t dim 1 mask 16 : tensor<2x128x4xf32>
   return %s : tensor<2x128x4xf32>
 }
+
+// CHECK-LABEL: func.func @convert
+func.func @convert(%t: tensor<32x1xf32>) -> tensor<32x1xf32> {
+  // CHECK: tile.convert_layout %{{.*}} : tensor<32x1xf32> -> tensor<32x1xf32>
+  %c = tile.convert_layout %t : tensor<32x1xf32> -> tensor<32x1xf32>
+  return %c : tensor<32x1xf32>
+}

@@ -121,6 +121,16 @@ LogicalResult ReduceOp::verify() {
   return success();
 }
 
+LogicalResult ConvertLayoutOp::verify() {
+  RankedTensorType source = getSource().getType(), result = getType();
+  if (source.getShape() != result.getShape() ||
+      source.getElementType() != result.getElementType())
+    return emitOpError() << "result " << result
+                         << " is not the source's shape and element type ("
+                         << source << ")";
+  return success();
+}
+
 LogicalResult ShuffleXorOp::verify() {
   RankedTensorType type = getSource().getType();
   int64_t dim = static_cast<int64_t>(getDim());

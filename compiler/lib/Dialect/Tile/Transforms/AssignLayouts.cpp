@@ -192,9 +192,8 @@ public:
   }
 
 private:
-  /// The blocked layout of the value's own shape.
-  LogicalResult assignBlocked(Value v, Operation *op) {
-    auto type = cast<RankedTensorType>(v.getType());
+  /// The blocked layout of `type`'s own shape (`op` reports the error).
+  FailureOr<LayoutAttr> blockedLayout(RankedTensorType type, Operation *op) {
     int64_t v0 = vector;
     while (v0 > 1 && type.getNumElements() % (threads * v0) != 0)
       v0 /= 2;
@@ -205,9 +204,27 @@ private:
              << " has " << type.getNumElements()
              << " elements; requires a multiple of the kernel's " << threads
              << " threads";
-    setLayout(
-        v, LayoutAttr::get(op->getContext(), type.getShape(), threads, v0, {}));
+    return LayoutAttr::get(op->getContext(), type.getShape(), threads, v0, {});
+  }
+
+  LogicalResult assignBlocked(Value v, Operation *op) {
+    FailureOr<LayoutAttr> layout =
+        blockedLayout(cast<RankedTensorType>(v.getType()), op);
+    if (failed(layout))
+      return failure();
+    setLayout(v, *layout);
     return success();
+  }
+
+  /// Makes `use`'s owner read its value in layout `to`: a
+  /// tile.convert_layout just before the owner.
+  static void convert(OpOperand &use, LayoutAttr to) {
+    OpBuilder b(use.getOwner());
+    auto type = cast<RankedTensorType>(use.get().getType());
+    auto result =
+        RankedTensorType::get(type.getShape(), type.getElementType(), to);
+    use.set(ConvertLayoutOp::create(b, use.getOwner()->getLoc(), result,
+                                    use.get()));
   }
 
   /// The layout of operand `v`, placing a lazily laid-out splat or constant
@@ -319,9 +336,7 @@ private:
       if (!target)
         target = *l;
       if (*l != target)
-        return op->emitOpError()
-               << "operands have different layouts (" << target << " and " << *l
-               << "); layout conversion is not supported yet";
+        convert(use, target);
     }
     for (Value result : op->getResults())
       setLayout(result, target);
@@ -385,10 +400,7 @@ private:
         continue;
       }
       if (*layout != want)
-        return yield.emitOpError()
-               << "yields fragment " << use.getOperandNumber() << " in layout "
-               << *layout << " where " << parent->getName() << " has " << want
-               << "; layout conversion is not supported yet";
+        convert(use, want);
     }
     return success();
   }
@@ -457,11 +469,23 @@ private:
               llvm::all_of(dims, [&](int64_t d) {
                 return source->isSliced(d) && source->getShape()[d] == to[d];
               });
-    if (!ok)
-      return op.emitOpError()
-             << "of a fragment that is not a reduction over the broadcast "
-                "dimensions of a fragment of the result's shape is not "
-                "supported yet";
+    if (!ok) {
+      // Any other fragment is converted to the slice of the result's
+      // blocked layout, from which the broadcast is free again.
+      FailureOr<LayoutAttr> blocked = blockedLayout(op.getType(), op);
+      if (failed(blocked))
+        return failure();
+      LayoutAttr sliced = *blocked;
+      for (int64_t d : dims)
+        sliced = sliced.slice(d);
+      if (isSplatLike(op.getSource().getDefiningOp())) {
+        if (failed(operandLayout(op->getOpOperand(0), sliced)))
+          return failure();
+      } else {
+        convert(op->getOpOperand(0), sliced);
+      }
+      result = *blocked;
+    }
     setLayout(op.getResult(), result);
     return success();
   }

@@ -228,6 +228,29 @@ def Tile_ReshapeOp : Tile_Op<"reshape", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Tile_ConvertLayoutOp : Tile_Op<"convert_layout", [Pure]> {
+  let summary = "The same fragment in another layout.";
+  let description = [{
+    Moves a fragment's elements to the threads and slots another layout
+    gives them: through a shared buffer of one element each, written by the
+    slots that hold an element's first copy and read back after a barrier.
+    tile-assign-layouts inserts it where two layouts meet (operands of an
+    element-wise op, a loop's carried value, a broadcast of a fragment that
+    is not a reduction of the result's shape); source and result have the
+    same shape and element type.
+
+    Example:
+
+    ```mlir
+    %c = tile.convert_layout %t : tensor<32x1xf32, #tile.layout<shape = [32, 1], threads = 32, vector = 1>> -> tensor<32x1xf32, #tile.layout<shape = [32, 64], threads = 32, vector = 4, sliced = [1]>>
+    ```
+  }];
+  let arguments = (ins Tile_Fragment:$source);
+  let results = (outs Tile_Fragment:$result);
+  let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def Tile_ShuffleXorOp : Tile_Op<"shuffle_xor", [Pure,
     AllTypesMatch<["source", "result"]>]> {
   let summary = "Exchange a fragment's elements between the lanes of a warp.";

@@ -15,8 +15,10 @@ def AssignLayouts : Pass<"tile-assign-layouts", "::mlir::ModuleOp"> {
     dimension sliced; a broadcast of a reduction result un-slices it again;
     a reshape keeps the element order; element-wise ops take their
     operands' common layout (a splat or constant operand is re-made in it).
-    Reports fragments that cannot be spread over the threads and layouts
-    that would need a conversion (not supported yet).
+    Where two layouts meet (element-wise operands, a loop's or if's yield,
+    a broadcast of a fragment that is not a reduction of the result's
+    shape) it inserts a tile.convert_layout. Reports fragments that cannot
+    be spread over the threads, unsupported reductions and shuffles.
   }];
   let dependentDialects = ["::mlir::tile::TileDialect"];
 }
