@@ -869,3 +869,62 @@ TEST_CASE("fragments in different layouts meet through a conversion",
   }
   CHECK(bad == 0);
 }
+
+namespace {
+
+/// x (rows, 64) i32 over 128 threads relaid out to 8 consecutive elements
+/// a thread: sums of each 8 (in registers) to sums (rows, 8), and the
+/// relaid-out tile stored back to copy (rows, 64), through the kernel's
+/// 16-byte layout.
+Kernel relayout_sum_kernel() {
+  dsl::KernelBuilder k("relayout_sum", 128);
+  auto x = k.tensor("x", DType::i32, 2, dsl::inner_contiguous(16));
+  auto sums = k.tensor("sums", DType::i32, 2);
+  auto copy = k.tensor("copy", DType::i32, 2, dsl::inner_contiguous(16));
+  auto row = k.block_id(0) * k.index(kRows);
+  auto t = k.relayout(k.load(x, {row, k.index(0)}, {kRows, kCols}), 8);
+  auto s = k.reduce_sum(k.reshape(t, {kRows, kCols / 8, 8}), 2);
+  k.store(k.reshape(s, {kRows, kCols / 8}), sums, {row, k.index(0)});
+  k.store(t, copy, {row, k.index(0)});
+  return k.build();
+}
+
+} // namespace
+
+TEST_CASE("relayout deals 8 consecutive elements to a thread",
+          "[dsl][layout]") {
+  const ops::LoadedKernel &kernel = ops::load_kernel(
+      ops::make_key("test_relayout_sum"), [] { return relayout_sum_kernel(); });
+  const int64_t rows = kRows * 4 + 9, n = rows * kCols; // a tail block
+  std::vector<int32_t> x(n);
+  std::mt19937_64 gen(Catch::rngSeed());
+  for (int32_t &v : x)
+    v = static_cast<int32_t>(gen() % 2001) - 1000;
+  rt::DeviceBuffer dx(n * 4), dsums(rows * 8 * 4), dcopy(n * 4);
+  dx.upload(x.data(), n * 4);
+  const int64_t xs[2] = {rows, kCols}, ss[2] = {rows, kCols / 8};
+  launch_rows(
+      kernel, rows,
+      [&](rt::ArgPack &args) {
+        ops::push_tensor(args,
+                         rt::TensorView::contiguous(dx.ptr(), DType::i32, xs));
+        ops::push_tensor(
+            args, rt::TensorView::contiguous(dsums.ptr(), DType::i32, ss));
+        ops::push_tensor(
+            args, rt::TensorView::contiguous(dcopy.ptr(), DType::i32, xs));
+      },
+      /*threads=*/128);
+  std::vector<int32_t> sums(rows * 8), copy(n);
+  dsums.download(sums.data(), sums.size() * 4);
+  dcopy.download(copy.data(), n * 4);
+  size_t bad = 0;
+  for (int64_t g = 0; g < n / 8; ++g) {
+    int32_t want = 0;
+    for (int e = 0; e < 8; ++e)
+      want += x[8 * g + e];
+    if (sums[g] != want && bad++ < 5)
+      UNSCOPED_INFO("group " << g << ": sum " << sums[g] << ", want " << want);
+  }
+  CHECK(bad == 0);
+  CHECK(copy == x);
+}

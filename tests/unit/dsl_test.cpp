@@ -311,6 +311,49 @@ TEST_CASE("fragments in two layouts meet through tile.convert_layout",
   CHECK(compiled.ptx.find("bar.sync") != std::string::npos);
 }
 
+TEST_CASE("DSL relayout rejects misuse with one line", "[compiler][error]") {
+  // Deliberate mistake: a vector that is not a power of two.
+  CHECK_THAT(error_of([](auto &k, auto &x) { k.relayout(tile(k, x), 3); }),
+             EndsWith("error: relayout: vector 3 must be a power of two "
+                      "(elements a thread holds together)"));
+  // Deliberate mistake: relaying out a scalar.
+  CHECK_THAT(error_of([](auto &k, auto &) {
+               k.relayout(k.constant(1, DType::f32), 4);
+             }),
+             EndsWith("error: relayout: the value has type f32; requires a "
+                      "fragment"));
+  // Deliberate mistake: more elements a chunk than the fragment can deal
+  // out (4 x 32 over 128 threads; reported when the kernel compiles).
+  std::string compile_error;
+  try {
+    dsl::KernelBuilder k("bad", 128);
+    auto x = k.tensor("x", DType::f32, 2, dsl::inner_contiguous(16));
+    auto t = k.relayout(k.load(x, {k.index(0), k.index(0)}, {4, 32}), 8);
+    k.store(t, x, {k.index(0), k.index(0)});
+    compile(k.build());
+  } catch (const Error &e) {
+    compile_error = e.what();
+  }
+  CHECK_THAT(compile_error,
+             Contains("dsl_test.cpp:") &&
+                 Contains("error: 'tile.convert_layout' op to vectors of 8 "
+                          "elements: fragment 'tensor<4x32xf32>' has 128 "
+                          "elements; requires a multiple of threads x vector "
+                          "= 1024"));
+}
+
+TEST_CASE("relayout to 8 f32 a thread keeps a sum over 8 in registers",
+          "[compiler]") {
+  dsl::KernelBuilder k("relayout", 128);
+  auto x = k.tensor("x", DType::f32, 2, dsl::inner_contiguous(16));
+  auto out = k.tensor("out", DType::f32, 2);
+  auto t = k.relayout(k.load(x, {k.index(0), k.index(0)}, {16, 64}), 8);
+  auto sums = k.reduce_sum(k.reshape(t, {16, 8, 8}), 2);
+  k.store(k.reshape(sums, {16, 8}), out, {k.index(0), k.index(0)});
+  CompiledKernel c = compile(k.build());
+  CHECK(c.ptx.find("shfl.sync") == std::string::npos);
+}
+
 TEST_CASE("DSL calls name an empty dsl::Value", "[compiler][error]") {
   // Deliberate mistake: a default-constructed value passed on.
   CHECK_THAT(error_of([](auto &k, auto &) { k.abs(dsl::Value()); }),

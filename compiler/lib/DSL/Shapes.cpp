@@ -84,6 +84,19 @@ Value KernelBuilder::reshape(Value fragment, const std::vector<int64_t> &shape,
       fragment.dtype());
 }
 
+Value KernelBuilder::relayout(Value fragment, int vector, Loc loc) {
+  RankedTensorType type = fragmentType(*impl_, fragment, "relayout", loc);
+  if (vector < 1 || (vector & (vector - 1)) != 0)
+    impl_->fail(loc, fmt::format("relayout: vector {} must be a power of two "
+                                 "(elements a thread holds together)",
+                                 vector));
+  Location l = impl_->loc(loc);
+  auto op =
+      tile::ConvertLayoutOp::create(impl_->builder, l, type, unwrap(fragment));
+  op.setVector(static_cast<uint64_t>(vector));
+  return impl_->wrap(op.getResult(), fragment.dtype());
+}
+
 Value KernelBuilder::shuffle_xor(Value fragment, int dim, int mask, Loc loc) {
   RankedTensorType type = fragmentType(*impl_, fragment, "shuffle_xor", loc);
   if (dim < 0 || dim >= type.getRank())

@@ -271,3 +271,20 @@ func.func @convert_column(%x: memref<?x?xf32>) attributes {tile.threads = 32 : i
   tile.store %a, %x[%c0, %c0] : tensor<32x1xf32>, memref<?x?xf32>
   return
 }
+
+// -----
+
+// After k.relayout to 8 f32 a thread, a sum over groups of 8 is in registers:
+// no shuffle, no shared memory past the conversion's own buffer.
+// CHECK-LABEL: gpu.func @relayout_in_thread
+// CHECK-NOT: gpu.shuffle
+// CHECK: gpu.return
+func.func @relayout_in_thread(%x: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.align = 16 : i64}, %o: memref<?x?x?xf32>) attributes {tile.threads = 128 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<?x?xf32, strided<[?, 1], offset: ?>> -> tensor<16x64xf32>
+  %r = tile.convert_layout %t {vector = 8 : i64} : tensor<16x64xf32> -> tensor<16x64xf32>
+  %g = tile.reshape %r : tensor<16x64xf32> -> tensor<16x8x8xf32>
+  %s = tile.reduce sum %g dim 2 : tensor<16x8x8xf32> -> tensor<16x8x1xf32>
+  tile.store %s, %o[%c0, %c0, %c0] : tensor<16x8x1xf32>, memref<?x?x?xf32>
+  return
+}

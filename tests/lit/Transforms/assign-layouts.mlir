@@ -274,3 +274,31 @@ func.func @shuffle_reduced(%x: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile
   %s = tile.shuffle_xor %m dim 1 mask 1 : tensor<1x64x4xf32>
   return
 }
+
+// -----
+
+// k.relayout: the author's vector of 8 f32 a thread. A store of it to a
+// tensor promising 16-byte rows goes through the kernel's layout (vector 4).
+!gr = memref<?x?xf32, strided<[?, 1], offset: ?>>
+// CHECK-LABEL: func.func @relayout
+// CHECK: %[[T:.*]] = tile.load {{.*}} -> tensor<16x64xf32, #tile.layout<shape = [16, 64], threads = 128, vector = 4>>
+// CHECK: %[[R:.*]] = tile.convert_layout %[[T]] {vector = 8 : i64} : {{.*}} -> tensor<16x64xf32, #tile.layout<shape = [16, 64], threads = 128, vector = 8>>
+// CHECK: %[[B:.*]] = tile.convert_layout %[[R]] : {{.*}} -> tensor<16x64xf32, #tile.layout<shape = [16, 64], threads = 128, vector = 4>>
+// CHECK: tile.store %[[B]]
+func.func @relayout(%x: !gr {tile.align = 16 : i64}) attributes {tile.threads = 128 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : !gr -> tensor<16x64xf32>
+  %r = tile.convert_layout %t {vector = 8 : i64} : tensor<16x64xf32> -> tensor<16x64xf32>
+  tile.store %r, %x[%c0, %c0] : tensor<16x64xf32>, !gr
+  return
+}
+
+// -----
+
+func.func @relayout_count(%x: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.align = 16 : i64}) attributes {tile.threads = 128 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<?x?xf32, strided<[?, 1], offset: ?>> -> tensor<4x128xf32>
+  // expected-error @+1 {{'tile.convert_layout' op to vectors of 8 elements: fragment 'tensor<4x128xf32>' has 512 elements; requires a multiple of threads x vector = 1024}}
+  %r = tile.convert_layout %t {vector = 8 : i64} : tensor<4x128xf32> -> tensor<4x128xf32>
+  return
+}

@@ -234,6 +234,15 @@ public:
   /// The same elements (row-major order) in another shape.
   Value reshape(Value fragment, const std::vector<int64_t> &shape,
                 Loc loc = Loc::current());
+  /// The same fragment in the layout the author picks: chunks of `vector`
+  /// consecutive elements (row-major), dealt to the threads in turn, so
+  /// thread t holds chunks t, t + threads, ... (a power of two; the element
+  /// count must be a multiple of threads x vector). The compiler moves the
+  /// data through shared memory when the value was in another layout, and
+  /// stores it from its own layout when the vector is wider than an access
+  /// allows. E.g. 8 consecutive f32 a thread, so that a reduction over
+  /// groups of 8 stays in registers.
+  Value relayout(Value fragment, int vector, Loc loc = Loc::current());
   /// Exchanges elements between the lanes of each warp:
   /// result[..., i, ...] = fragment[..., i xor mask, ...] along `dim`, one
   /// shfl.sync.bfly per element a thread holds. `dim` must be the thread

@@ -47,6 +47,10 @@ struct ConvertLayoutLowering : OpConversionPattern<ConvertLayoutOp> {
     Location loc = op.getLoc();
     LayoutAttr from = getLayout(op.getSource().getType());
     LayoutAttr to = getLayout(op.getType());
+    if (from && from == to) { // an annotation the value already had
+      rewriter.replaceOp(op, adaptor.getSource());
+      return success();
+    }
     Value buffer = buffers.lookup(op);
     auto resultType = dyn_cast_or_null<VectorType>(
         getTypeConverter()->convertType(op.getType()));
@@ -104,6 +108,8 @@ struct ConvertLayoutLowering : OpConversionPattern<ConvertLayoutOp> {
 
 MemRefType mlir::tile::convertLayoutBufferType(ConvertLayoutOp op) {
   RankedTensorType type = op.getType();
+  if (getLayout(op.getSource().getType()) == getLayout(type))
+    return {}; // no data moves
   Type elt = type.getElementType();
   if (elt.isInteger(1))
     elt = IntegerType::get(op.getContext(), 8);

@@ -110,7 +110,7 @@ void populateReduceToGPUPatterns(
 class ConvertLayoutOp;
 
 /// The shared buffer a tile.convert_layout goes through: one element of the
-/// fragment each (booleans as bytes).
+/// fragment each (booleans as bytes); null when both layouts are the same.
 MemRefType convertLayoutBufferType(ConvertLayoutOp op);
 
 /// tile.convert_layout -> writes of each element's first copy to its shared

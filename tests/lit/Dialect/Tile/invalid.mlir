@@ -401,3 +401,11 @@ func.func @convert_shape(%t: tensor<32x1xf32>) {
   %c = tile.convert_layout %t : tensor<32x1xf32> -> tensor<1x32xf32>
   return
 }
+
+// -----
+
+func.func @convert_vector(%t: tensor<32x1xf32>) {
+  // expected-error @+1 {{'tile.convert_layout' op vector 3 is not a power of two}}
+  %c = tile.convert_layout %t {vector = 3 : i64} : tensor<32x1xf32> -> tensor<32x1xf32>
+  return
+}

@@ -1,6 +1,8 @@
 //===- TileOps.cpp - Verifiers of the tile dialect's operations ----------===//
 #include "tilejit/Dialect/Tile/IR/Tile.h"
 
+#include "llvm/Support/MathExtras.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
@@ -128,6 +130,8 @@ LogicalResult ConvertLayoutOp::verify() {
     return emitOpError() << "result " << result
                          << " is not the source's shape and element type ("
                          << source << ")";
+  if (std::optional<uint64_t> v = getVector(); v && !llvm::isPowerOf2_64(*v))
+    return emitOpError() << "vector " << *v << " is not a power of two";
   return success();
 }
 

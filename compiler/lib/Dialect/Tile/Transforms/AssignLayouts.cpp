@@ -92,6 +92,38 @@ static llvm::DenseSet<Value> reducedValues(func::FuncOp kernel) {
   return reduced;
 }
 
+/// The widest vector (elements) an access of `fragment` to `memref` can use:
+/// a shared tile's rows are 16-byte aligned; a global tensor needs a unit
+/// inner stride and its `tile.align` promise. The last fragment dimension
+/// must divide by it.
+static int64_t accessWidth(func::FuncOp kernel, Value memref,
+                           RankedTensorType fragment) {
+  auto type = cast<MemRefType>(memref.getType());
+  int64_t bytes = type.getElementTypeBitWidth() / 8;
+  if (bytes == 0)
+    return 1;
+  int64_t w = 1;
+  if (memref.getDefiningOp<AllocSharedOp>()) {
+    // A shared tile: 16-byte aligned, rows of its static last size.
+    w = 16 / bytes;
+    while (w > 1 && type.getShape().back() % w != 0)
+      w /= 2;
+  } else {
+    auto [strides, offset] = type.getStridesAndOffset();
+    auto arg = dyn_cast<BlockArgument>(memref);
+    if (strides.empty() || strides.back() != 1 || !arg)
+      return 1;
+    auto align = kernel.getArgAttrOfType<IntegerAttr>(
+        arg.getArgNumber(), TileDialect::getAlignAttrName());
+    if (!align)
+      return 1;
+    w = std::min<int64_t>(16, align.getInt()) / bytes;
+  }
+  while (w > 1 && fragment.getShape().back() % w != 0)
+    w /= 2;
+  return std::max<int64_t>(w, 1);
+}
+
 /// The widest vector (in elements) every access of the kernel can use: each
 /// load and store of an unreduced fragment must reach a tensor whose last
 /// stride is 1 and whose rows are aligned (`tile.align`) to the vector's
@@ -99,36 +131,10 @@ static llvm::DenseSet<Value> reducedValues(func::FuncOp kernel) {
 /// unreduced fragment must hold a whole number of vectors per thread. 16
 /// bytes at most; 1 when any access cannot; no more than a shuffle's inner
 /// dimensions hold. (Splats and constants take their users' layouts and do
-/// not count.)
+/// not count, nor do fragments the author laid out with k.relayout.)
 static int64_t chooseVectorWidth(func::FuncOp kernel, int64_t threads) {
   llvm::DenseSet<Value> reduced = reducedValues(kernel);
   int64_t width = 16; // elements; lowered below by the element sizes
-  auto accessWidth = [&](Value memref, RankedTensorType fragment) -> int64_t {
-    auto type = cast<MemRefType>(memref.getType());
-    int64_t bytes = type.getElementTypeBitWidth() / 8;
-    if (bytes == 0)
-      return 1;
-    int64_t w = 1;
-    if (memref.getDefiningOp<AllocSharedOp>()) {
-      // A shared tile: 16-byte aligned, rows of its static last size.
-      w = 16 / bytes;
-      while (w > 1 && type.getShape().back() % w != 0)
-        w /= 2;
-    } else {
-      auto [strides, offset] = type.getStridesAndOffset();
-      auto arg = dyn_cast<BlockArgument>(memref);
-      if (strides.empty() || strides.back() != 1 || !arg)
-        return 1;
-      auto align = kernel.getArgAttrOfType<IntegerAttr>(
-          arg.getArgNumber(), TileDialect::getAlignAttrName());
-      if (!align)
-        return 1;
-      w = std::min<int64_t>(16, align.getInt()) / bytes;
-    }
-    while (w > 1 && fragment.getShape().back() % w != 0)
-      w /= 2;
-    return std::max<int64_t>(w, 1);
-  };
   kernel.walk([&](Operation *op) {
     // A shuffle's dimension is the thread's when the dimensions after it
     // hold one vector: it asks for that width (a narrower one than the
@@ -143,13 +149,17 @@ static int64_t chooseVectorWidth(func::FuncOp kernel, int64_t threads) {
         width = std::min(width, inner);
     }
     if (auto load = dyn_cast<LoadOp>(op))
-      width = std::min(width, accessWidth(load.getSource(), load.getType()));
+      width = std::min(width,
+                       accessWidth(kernel, load.getSource(), load.getType()));
     if (auto store = dyn_cast<StoreOp>(op);
         store && !reduced.contains(store.getValue()))
-      width = std::min(
-          width, accessWidth(store.getDest(), store.getValue().getType()));
+      width = std::min(width, accessWidth(kernel, store.getDest(),
+                                          store.getValue().getType()));
     if (isSplatLike(op)) // placed in their users' layouts
       return;
+    if (auto convert = dyn_cast<ConvertLayoutOp>(op);
+        convert && convert.getVector())
+      return; // the author's layout
     for (Value result : op->getResults())
       if (auto fragment = dyn_cast<RankedTensorType>(result.getType());
           fragment && !reduced.contains(result))
@@ -290,8 +300,10 @@ private:
       }
       return assignBlocked(op->getResult(0), op);
     }
-    if (isa<StoreOp>(op))
-      return operandLayout(op->getOpOperand(0), {});
+    if (auto store = dyn_cast<StoreOp>(op))
+      return visitStore(store);
+    if (auto relayout = dyn_cast<ConvertLayoutOp>(op))
+      return visitRelayout(relayout);
     if (isa<AtomicOp>(op))
       return operandLayout(op->getOpOperand(0), {});
     if (auto loop = dyn_cast<scf::ForOp>(op))
@@ -487,6 +499,44 @@ private:
       result = *blocked;
     }
     setLayout(op.getResult(), result);
+    return success();
+  }
+
+  /// A store takes its value's layout, unless the author's layout has wider
+  /// vectors than this access allows (its alignment promise): then the value
+  /// is converted to the kernel's blocked layout, whose vectors fit every
+  /// access.
+  LogicalResult visitStore(StoreOp op) {
+    FailureOr<LayoutAttr> layout = operandLayout(op->getOpOperand(0), {});
+    if (failed(layout))
+      return failure();
+    RankedTensorType type = op.getValue().getType();
+    if (!layout->getSliced().empty() ||
+        layout->getVector() <= accessWidth(kernel, op.getDest(), type))
+      return success();
+    FailureOr<LayoutAttr> blocked = blockedLayout(type, op);
+    if (failed(blocked))
+      return failure();
+    convert(op->getOpOperand(0), *blocked);
+    return success();
+  }
+
+  /// `k.relayout`: the blocked layout of the result's shape with the
+  /// author's vector (conversions this pass inserts are not visited).
+  LogicalResult visitRelayout(ConvertLayoutOp op) {
+    if (failed(operandLayout(op->getOpOperand(0), {})))
+      return failure();
+    RankedTensorType type = op.getType();
+    const int64_t v = static_cast<int64_t>(op.getVector().value_or(vector));
+    if (type.getNumElements() % (threads * v) != 0)
+      return op.emitOpError()
+             << "to vectors of " << v << " elements: fragment "
+             << RankedTensorType::get(type.getShape(), type.getElementType())
+             << " has " << type.getNumElements()
+             << " elements; requires a multiple of threads x vector = "
+             << threads * v;
+    setLayout(op.getResult(), LayoutAttr::get(op->getContext(), type.getShape(),
+                                              threads, v, {}));
     return success();
   }
 

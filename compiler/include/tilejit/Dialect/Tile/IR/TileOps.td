@@ -237,7 +237,9 @@ def Tile_ConvertLayoutOp : Tile_Op<"convert_layout", [Pure]> {
     tile-assign-layouts inserts it where two layouts meet (operands of an
     element-wise op, a loop's carried value, a broadcast of a fragment that
     is not a reduction of the result's shape); source and result have the
-    same shape and element type.
+    same shape and element type. With `vector = V` it is the author's
+    annotation (`k.relayout`): the result gets the blocked layout of its
+    shape with V consecutive elements a thread per chunk.
 
     Example:
 
@@ -245,7 +247,8 @@ def Tile_ConvertLayoutOp : Tile_Op<"convert_layout", [Pure]> {
     %c = tile.convert_layout %t : tensor<32x1xf32, #tile.layout<shape = [32, 1], threads = 32, vector = 1>> -> tensor<32x1xf32, #tile.layout<shape = [32, 64], threads = 32, vector = 4, sliced = [1]>>
     ```
   }];
-  let arguments = (ins Tile_Fragment:$source);
+  let arguments = (ins Tile_Fragment:$source,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$vector);
   let results = (outs Tile_Fragment:$result);
   let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
   let hasVerifier = 1;
