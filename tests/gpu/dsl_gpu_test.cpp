@@ -660,12 +660,17 @@ constexpr int kShuffleCols = 512; // (16, 512) i32 = (16, 128, 4) over 128
 
 /// x (rows, 512) i32, seen as (16, 128, 4) a block of 128 threads (dim 1 the
 /// thread): partner = x with lanes 5 apart swapped, sum = the sum over the
-/// 32 lanes of each warp by a butterfly of five xor shuffles.
+/// 32 lanes of each warp by a butterfly of five xor shuffles, lane7 = lane
+/// 7's elements in every lane of its warp, lane5of16 = the same from lane 5
+/// of each group of 16 (a (128, 16, 4) view).
 Kernel shuffle_kernel() {
   dsl::KernelBuilder k("shuffle", 128);
   auto x = k.tensor("x", DType::i32, 2, dsl::inner_contiguous(16));
   auto partner = k.tensor("partner", DType::i32, 2, dsl::inner_contiguous(16));
   auto sum = k.tensor("sum", DType::i32, 2, dsl::inner_contiguous(16));
+  auto lane7 = k.tensor("lane7", DType::i32, 2, dsl::inner_contiguous(16));
+  auto lane5of16 =
+      k.tensor("lane5of16", DType::i32, 2, dsl::inner_contiguous(16));
   auto row = k.block_id(0) * k.index(kRows);
   auto t = k.reshape(k.load(x, {row, k.index(0)}, {kRows, kShuffleCols}),
                      {kRows * kShuffleCols / 512, 128, 4});
@@ -675,12 +680,15 @@ Kernel shuffle_kernel() {
   for (int mask = 1; mask < 32; mask *= 2)
     s = s + k.shuffle_xor(s, 1, mask);
   k.store(back(s), sum, {row, k.index(0)});
+  k.store(back(k.shuffle_idx(t, 1, 7)), lane7, {row, k.index(0)});
+  auto groups = k.reshape(t, {kRows * kShuffleCols / 64, 16, 4});
+  k.store(back(k.shuffle_idx(groups, 1, 5)), lane5of16, {row, k.index(0)});
   return k.build();
 }
 
 } // namespace
 
-TEST_CASE("shuffle_xor exchanges lanes and builds a warp butterfly sum",
+TEST_CASE("shuffle_xor and shuffle_idx exchange and broadcast lanes",
           "[dsl][shuffle]") {
   const ops::LoadedKernel &kernel = ops::load_kernel(
       ops::make_key("test_shuffle"), [] { return shuffle_kernel(); });
@@ -689,20 +697,22 @@ TEST_CASE("shuffle_xor exchanges lanes and builds a warp butterfly sum",
   std::mt19937_64 gen(Catch::rngSeed());
   for (int32_t &v : x)
     v = static_cast<int32_t>(gen() % 2001) - 1000;
-  rt::DeviceBuffer dx(n * 4), dp(n * 4), ds(n * 4);
+  rt::DeviceBuffer dx(n * 4), dp(n * 4), ds(n * 4), d7(n * 4), d5(n * 4);
   dx.upload(x.data(), n * 4);
   const int64_t shape[2] = {rows, kShuffleCols};
   launch_rows(
       kernel, rows,
       [&](rt::ArgPack &args) {
-        for (const rt::DeviceBuffer *b : {&dx, &dp, &ds})
+        for (const rt::DeviceBuffer *b : {&dx, &dp, &ds, &d7, &d5})
           ops::push_tensor(
               args, rt::TensorView::contiguous(b->ptr(), DType::i32, shape));
       },
       /*threads=*/128);
-  std::vector<int32_t> partner(n), sum(n);
+  std::vector<int32_t> partner(n), sum(n), lane7(n), lane5(n);
   dp.download(partner.data(), n * 4);
   ds.download(sum.data(), n * 4);
+  d7.download(lane7.data(), n * 4);
+  d5.download(lane5.data(), n * 4);
   // In a row of 512, column c is element c % 4 of thread (c / 4) % 128's
   // vector: the lane bits of c are bits 2..6.
   size_t bad = 0;
@@ -713,6 +723,12 @@ TEST_CASE("shuffle_xor exchanges lanes and builds a warp butterfly sum",
       for (int64_t lane = 0; lane < 32; ++lane)
         want_sum += row_x[(c & ~(int64_t{31} << 2)) | (lane << 2)];
       int64_t i = r * kShuffleCols + c;
+      int32_t want7 = row_x[(c & ~(int64_t{31} << 2)) | (7 << 2)];
+      int32_t want5 = row_x[(c & ~(int64_t{15} << 2)) | (5 << 2)];
+      if ((lane7[i] != want7 || lane5[i] != want5) && bad++ < 5)
+        UNSCOPED_INFO("row " << r << " col " << c << ": lane 7 " << lane7[i]
+                             << " (want " << want7 << "), lane 5 of 16 "
+                             << lane5[i] << " (want " << want5 << ")");
       if ((partner[i] != want_partner || sum[i] != want_sum) && bad++ < 5)
         UNSCOPED_INFO("row " << r << " col " << c << ": partner " << partner[i]
                              << " (want " << want_partner << "), sum " << sum[i]

@@ -266,6 +266,24 @@ TEST_CASE("DSL shuffle_xor rejects misuse with one line", "[compiler][error]") {
       EndsWith("error: shuffle_xor: the value is an empty dsl::Value"));
 }
 
+TEST_CASE("DSL shuffle_idx rejects misuse with one line", "[compiler][error]") {
+  // Deliberate mistake: a lane past the group (dimension 1 has 32).
+  CHECK_THAT(
+      error_of([](auto &k, auto &x) { k.shuffle_idx(tile(k, x), 1, 32); }),
+      EndsWith("error: shuffle_idx: lane 32 must be in 0..31 (groups of 32 "
+               "along dimension 1 of size 32)"));
+  // Deliberate mistake: 64-bit elements.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               k.shuffle_idx(k.cast(tile(k, x), DType::i64), 1, 0);
+             }),
+             EndsWith("error: shuffle_idx: requires 32-bit elements, got i64; "
+                      "cast to f32 or i32 first"));
+  CHECK_THAT(
+      error_of([](auto &k, auto &x) { k.shuffle_idx(tile(k, x), -1, 0); }),
+      EndsWith("error: shuffle_idx: dim -1 is out of range for a fragment of "
+               "rank 2"));
+}
+
 TEST_CASE("shuffle_xor compiles to shfl.sync.bfly", "[compiler]") {
   dsl::KernelBuilder k("shuffle", 128);
   auto x = k.tensor("x", DType::f32, 2, dsl::inner_contiguous(16));
@@ -275,6 +293,18 @@ TEST_CASE("shuffle_xor compiles to shfl.sync.bfly", "[compiler]") {
           {k.index(0), k.index(0)});
   CompiledKernel c = compile(k.build());
   CHECK(c.ptx.find("shfl.sync.bfly.b32") != std::string::npos);
+  CHECK(c.ptx.find("bar.sync") == std::string::npos);
+}
+
+TEST_CASE("shuffle_idx compiles to shfl.sync.idx", "[compiler]") {
+  dsl::KernelBuilder k("shuffle_lane", 128);
+  auto x = k.tensor("x", DType::f32, 2, dsl::inner_contiguous(16));
+  auto t =
+      k.reshape(k.load(x, {k.index(0), k.index(0)}, {4, 512}), {4, 128, 4});
+  k.store(k.reshape(k.shuffle_idx(t, 1, 0), {4, 512}), x,
+          {k.index(0), k.index(0)});
+  CompiledKernel c = compile(k.build());
+  CHECK(c.ptx.find("shfl.sync.idx.b32") != std::string::npos);
   CHECK(c.ptx.find("bar.sync") == std::string::npos);
 }
 

@@ -97,16 +97,24 @@ Value KernelBuilder::relayout(Value fragment, int vector, Loc loc) {
   return impl_->wrap(op.getResult(), fragment.dtype());
 }
 
-Value KernelBuilder::shuffle_xor(Value fragment, int dim, int mask, Loc loc) {
-  RankedTensorType type = fragmentType(*impl_, fragment, "shuffle_xor", loc);
+/// What shuffle_xor and shuffle_idx check alike; the fragment's type.
+static RankedTensorType shuffleType(KernelBuilder::Impl &impl, const Value &v,
+                                    const char *what, int dim, const Loc &loc) {
+  RankedTensorType type = fragmentType(impl, v, what, loc);
   if (dim < 0 || dim >= type.getRank())
-    impl_->fail(loc, fmt::format("shuffle_xor: dim {} is out of range for a "
-                                 "fragment of rank {}",
-                                 dim, type.getRank()));
-  if (size_of(fragment.dtype()) != 4)
-    impl_->fail(loc, fmt::format("shuffle_xor: requires 32-bit elements, got "
-                                 "{}; cast to f32 or i32 first",
-                                 name_of(fragment.dtype())));
+    impl.fail(loc, fmt::format("{}: dim {} is out of range for a fragment of "
+                               "rank {}",
+                               what, dim, type.getRank()));
+  if (size_of(v.dtype()) != 4)
+    impl.fail(loc, fmt::format("{}: requires 32-bit elements, got {}; cast "
+                               "to f32 or i32 first",
+                               what, name_of(v.dtype())));
+  return type;
+}
+
+Value KernelBuilder::shuffle_xor(Value fragment, int dim, int mask, Loc loc) {
+  RankedTensorType type =
+      shuffleType(*impl_, fragment, "shuffle_xor", dim, loc);
   if (mask <= 0 || mask >= 32 || mask >= type.getDimSize(dim))
     impl_->fail(
         loc, fmt::format("shuffle_xor: mask {} must be in 1..{} (lanes "
@@ -119,6 +127,24 @@ Value KernelBuilder::shuffle_xor(Value fragment, int dim, int mask, Loc loc) {
                                                 unwrap(fragment),
                                                 static_cast<uint64_t>(dim),
                                                 static_cast<uint64_t>(mask)),
+                     fragment.dtype());
+}
+
+Value KernelBuilder::shuffle_idx(Value fragment, int dim, int lane, Loc loc) {
+  RankedTensorType type =
+      shuffleType(*impl_, fragment, "shuffle_idx", dim, loc);
+  const int64_t segment = std::min<int64_t>(type.getDimSize(dim), 32);
+  if (lane < 0 || lane >= segment)
+    impl_->fail(loc, fmt::format("shuffle_idx: lane {} must be in 0..{} "
+                                 "(groups of {} along dimension {} of size "
+                                 "{})",
+                                 lane, segment - 1, segment, dim,
+                                 type.getDimSize(dim)));
+  Location l = impl_->loc(loc);
+  return impl_->wrap(tile::ShuffleIdxOp::create(impl_->builder, l, type,
+                                                unwrap(fragment),
+                                                static_cast<uint64_t>(dim),
+                                                static_cast<uint64_t>(lane)),
                      fragment.dtype());
 }
 

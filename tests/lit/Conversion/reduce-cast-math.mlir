@@ -288,3 +288,21 @@ func.func @relayout_in_thread(%x: memref<?x?xf32, strided<[?, 1], offset: ?>> {t
   tile.store %s, %o[%c0, %c0, %c0] : tensor<16x8x1xf32>, memref<?x?x?xf32>
   return
 }
+
+// -----
+
+// tile.shuffle_idx over a dimension of 16: one idx shuffle a slot in
+// segments of 16 lanes.
+// CHECK-LABEL: gpu.func @shuffle_lane_slots
+// CHECK-COUNT-8: gpu.shuffle idx %{{.*}}, %c5_i32, %c16_i32 : f32
+// CHECK-NOT: gpu.shuffle
+// CHECK: gpu.return
+func.func @shuffle_lane_slots(%x: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.align = 16 : i64}) attributes {tile.threads = 64 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<?x?xf32, strided<[?, 1], offset: ?>> -> tensor<2x256xf32>
+  %r = tile.reshape %t : tensor<2x256xf32> -> tensor<8x16x4xf32>
+  %s = tile.shuffle_idx %r dim 1 lane 5 : tensor<8x16x4xf32>
+  %b = tile.reshape %s : tensor<8x16x4xf32> -> tensor<2x256xf32>
+  tile.store %b, %x[%c0, %c0] : tensor<2x256xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
+  return
+}

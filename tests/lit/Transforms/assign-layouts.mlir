@@ -302,3 +302,14 @@ func.func @relayout_count(%x: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.
   %r = tile.convert_layout %t {vector = 8 : i64} : tensor<4x128xf32> -> tensor<4x128xf32>
   return
 }
+
+// -----
+
+func.func @shuffle_lane_span(%x: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.align = 16 : i64}) attributes {tile.threads = 64 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<?x?xf32, strided<[?, 1], offset: ?>> -> tensor<3x256xf32>
+  %r = tile.reshape %t : tensor<3x256xf32> -> tensor<4x48x4xf32>
+  // expected-error @+1 {{'tile.shuffle_idx' op from lane 3 along dimension 1 of 'tensor<4x48x4xf32>' requires that dimension's size (48) and the thread count (64) to be multiples of 32}}
+  %s = tile.shuffle_idx %r dim 1 lane 3 : tensor<4x48x4xf32>
+  return
+}

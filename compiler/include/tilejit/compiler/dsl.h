@@ -254,6 +254,13 @@ public:
   /// elements, 0 < mask < 32.
   Value shuffle_xor(Value fragment, int dim, int mask,
                     Loc loc = Loc::current());
+  /// Broadcasts within groups of S = min(size of `dim`, 32) coordinates
+  /// along the thread dimension: result[..., i, ...] = fragment[..., i -
+  /// i mod S + lane, ...] (shfl.sync.idx over segments of S lanes; the same
+  /// requirements as shuffle_xor, S a power of two dividing the thread
+  /// count). 32-bit elements, 0 <= lane < S.
+  Value shuffle_idx(Value fragment, int dim, int lane,
+                    Loc loc = Loc::current());
   /// Repeats a fragment along its dimensions of size 1.
   Value broadcast(Value fragment, const std::vector<int64_t> &shape,
                   Loc loc = Loc::current());

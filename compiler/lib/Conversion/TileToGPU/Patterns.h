@@ -90,7 +90,8 @@ void populateElementwiseToGPUPatterns(const TypeConverter &converter,
 void populateCastToGPUPatterns(const TypeConverter &converter,
                                RewritePatternSet &patterns);
 
-/// tile.shuffle_xor -> one gpu.shuffle xor per slot.
+/// tile.shuffle_xor / tile.shuffle_idx -> one gpu.shuffle xor / idx per
+/// slot.
 void populateShuffleToGPUPatterns(const TypeConverter &converter,
                                   RewritePatternSet &patterns);
 

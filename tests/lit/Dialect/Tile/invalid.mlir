@@ -409,3 +409,27 @@ func.func @convert_vector(%t: tensor<32x1xf32>) {
   %c = tile.convert_layout %t {vector = 3 : i64} : tensor<32x1xf32> -> tensor<32x1xf32>
   return
 }
+
+// -----
+
+func.func @shuffle_lane_range(%t: tensor<2x16x4xf32>) {
+  // expected-error @+1 {{'tile.shuffle_idx' op lane 16 must be in 0..15}}
+  %s = tile.shuffle_idx %t dim 1 lane 16 : tensor<2x16x4xf32>
+  return
+}
+
+// -----
+
+func.func @shuffle_lane_segment(%t: tensor<2x12x4xf32>) {
+  // expected-error @+1 {{'tile.shuffle_idx' op dimension 1 of size 12 must be a power of two when below 32}}
+  %s = tile.shuffle_idx %t dim 1 lane 0 : tensor<2x12x4xf32>
+  return
+}
+
+// -----
+
+func.func @shuffle_lane_width(%t: tensor<2x128x4xi64>) {
+  // expected-error @+1 {{'tile.shuffle_idx' op requires 32-bit elements, got 'i64'; cast to f32 or i32 first}}
+  %s = tile.shuffle_idx %t dim 1 lane 0 : tensor<2x128x4xi64>
+  return
+}

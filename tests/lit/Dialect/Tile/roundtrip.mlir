@@ -101,3 +101,10 @@ func.func @convert(%t: tensor<32x1xf32>) -> tensor<32x1xf32> {
   %c = tile.convert_layout %t : tensor<32x1xf32> -> tensor<32x1xf32>
   return %c : tensor<32x1xf32>
 }
+
+// CHECK-LABEL: func.func @shuffle_lane
+func.func @shuffle_lane(%t: tensor<2x128x4xf32>) -> tensor<2x128x4xf32> {
+  // CHECK: tile.shuffle_idx %{{.*}} dim 1 lane 3 : tensor<2x128x4xf32>
+  %s = tile.shuffle_idx %t dim 1 lane 3 : tensor<2x128x4xf32>
+  return %s : tensor<2x128x4xf32>
+}

@@ -135,17 +135,25 @@ LogicalResult ConvertLayoutOp::verify() {
   return success();
 }
 
+/// What tile.shuffle_xor and tile.shuffle_idx check alike.
+static LogicalResult verifyShuffle(Operation *op, RankedTensorType type,
+                                   int64_t dim) {
+  if (dim >= type.getRank())
+    return op->emitOpError()
+           << "dim " << dim << " is out of range for fragment " << type
+           << " of rank " << type.getRank();
+  Type elt = type.getElementType();
+  if (!elt.isIntOrFloat() || elt.getIntOrFloatBitWidth() != 32)
+    return op->emitOpError() << "requires 32-bit elements, got " << elt
+                             << "; cast to f32 or i32 first";
+  return success();
+}
+
 LogicalResult ShuffleXorOp::verify() {
   RankedTensorType type = getSource().getType();
   int64_t dim = static_cast<int64_t>(getDim());
-  if (dim >= type.getRank())
-    return emitOpError() << "dim " << dim << " is out of range for fragment "
-                         << type << " of rank " << type.getRank();
-  Type elt = type.getElementType();
-  if (!elt.isIntOrFloat() || elt.getIntOrFloatBitWidth() != 32)
-    return emitOpError() << "requires 32-bit elements, got "
-                         << type.getElementType()
-                         << "; cast to f32 or i32 first";
+  if (failed(verifyShuffle(*this, type, dim)))
+    return failure();
   int64_t mask = static_cast<int64_t>(getMask());
   if (mask <= 0 || mask >= 32)
     return emitOpError() << "mask " << mask
@@ -153,6 +161,22 @@ LogicalResult ShuffleXorOp::verify() {
   if (mask >= type.getDimSize(dim))
     return emitOpError() << "mask " << mask << " reaches past dimension " << dim
                          << " of size " << type.getDimSize(dim);
+  return success();
+}
+
+LogicalResult ShuffleIdxOp::verify() {
+  RankedTensorType type = getSource().getType();
+  int64_t dim = static_cast<int64_t>(getDim());
+  if (failed(verifyShuffle(*this, type, dim)))
+    return failure();
+  const int64_t segment = std::min<int64_t>(type.getDimSize(dim), 32);
+  if (!llvm::isPowerOf2_64(segment))
+    return emitOpError() << "dimension " << dim << " of size "
+                         << type.getDimSize(dim)
+                         << " must be a power of two when below 32";
+  int64_t lane = static_cast<int64_t>(getLane());
+  if (lane < 0 || lane >= segment)
+    return emitOpError() << "lane " << lane << " must be in 0.." << segment - 1;
   return success();
 }
 

@@ -139,10 +139,11 @@ static int64_t chooseVectorWidth(func::FuncOp kernel, int64_t threads) {
     // A shuffle's dimension is the thread's when the dimensions after it
     // hold one vector: it asks for that width (a narrower one than the
     // accesses allow is fine; a wider one fails in visitShuffle).
-    if (auto shuffle = dyn_cast<ShuffleXorOp>(op)) {
-      ArrayRef<int64_t> shape = shuffle.getSource().getType().getShape();
+    if (isa<ShuffleXorOp, ShuffleIdxOp>(op)) {
+      ArrayRef<int64_t> shape =
+          cast<RankedTensorType>(op->getOperand(0).getType()).getShape();
       int64_t inner = 1;
-      for (int64_t d = shuffle.getDim() + 1;
+      for (int64_t d = cast<IntegerAttr>(op->getAttr("dim")).getInt() + 1;
            d < static_cast<int64_t>(shape.size()); ++d)
         inner *= shape[d];
       if (llvm::isPowerOf2_64(inner))
@@ -319,7 +320,16 @@ private:
     if (auto reshape = dyn_cast<ReshapeOp>(op))
       return visitReshape(reshape);
     if (auto shuffle = dyn_cast<ShuffleXorOp>(op))
-      return visitShuffle(shuffle);
+      return visitShuffle(
+          op, shuffle.getDim(),
+          static_cast<int64_t>(llvm::PowerOf2Ceil(shuffle.getMask() + 1)),
+          "with mask " + std::to_string(shuffle.getMask()) + " ");
+    if (auto shuffle = dyn_cast<ShuffleIdxOp>(op))
+      return visitShuffle(
+          op, shuffle.getDim(),
+          std::min<int64_t>(
+              shuffle.getSource().getType().getDimSize(shuffle.getDim()), 32),
+          "from lane " + std::to_string(shuffle.getLane()) + " ");
     bool hasFragment =
         llvm::any_of(op->getResultTypes(), llvm::IsaPred<RankedTensorType>) ||
         llvm::any_of(op->getOperandTypes(), llvm::IsaPred<RankedTensorType>);
@@ -540,37 +550,36 @@ private:
     return success();
   }
 
-  /// The result keeps the source's layout, in which `dim` must be the
-  /// thread's lane bits up to the mask's (see ShuffleXorOp).
-  LogicalResult visitShuffle(ShuffleXorOp op) {
+  /// A shuffle's result keeps the source's layout, in which `dim` must be
+  /// the thread's lane bits over `span` lanes (see ShuffleXorOp); `what`
+  /// names the mask or lane in messages.
+  LogicalResult visitShuffle(Operation *op, int64_t dim, int64_t span,
+                             const std::string &what) {
     FailureOr<LayoutAttr> source = operandLayout(op->getOpOperand(0), {});
     if (failed(source))
       return failure();
-    RankedTensorType type = op.getSource().getType();
+    auto type = cast<RankedTensorType>(op->getOperand(0).getType());
     auto plain = RankedTensorType::get(type.getShape(), type.getElementType());
-    const int64_t dim = static_cast<int64_t>(op.getDim());
     if (!source->getSliced().empty())
-      return op.emitOpError() << "of a reduction result is not supported; "
-                                 "broadcast it first";
+      return op->emitOpError() << "of a reduction result is not supported; "
+                                  "broadcast it first";
     int64_t inner = 1;
     for (int64_t d = dim + 1; d < type.getRank(); ++d)
       inner *= type.getDimSize(d);
     if (inner != source->getVector())
-      return op.emitOpError()
+      return op->emitOpError()
              << "along dimension " << dim << " of " << plain
              << " requires the dimensions after it to hold one vector of "
                 "the kernel's layout ("
              << source->getVector() << " elements; they hold " << inner
              << "): reshape so that they do";
-    const int64_t span =
-        static_cast<int64_t>(llvm::PowerOf2Ceil(op.getMask() + 1));
     if (type.getDimSize(dim) % span != 0 || threads % span != 0)
-      return op.emitOpError()
-             << "with mask " << op.getMask() << " along dimension " << dim
-             << " of " << plain << " requires that dimension's size ("
-             << type.getDimSize(dim) << ") and the thread count (" << threads
-             << ") to be multiples of " << span;
-    setLayout(op.getResult(), *source);
+      return op->emitOpError()
+             << what << "along dimension " << dim << " of " << plain
+             << " requires that dimension's size (" << type.getDimSize(dim)
+             << ") and the thread count (" << threads << ") to be multiples of "
+             << span;
+    setLayout(op->getResult(0), *source);
     return success();
   }
 

@@ -281,6 +281,31 @@ def Tile_ShuffleXorOp : Tile_Op<"shuffle_xor", [Pure,
   let hasVerifier = 1;
 }
 
+def Tile_ShuffleIdxOp : Tile_Op<"shuffle_idx", [Pure,
+    AllTypesMatch<["source", "result"]>]> {
+  let summary = "Broadcast one lane's elements to its group of lanes.";
+  let description = [{
+    `result[..., i, ...] = source[..., (i - i mod S) + lane, ...]` along
+    `dim`, with S = min(size of `dim`, 32): every group of S consecutive
+    coordinates takes the one at `lane`. As for tile.shuffle_xor, `dim` must
+    be the thread's dimension (tile-assign-layouts checks; S must divide the
+    thread count). Lowers to one `shfl.sync.idx` a slot over segments of S
+    lanes. 32-bit elements, 0 <= lane < S.
+
+    Example (lane 0 of each warp to all its lanes):
+
+    ```mlir
+    %y = tile.shuffle_idx %x dim 1 lane 0 : tensor<2x128x4xf32>
+    ```
+  }];
+  let arguments = (ins Tile_Fragment:$source,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$dim,
+                       I64Attr:$lane);
+  let results = (outs Tile_Fragment:$result);
+  let assemblyFormat = "$source `dim` $dim `lane` $lane attr-dict `:` type($source)";
+  let hasVerifier = 1;
+}
+
 // A tile in shared (workgroup) memory.
 def Tile_SharedTile : MemRefOf<[AnyType]>;
 
