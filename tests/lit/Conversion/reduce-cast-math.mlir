@@ -291,10 +291,14 @@ func.func @relayout_in_thread(%x: memref<?x?xf32, strided<[?, 1], offset: ?>> {t
 
 // -----
 
-// tile.shuffle_idx over a dimension of 16: one idx shuffle a slot in
-// segments of 16 lanes.
+// tile.shuffle_idx over a dimension of 16: one idx shuffle a slot, from
+// lane (laneid & 16) | 5, over the whole warp (a gpu.shuffle of width 16
+// would leave lanes 16..31 out of its member mask).
 // CHECK-LABEL: gpu.func @shuffle_lane_slots
-// CHECK-COUNT-8: gpu.shuffle idx %{{.*}}, %c5_i32, %c16_i32 : f32
+// CHECK: %[[TID:.*]] = arith.index_cast %{{.*}} : index to i32
+// CHECK: %[[FIRST:.*]] = arith.andi %[[TID]], %c16_i32 : i32
+// CHECK: %[[SRC:.*]] = arith.ori %[[FIRST]], %c5_i32 : i32
+// CHECK-COUNT-8: gpu.shuffle idx %{{.*}}, %[[SRC]], %c32_i32 : f32
 // CHECK-NOT: gpu.shuffle
 // CHECK: gpu.return
 func.func @shuffle_lane_slots(%x: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.align = 16 : i64}) attributes {tile.threads = 64 : i32} {

@@ -256,7 +256,7 @@ public:
                     Loc loc = Loc::current());
   /// Broadcasts within groups of S = min(size of `dim`, 32) coordinates
   /// along the thread dimension: result[..., i, ...] = fragment[..., i -
-  /// i mod S + lane, ...] (shfl.sync.idx over segments of S lanes; the same
+  /// i mod S + lane, ...] (one shfl.sync.idx an element; the same
   /// requirements as shuffle_xor, S a power of two dividing the thread
   /// count). 32-bit elements, 0 <= lane < S.
   Value shuffle_idx(Value fragment, int dim, int lane,

@@ -93,6 +93,7 @@ void populateCastToGPUPatterns(const TypeConverter &converter,
 /// tile.shuffle_xor / tile.shuffle_idx -> one gpu.shuffle xor / idx per
 /// slot.
 void populateShuffleToGPUPatterns(const TypeConverter &converter,
+                                  const ThreadMapping &mapping,
                                   RewritePatternSet &patterns);
 
 class ReduceOp;

@@ -3,8 +3,10 @@
 // tile-assign-layouts made the shuffled dimension's coordinate the thread's
 // lane bits, so element i xor mask of a slot is the same slot of lane
 // (lane xor mask): one gpu.shuffle xor per slot; and the element at `lane`
-// of a group of S coordinates is the same slot of lane `lane` of a segment
-// of S lanes: one gpu.shuffle idx of width S per slot.
+// of a group of S coordinates is the same slot of lane (laneid - laneid mod
+// S + lane): one gpu.shuffle idx per slot. Every shuffle has width 32: a
+// gpu.shuffle of width w < 32 is not CUDA's segments of w lanes but the
+// first w lanes only (the others fall outside its member mask).
 //
 //===----------------------------------------------------------------------===//
 #include "Patterns.h"
@@ -20,14 +22,17 @@ using namespace mlir::tile;
 
 namespace {
 
-/// One gpu.shuffle of `mode` per slot; `offsetAndWidth` gives its offset
-/// (mask or lane) and width.
+/// One gpu.shuffle of `mode` and width 32 per slot; `offset` gives its
+/// offset (a mask or a source lane).
 template <typename OpTy, gpu::ShuffleMode mode>
 struct ShuffleLowering : OpConversionPattern<OpTy> {
-  using OpConversionPattern<OpTy>::OpConversionPattern;
   using OpAdaptor = typename OpConversionPattern<OpTy>::OpAdaptor;
 
-  static std::pair<int64_t, int64_t> offsetAndWidth(OpTy op);
+  ShuffleLowering(const TypeConverter &tc, MLIRContext *ctx,
+                  const ThreadMapping &mapping)
+      : OpConversionPattern<OpTy>(tc, ctx), mapping(mapping) {}
+
+  Value offset(OpTy op, OpBuilder &b, Location loc) const;
 
   LogicalResult
   matchAndRewrite(OpTy op, OpAdaptor adaptor,
@@ -36,43 +41,54 @@ struct ShuffleLowering : OpConversionPattern<OpTy> {
     auto vecType = dyn_cast<VectorType>(adaptor.getSource().getType());
     if (!vecType)
       return rewriter.notifyMatchFailure(op, "fragment type not converted");
-    auto [offsetValue, widthValue] = offsetAndWidth(op);
-    Value offset = arith::ConstantIntOp::create(rewriter, loc, offsetValue, 32);
-    Value width = arith::ConstantIntOp::create(rewriter, loc, widthValue, 32);
+    Value from = offset(op, rewriter, loc);
+    Value width = arith::ConstantIntOp::create(rewriter, loc, 32, 32);
     Value result = adaptor.getSource();
     for (int64_t slot = 0; slot < vecType.getNumElements(); ++slot) {
       Value mine =
           vector::ExtractOp::create(rewriter, loc, adaptor.getSource(), slot);
       Value theirs =
-          gpu::ShuffleOp::create(rewriter, loc, mine, offset, width, mode)
+          gpu::ShuffleOp::create(rewriter, loc, mine, from, width, mode)
               .getShuffleResult();
       result = vector::InsertOp::create(rewriter, loc, theirs, result, slot);
     }
     rewriter.replaceOp(op, result);
     return success();
   }
+
+  ThreadMapping mapping;
 };
 
 template <>
-std::pair<int64_t, int64_t>
-ShuffleLowering<ShuffleXorOp, gpu::ShuffleMode::XOR>::offsetAndWidth(
-    ShuffleXorOp op) {
-  return {static_cast<int64_t>(op.getMask()), 32};
+Value ShuffleLowering<ShuffleXorOp, gpu::ShuffleMode::XOR>::offset(
+    ShuffleXorOp op, OpBuilder &b, Location loc) const {
+  return arith::ConstantIntOp::create(b, loc,
+                                      static_cast<int64_t>(op.getMask()), 32);
 }
 
 template <>
-std::pair<int64_t, int64_t>
-ShuffleLowering<ShuffleIdxOp, gpu::ShuffleMode::IDX>::offsetAndWidth(
-    ShuffleIdxOp op) {
-  int64_t size = op.getSource().getType().getDimSize(op.getDim());
-  return {static_cast<int64_t>(op.getLane()), std::min<int64_t>(size, 32)};
+Value ShuffleLowering<ShuffleIdxOp, gpu::ShuffleMode::IDX>::offset(
+    ShuffleIdxOp op, OpBuilder &b, Location loc) const {
+  // Lane (laneid & (32 - S)) | lane: the group's first lane plus `lane`.
+  const int64_t segment =
+      std::min<int64_t>(op.getSource().getType().getDimSize(op.getDim()), 32);
+  const int64_t lane = static_cast<int64_t>(op.getLane());
+  if (segment == 32)
+    return arith::ConstantIntOp::create(b, loc, lane, 32);
+  Value tid =
+      arith::IndexCastOp::create(b, loc, b.getI32Type(), mapping.threadId);
+  Value first = arith::AndIOp::create(
+      b, loc, tid, arith::ConstantIntOp::create(b, loc, 32 - segment, 32));
+  return arith::OrIOp::create(b, loc, first,
+                              arith::ConstantIntOp::create(b, loc, lane, 32));
 }
 
 } // namespace
 
 void mlir::tile::populateShuffleToGPUPatterns(const TypeConverter &converter,
+                                              const ThreadMapping &mapping,
                                               RewritePatternSet &patterns) {
   patterns.add<ShuffleLowering<ShuffleXorOp, gpu::ShuffleMode::XOR>,
                ShuffleLowering<ShuffleIdxOp, gpu::ShuffleMode::IDX>>(
-      converter, patterns.getContext());
+      converter, patterns.getContext(), mapping);
 }

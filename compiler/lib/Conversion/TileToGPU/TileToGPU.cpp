@@ -142,7 +142,7 @@ struct ConvertTileToGPUPass
     RewritePatternSet patterns(ctx);
     populateTransposeToGPUPatterns(converter, mapping, buffers, patterns);
     populateReduceToGPUPatterns(converter, mapping, buffers, patterns);
-    populateShuffleToGPUPatterns(converter, patterns);
+    populateShuffleToGPUPatterns(converter, mapping, patterns);
     populateConvertLayoutToGPUPatterns(converter, mapping, buffers, patterns);
     populateCastToGPUPatterns(converter, patterns);
     populateIndexingToGPUPatterns(converter, mapping, patterns);

@@ -289,8 +289,8 @@ def Tile_ShuffleIdxOp : Tile_Op<"shuffle_idx", [Pure,
     `dim`, with S = min(size of `dim`, 32): every group of S consecutive
     coordinates takes the one at `lane`. As for tile.shuffle_xor, `dim` must
     be the thread's dimension (tile-assign-layouts checks; S must divide the
-    thread count). Lowers to one `shfl.sync.idx` a slot over segments of S
-    lanes. 32-bit elements, 0 <= lane < S.
+    thread count). Lowers to one `shfl.sync.idx` a slot, from lane
+    `(laneid & (32 - S)) | lane`. 32-bit elements, 0 <= lane < S.
 
     Example (lane 0 of each warp to all its lanes):
 
