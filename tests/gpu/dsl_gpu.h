@@ -1,0 +1,45 @@
+// dsl_gpu.h - What the DSL GPU tests share: a block's tile, random rows and
+// a launch of one block per group of rows.
+#pragma once
+
+#include "common/jit.h"
+
+#include "tilejit/runtime/launch.h"
+#include "tilejit/runtime/stream.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace tilejit::dsl_gpu {
+
+constexpr int kRows = 16, kCols = 64; // a block's tile
+
+/// rows x kCols floats drawn uniformly from [lo, hi) with Catch's seed.
+inline std::vector<float> uniform_rows(int64_t rows, float lo, float hi) {
+  std::mt19937_64 gen(Catch::rngSeed());
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> x(rows * kCols);
+  for (float &v : x)
+    v = dist(gen);
+  return x;
+}
+
+/// Launches `kernel` on a grid of one block per `block_rows` rows,
+/// `threads` a block, with the arguments `push` packs, and waits for it.
+template <class Fn>
+void launch_rows(const ops::LoadedKernel &kernel, int64_t rows, Fn &&push,
+                 unsigned threads = 256, int64_t block_rows = kRows) {
+  rt::ArgPack args;
+  push(args);
+  rt::LaunchConfig config;
+  config.grid = {static_cast<uint32_t>((rows + block_rows - 1) / block_rows), 1,
+                 1};
+  config.block = {threads, 1, 1};
+  rt::launch(kernel.function, config, args.data());
+  rt::synchronize(nullptr);
+}
+
+} // namespace tilejit::dsl_gpu
