@@ -23,18 +23,6 @@ using namespace mlir::tile;
 
 namespace {
 
-/// Row-major index of `coords` in `shape`.
-Value linearize(OpBuilder &b, Location loc, ValueRange coords,
-                ArrayRef<int64_t> shape) {
-  Value index = arith::ConstantIndexOp::create(b, loc, 0);
-  for (auto [c, size] : llvm::zip(coords, shape)) {
-    index = arith::MulIOp::create(b, loc, index,
-                                  arith::ConstantIndexOp::create(b, loc, size));
-    index = arith::AddIOp::create(b, loc, index, c);
-  }
-  return index;
-}
-
 struct ConvertLayoutLowering : OpConversionPattern<ConvertLayoutOp> {
   ConvertLayoutLowering(const TypeConverter &tc, MLIRContext *ctx,
                         const ThreadMapping &mapping,

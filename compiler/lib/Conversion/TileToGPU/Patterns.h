@@ -33,6 +33,10 @@ LayoutAttr getLayout(Type type);
 Value slotLinearIndex(OpBuilder &b, Location loc, LayoutAttr layout,
                       Value threadId, int64_t slot);
 
+/// The row-major index of `coords` in `shape`.
+Value linearize(OpBuilder &b, Location loc, ValueRange coords,
+                ArrayRef<int64_t> shape);
+
 /// The coordinates in a fragment of `shape` of the element in slot `slot`
 /// of this thread, and, for a layout with sliced dimensions, whether this
 /// slot is the one (of those holding that element) that stores it: its

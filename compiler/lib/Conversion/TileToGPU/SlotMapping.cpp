@@ -48,6 +48,16 @@ Value mlir::tile::slotLinearIndex(OpBuilder &b, Location loc, LayoutAttr layout,
   return linear;
 }
 
+Value mlir::tile::linearize(OpBuilder &b, Location loc, ValueRange coords,
+                            ArrayRef<int64_t> shape) {
+  Value index = constantIndex(b, loc, 0);
+  for (auto [c, size] : llvm::zip(coords, shape)) {
+    index = arith::MulIOp::create(b, loc, index, constantIndex(b, loc, size));
+    index = arith::AddIOp::create(b, loc, index, c);
+  }
+  return index;
+}
+
 /// Row-major digits of `linear` in `shape` (the first one not reduced
 /// modulo its size: `linear` is below the shape's element count).
 static SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear,
@@ -99,12 +109,8 @@ SlotCoords mlir::tile::slotCoords(OpBuilder &b, Location loc, LayoutAttr layout,
     return result;
   }
   // A reshaped reduction result: through the row-major index.
-  Value index = zero;
-  for (auto [c, size] : llvm::zip(parent, canonical)) {
-    index = arith::MulIOp::create(b, loc, index, constantIndex(b, loc, size));
-    index = arith::AddIOp::create(b, loc, index, c);
-  }
-  result.coords = delinearize(b, loc, index, shape);
+  result.coords =
+      delinearize(b, loc, linearize(b, loc, parent, canonical), shape);
   return result;
 }
 
