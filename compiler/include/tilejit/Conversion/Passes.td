@@ -15,7 +15,9 @@ def ConvertTileToGPU : Pass<"convert-tile-to-gpu", "::mlir::ModuleOp"> {
     and stores, element-wise `arith`/`math` ops on fragments the same ops
     on vectors, `tile.transpose` a round trip through padded shared memory,
     `tile.reduce` in-thread combining, warp shuffles and shared memory
-    across warps.
+    across warps, and a `tile.gemm` outside a pipelined loop warp-level
+    `mma.sync` (bf16, f16, tf32) on its shared tiles, whose rows are padded
+    by 16 bytes, with the accumulator through a shared buffer.
   }];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
@@ -46,7 +48,8 @@ def ConvertGemmToNVGPU : Pass<"convert-tile-gemm-to-nvgpu", "::mlir::ModuleOp"> 
     step count cloned in. The kernel takes the tensor maps of `a` and `b`
     by value, `c`'s address and M, N, K and c's row stride; its attribute
     `tilejit.shared_bytes` gives the dynamic shared memory to launch with.
-    Anything else in such a kernel is reported as unsupported.
+    Anything else in such a kernel is reported as unsupported. A gemm
+    outside a pipelined loop is left to convert-tile-to-gpu (mma.sync).
   }];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::nvgpu::NVGPUDialect",

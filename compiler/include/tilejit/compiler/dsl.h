@@ -292,8 +292,13 @@ public:
   /// issued stages ahead.
   void copy(const Tensor &src, const std::vector<Value> &origin, Value shared,
             Loc loc = Loc::current());
-  /// acc + a * b^T: shared tiles a (M x K) and b (N x K) of bf16 or f16,
-  /// an f32 accumulator fragment (M x N). WGMMA on sm_90a.
+  /// acc + a * b^T: shared tiles a (M x K) and b (N x K) of one type, an
+  /// f32 accumulator fragment (M x N). In the main loop of `pipelined`:
+  /// TMA + WGMMA (bf16, f16, f32 as tf32, e4m3, e5m2). Anywhere else:
+  /// warp-level mma.sync (bf16, f16, f32 as tf32; M, N, K multiples of 16,
+  /// 8 and 16, or 8 for tf32), the accumulator passing through shared
+  /// memory on the way in (unless it is a splat) and out. Writes to a and b
+  /// need a `barrier()` before it.
   Value gemm(Value a, Value b, Value acc, Loc loc = Loc::current());
   /// A loop of `count` steps (an index) carrying `init`; `body(step,
   /// carried)` returns the next carried values. The copies of the body run

@@ -45,46 +45,12 @@ struct ConvertLayoutLowering : OpConversionPattern<ConvertLayoutOp> {
     if (!from || !to || !buffer || !resultType)
       return rewriter.notifyMatchFailure(op, "no layouts or no buffer");
     ArrayRef<int64_t> shape = op.getType().getShape();
-    Type elt = resultType.getElementType();
-    Type stored = cast<MemRefType>(buffer.getType()).getElementType();
-
     gpu::BarrierOp::create(rewriter, loc);
-    for (int64_t slot = 0; slot < from.getSlots(); ++slot) {
-      if (!mayRepresent(from, slot))
-        continue;
-      SlotCoords at =
-          slotCoords(rewriter, loc, from, shape, mapping.threadId, slot);
-      Value index = linearize(rewriter, loc, at.coords, shape);
-      Value value =
-          vector::ExtractOp::create(rewriter, loc, adaptor.getSource(), slot);
-      if (value.getType() != stored)
-        value = arith::ExtUIOp::create(rewriter, loc, stored, value);
-      auto write = [&](OpBuilder &b, Location l) {
-        memref::StoreOp::create(b, l, value, buffer, index);
-      };
-      if (!at.representative) {
-        write(rewriter, loc);
-        continue;
-      }
-      scf::IfOp::create(rewriter, loc, at.representative,
-                        [&](OpBuilder &b, Location l) {
-                          write(b, l);
-                          scf::YieldOp::create(b, l);
-                        });
-    }
+    storeFragment(rewriter, loc, from, shape, adaptor.getSource(), buffer,
+                  mapping.threadId);
     gpu::BarrierOp::create(rewriter, loc);
-    SmallVector<Value> elements;
-    for (int64_t slot = 0; slot < to.getSlots(); ++slot) {
-      SlotCoords at =
-          slotCoords(rewriter, loc, to, shape, mapping.threadId, slot);
-      Value value = memref::LoadOp::create(
-          rewriter, loc, buffer, linearize(rewriter, loc, at.coords, shape));
-      if (value.getType() != elt)
-        value = arith::TruncIOp::create(rewriter, loc, elt, value);
-      elements.push_back(value);
-    }
-    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, resultType,
-                                                        elements);
+    rewriter.replaceOp(op, loadFragment(rewriter, loc, to, shape, resultType,
+                                        buffer, mapping.threadId));
     return success();
   }
 
@@ -93,6 +59,49 @@ struct ConvertLayoutLowering : OpConversionPattern<ConvertLayoutOp> {
 };
 
 } // namespace
+
+void mlir::tile::storeFragment(OpBuilder &b, Location loc, LayoutAttr layout,
+                               ArrayRef<int64_t> shape, Value slots,
+                               Value buffer, Value threadId) {
+  Type stored = cast<MemRefType>(buffer.getType()).getElementType();
+  for (int64_t slot = 0; slot < layout.getSlots(); ++slot) {
+    if (!mayRepresent(layout, slot))
+      continue;
+    SlotCoords at = slotCoords(b, loc, layout, shape, threadId, slot);
+    Value index = linearize(b, loc, at.coords, shape);
+    Value value = vector::ExtractOp::create(b, loc, slots, slot);
+    if (value.getType() != stored)
+      value = arith::ExtUIOp::create(b, loc, stored, value);
+    auto write = [&](OpBuilder &wb, Location l) {
+      memref::StoreOp::create(wb, l, value, buffer, index);
+    };
+    if (!at.representative) {
+      write(b, loc);
+      continue;
+    }
+    scf::IfOp::create(b, loc, at.representative,
+                      [&](OpBuilder &wb, Location l) {
+                        write(wb, l);
+                        scf::YieldOp::create(wb, l);
+                      });
+  }
+}
+
+Value mlir::tile::loadFragment(OpBuilder &b, Location loc, LayoutAttr layout,
+                               ArrayRef<int64_t> shape, VectorType type,
+                               Value buffer, Value threadId) {
+  Type elt = type.getElementType();
+  SmallVector<Value> elements;
+  for (int64_t slot = 0; slot < layout.getSlots(); ++slot) {
+    SlotCoords at = slotCoords(b, loc, layout, shape, threadId, slot);
+    Value value = memref::LoadOp::create(b, loc, buffer,
+                                         linearize(b, loc, at.coords, shape));
+    if (value.getType() != elt)
+      value = arith::TruncIOp::create(b, loc, elt, value);
+    elements.push_back(value);
+  }
+  return vector::FromElementsOp::create(b, loc, type, elements);
+}
 
 MemRefType mlir::tile::convertLayoutBufferType(ConvertLayoutOp op) {
   RankedTensorType type = op.getType();

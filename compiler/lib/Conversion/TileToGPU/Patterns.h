@@ -113,6 +113,19 @@ void populateReduceToGPUPatterns(
     const llvm::DenseMap<Operation *, Value> &buffers,
     RewritePatternSet &patterns);
 
+/// Writes the first copy of each element of a fragment (`slots`, this
+/// thread's vector in `layout`) to `buffer` at its row-major index in
+/// `shape` (booleans as bytes, when the buffer holds bytes).
+void storeFragment(OpBuilder &b, Location loc, LayoutAttr layout,
+                   ArrayRef<int64_t> shape, Value slots, Value buffer,
+                   Value threadId);
+
+/// Reads this thread's slots in `layout` of a fragment of `shape` from
+/// `buffer` (row-major) into a vector of `type`.
+Value loadFragment(OpBuilder &b, Location loc, LayoutAttr layout,
+                   ArrayRef<int64_t> shape, VectorType type, Value buffer,
+                   Value threadId);
+
 class ConvertLayoutOp;
 
 /// The shared buffer a tile.convert_layout goes through: one element of the
@@ -123,6 +136,31 @@ MemRefType convertLayoutBufferType(ConvertLayoutOp op);
 /// buffer, a barrier, reads in the result layout (`buffers`, one workgroup
 /// attribution of the kernel per op).
 void populateConvertLayoutToGPUPatterns(
+    const TypeConverter &converter, const ThreadMapping &mapping,
+    const llvm::DenseMap<Operation *, Value> &buffers,
+    RewritePatternSet &patterns);
+
+class GemmOp;
+
+/// Whether a tile.gemm outside a pipelined loop can become mma.sync (bf16,
+/// f16 or tf32 operands; M, N, K multiples of 16, 8 and the K step); the
+/// error names what cannot.
+LogicalResult checkMmaGemm(GemmOp op);
+
+class AllocSharedOp;
+
+/// Elements to pad each row of a shared tile with: 16 bytes for an operand
+/// of a tile.gemm (so the rows of an mma.sync fragment load fall in
+/// different banks), 0 for any other tile.
+int64_t gemmOperandPadding(AllocSharedOp tile);
+
+/// The shared buffer a tile.gemm's accumulator goes through (M x N f32).
+MemRefType gemmBufferType(GemmOp op);
+
+/// tile.gemm -> warp-level mma.sync m16n8k8 (tf32) / m16n8k16 (bf16, f16)
+/// with operands from its shared tiles and the accumulator through its
+/// shared buffer (`buffers`); see GemmToMMA.cpp.
+void populateGemmToMMAPatterns(
     const TypeConverter &converter, const ThreadMapping &mapping,
     const llvm::DenseMap<Operation *, Value> &buffers,
     RewritePatternSet &patterns);

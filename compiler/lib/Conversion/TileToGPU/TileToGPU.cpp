@@ -50,6 +50,34 @@ static LogicalResult checkLayouts(Operation *kernel) {
   return failure(result.wasInterrupted());
 }
 
+/// Every gemm left (outside a pipelined loop) must fit mma.sync.
+static LogicalResult checkGemms(Operation *kernel) {
+  WalkResult result = kernel->walk([&](GemmOp gemm) {
+    return failed(checkMmaGemm(gemm)) ? WalkResult::interrupt()
+                                      : WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+/// The kernel's shared buffers fit the static shared memory of a block.
+static LogicalResult checkSharedBytes(gpu::GPUFuncOp kernel) {
+  constexpr int64_t kStaticLimit = 48 * 1024;
+  int64_t bytes = 0;
+  for (BlockArgument buffer : kernel.getWorkgroupAttributions()) {
+    auto type = cast<MemRefType>(buffer.getType());
+    bytes += (type.getNumElements() * type.getElementTypeBitWidth() / 8 + 15) /
+             16 * 16;
+  }
+  if (bytes <= kStaticLimit)
+    return success();
+  return kernel.emitError()
+         << "kernel needs " << bytes
+         << " bytes of shared memory (its shared tiles and the buffers of its "
+            "transposes, cross-warp reductions, layout conversions and "
+            "mma.sync accumulators); a block has at most "
+         << kStaticLimit << " bytes of static shared memory";
+}
+
 /// Moves the body of `func` into a new gpu.func kernel of `gpuModule`.
 static gpu::GPUFuncOp
 outlineKernel(func::FuncOp func, gpu::GPUModuleOp gpuModule, int64_t threads) {
@@ -89,7 +117,7 @@ struct ConvertTileToGPUPass
       int64_t threads =
           cast<IntegerAttr>(func->getAttr(TileDialect::getThreadsAttrName()))
               .getInt();
-      if (failed(checkLayouts(func)))
+      if (failed(checkLayouts(func)) || failed(checkGemms(func)))
         return signalPassFailure();
       gpu::GPUFuncOp kernel = outlineKernel(func, gpuModule, threads);
       if (failed(lowerFragments(kernel, threads)))
@@ -126,16 +154,40 @@ struct ConvertTileToGPUPass
         type = reduceBufferType(reduce);
       if (auto convert = dyn_cast<ConvertLayoutOp>(op))
         type = convertLayoutBufferType(convert);
+      if (auto gemm = dyn_cast<GemmOp>(op))
+        type = gemmBufferType(gemm);
       if (type)
         buffers[op] = addBuffer(type, op->getLoc());
       if (auto tile = dyn_cast<AllocSharedOp>(op))
         tiles.push_back(tile);
     });
     for (AllocSharedOp tile : tiles) {
-      tile.getResult().replaceAllUsesWith(
-          addBuffer(tile.getType(), tile.getLoc()));
+      MemRefType type = tile.getType();
+      int64_t pad = gemmOperandPadding(tile);
+      if (pad == 0) {
+        tile.getResult().replaceAllUsesWith(addBuffer(type, tile.getLoc()));
+        tile.erase();
+        continue;
+      }
+      // An mma.sync operand: rows padded, the author's view a subview.
+      ArrayRef<int64_t> shape = type.getShape();
+      Value padded = addBuffer(
+          MemRefType::get({shape[0], shape[1] + pad}, type.getElementType(),
+                          MemRefLayoutAttrInterface{}, type.getMemorySpace()),
+          tile.getLoc());
+      OpBuilder at(tile); // not `b`: it may insert before `tile`
+      Value view = memref::SubViewOp::create(
+          at, tile.getLoc(), padded,
+          ArrayRef<OpFoldResult>{at.getIndexAttr(0), at.getIndexAttr(0)},
+          ArrayRef<OpFoldResult>{at.getIndexAttr(shape[0]),
+                                 at.getIndexAttr(shape[1])},
+          ArrayRef<OpFoldResult>{at.getIndexAttr(1), at.getIndexAttr(1)});
+      tile.getResult().replaceAllUsesWith(view);
       tile.erase();
     }
+
+    if (failed(checkSharedBytes(kernel)))
+      return failure();
 
     TypeConverter converter;
     populateFragmentTypeConversion(converter);
@@ -144,6 +196,7 @@ struct ConvertTileToGPUPass
     populateReduceToGPUPatterns(converter, mapping, buffers, patterns);
     populateShuffleToGPUPatterns(converter, mapping, patterns);
     populateConvertLayoutToGPUPatterns(converter, mapping, buffers, patterns);
+    populateGemmToMMAPatterns(converter, mapping, buffers, patterns);
     populateCastToGPUPatterns(converter, patterns);
     populateIndexingToGPUPatterns(converter, mapping, patterns);
     populateMathToGPUPatterns(converter, patterns);

@@ -307,6 +307,21 @@ private:
       return visitRelayout(relayout);
     if (isa<AtomicOp>(op))
       return operandLayout(op->getOpOperand(0), {});
+    if (auto gemm = dyn_cast<GemmOp>(op)) {
+      // mma.sync: the accumulator goes through shared memory, so it keeps
+      // the layout it has (see GemmToMMA.cpp).
+      FailureOr<LayoutAttr> acc = operandLayout(gemm.getAccMutable(), {});
+      if (failed(acc))
+        return failure();
+      if (!acc->getSliced().empty()) { // a broadcast: its result is not one
+        acc = blockedLayout(gemm.getType(), op);
+        if (failed(acc))
+          return failure();
+        convert(gemm.getAccMutable(), *acc);
+      }
+      setLayout(gemm.getResult(), *acc);
+      return success();
+    }
     if (auto loop = dyn_cast<scf::ForOp>(op))
       return visitFor(loop);
     if (auto yield = dyn_cast<scf::YieldOp>(op))

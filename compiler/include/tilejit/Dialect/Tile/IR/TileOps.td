@@ -354,10 +354,13 @@ def Tile_GemmOp : Tile_Op<"gemm", [MemoryEffects<[MemRead]>,
     AllTypesMatch<["acc", "result"]>]> {
   let summary = "acc + a * b^T for shared tiles a (M x K) and b (N x K).";
   let description = [{
-    Both operands are K-major shared tiles of bf16 (or f16); the
-    accumulator is an f32 fragment (M x N). On sm_90a it lowers to
+    Both operands are K-major shared tiles of one type (bf16, f16, f32
+    multiplied as tf32, or fp8); the accumulator is an f32 fragment
+    (M x N). In the main loop of a pipelined kernel it lowers to
     `wgmma.mma_async` over 64-row slices of the accumulator, one per
-    consumer warpgroup.
+    consumer warpgroup; anywhere else to warp-level `mma.sync` m16n8k16
+    (bf16, f16) or m16n8k8 (tf32) over 16 x 8 tiles of the accumulator
+    (M, N, K multiples of 16, 8 and the K step; no fp8).
 
     Example:
 

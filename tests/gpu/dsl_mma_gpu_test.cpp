@@ -1,0 +1,176 @@
+// dsl_mma_gpu_test.cpp - k.gemm outside a pipelined loop (warp-level
+// mma.sync) on the GPU: bf16, f16 and tf32 operands from shared tiles, the
+// accumulator from global memory or zeros, carried through a loop over K.
+#include "dsl_gpu.h"
+
+#include "common/abi.h"
+#include "common/convert.h"
+#include "common/jit.h"
+
+#include "tilejit/compiler/dsl.h"
+#include "tilejit/runtime/buffer.h"
+#include "tilejit/runtime/launch.h"
+#include "tilejit/runtime/stream.h"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace tilejit;
+using namespace tilejit::dsl_gpu;
+
+namespace {
+
+struct MmaCase {
+  DType dtype;
+  int64_t m, n, k, chunk; // block tile m x n, K in chunks
+  unsigned threads;
+  bool from_c; // accumulator starts at c (else at zero)
+};
+
+std::string name(const MmaCase &c) {
+  return "test_mma_" + std::string(name_of(c.dtype)) + "_" +
+         std::to_string(c.m) + "x" + std::to_string(c.n) + "x" +
+         std::to_string(c.k) + "_" + std::to_string(c.chunk) + "_" +
+         std::to_string(c.threads) + (c.from_c ? "_c" : "_0");
+}
+
+/// out[r, :] = (c[r, :] or 0) + sum over K of a[r, k] * b[:, k], a block per
+/// m rows of a (rows, K), b (n, K): each K chunk goes through shared tiles.
+Kernel mma_kernel(const MmaCase &c) {
+  dsl::KernelBuilder k("mma", static_cast<int>(c.threads));
+  auto a = k.tensor("a", c.dtype, 2);
+  auto b = k.tensor("b", c.dtype, 2);
+  auto cin = k.tensor("c", DType::f32, 2);
+  auto out = k.tensor("out", DType::f32, 2);
+  auto row = k.block_id(0) * k.index(c.m);
+  auto sa = k.alloc_shared(c.dtype, {c.m, c.chunk});
+  auto sb = k.alloc_shared(c.dtype, {c.n, c.chunk});
+  auto init = c.from_c ? k.load(cin, {row, k.index(0)}, {c.m, c.n})
+                       : k.full({c.m, c.n}, 0.0, DType::f32);
+  auto acc = k.serial(k.index(0), k.index(c.k / c.chunk), {init},
+                      [&](dsl::Value step, std::vector<dsl::Value> carried) {
+                        auto k0 = step * k.index(c.chunk);
+                        k.barrier(); // the last step's gemm has read them
+                        k.store(k.load(a, {row, k0}, {c.m, c.chunk}), sa,
+                                {k.index(0), k.index(0)});
+                        k.store(k.load(b, {k.index(0), k0}, {c.n, c.chunk}), sb,
+                                {k.index(0), k.index(0)});
+                        k.barrier();
+                        return std::vector{k.gemm(sa, sb, carried[0])};
+                      })[0];
+  k.store(acc, out, {row, k.index(0)});
+  return k.build();
+}
+
+/// Small integers (exact in every operand type and in f32 sums), or, for
+/// tf32, arbitrary floats.
+std::vector<float> values(int64_t n, bool integers, uint64_t salt) {
+  std::mt19937_64 gen(Catch::rngSeed() + salt);
+  std::uniform_int_distribution<int> small(-4, 4);
+  std::uniform_real_distribution<float> real(-1, 1);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = integers ? static_cast<float>(small(gen)) : real(gen);
+  return v;
+}
+
+/// The value the MMA multiplies: tf32 drops the low 13 mantissa bits.
+float as_tf32(float v) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, 4);
+  bits &= 0xffffe000u;
+  std::memcpy(&v, &bits, 4);
+  return v;
+}
+
+void run(const MmaCase &c, int64_t rows) {
+  const ops::LoadedKernel &kernel =
+      ops::load_kernel(ops::make_key(name(c)), [&] { return mma_kernel(c); });
+  const bool tf32 = c.dtype == DType::f32;
+  std::vector<float> a = values(rows * c.k, !tf32, 1),
+                     b = values(c.n * c.k, !tf32, 2),
+                     cin = values(rows * c.n, true, 3);
+  const int64_t bytes = static_cast<int64_t>(size_of(c.dtype));
+  auto encode = [&](const std::vector<float> &v) {
+    std::vector<uint8_t> raw(v.size() * bytes);
+    for (size_t i = 0; i < v.size(); ++i) {
+      uint16_t h = c.dtype == DType::bf16  ? ref::f32_to_bf16(v[i])
+                   : c.dtype == DType::f16 ? ref::f32_to_f16(v[i])
+                                           : 0;
+      if (tf32)
+        std::memcpy(&raw[i * 4], &v[i], 4);
+      else
+        std::memcpy(&raw[i * 2], &h, 2);
+    }
+    return raw;
+  };
+  std::vector<uint8_t> ra = encode(a), rb = encode(b);
+  rt::DeviceBuffer da(ra.size()), db(rb.size()), dc(cin.size() * 4),
+      dout(rows * c.n * 4);
+  da.upload(ra.data(), ra.size());
+  db.upload(rb.data(), rb.size());
+  dc.upload(cin.data(), cin.size() * 4);
+  const int64_t a_shape[2] = {rows, c.k}, b_shape[2] = {c.n, c.k},
+                c_shape[2] = {rows, c.n};
+  launch_rows(
+      kernel, rows,
+      [&](rt::ArgPack &args) {
+        ops::push_tensor(
+            args, rt::TensorView::contiguous(da.ptr(), c.dtype, a_shape));
+        ops::push_tensor(
+            args, rt::TensorView::contiguous(db.ptr(), c.dtype, b_shape));
+        ops::push_tensor(
+            args, rt::TensorView::contiguous(dc.ptr(), DType::f32, c_shape));
+        ops::push_tensor(
+            args, rt::TensorView::contiguous(dout.ptr(), DType::f32, c_shape));
+      },
+      c.threads, c.m);
+  std::vector<float> out(rows * c.n);
+  dout.download(out.data(), out.size() * 4);
+
+  size_t bad = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < c.n; ++j) {
+      double want = c.from_c ? cin[r * c.n + j] : 0.0, magnitude = 0;
+      for (int64_t kk = 0; kk < c.k; ++kk) {
+        double term = static_cast<double>(as_tf32(a[r * c.k + kk])) *
+                      as_tf32(b[j * c.k + kk]);
+        want += term;
+        magnitude += std::fabs(term);
+      }
+      // Integers: exact. tf32: f32 accumulation in some order.
+      const double tolerance = tf32 ? 1e-6 * magnitude + 1e-6 : 0.0;
+      const float got = out[r * c.n + j];
+      if (!(std::fabs(got - want) <= tolerance) && bad++ < 5)
+        UNSCOPED_INFO(name(c) << " row " << r << " col " << j << ": " << got
+                              << ", want " << want);
+    }
+  CHECK(bad == 0);
+}
+
+} // namespace
+
+TEST_CASE("gemm outside a pipelined loop runs on mma.sync", "[dsl][mma]") {
+  // 70 rows: the last block's rows 6.. read zeros and store nothing.
+  SECTION("bf16, 4 warps over 2 x 4 tiles, from c") {
+    run({DType::bf16, 32, 32, 256, 64, 128, true}, 70);
+  }
+  SECTION("f16, from zero") {
+    run({DType::f16, 32, 32, 128, 64, 128, false}, 70);
+  }
+  SECTION("tf32 (f32 operands), the norm_fn tile") {
+    run({DType::f32, 32, 32, 256, 32, 128, true}, 70);
+  }
+  SECTION("3 tiles for 4 warps: one warp idle, from zero and from c") {
+    run({DType::bf16, 16, 24, 128, 64, 128, false}, 37);
+    run({DType::bf16, 16, 24, 128, 64, 128, true}, 37);
+  }
+  SECTION("8 warps, 64 x 64: 2 x 2 tiles a warp") {
+    run({DType::bf16, 64, 64, 64, 64, 256, true}, 130);
+  }
+}

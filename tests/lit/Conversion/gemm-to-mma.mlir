@@ -1,0 +1,161 @@
+// RUN: %tilejit-opt %s -convert-tile-gemm-to-nvgpu -tile-assign-layouts -convert-tile-to-gpu -split-input-file -verify-diagnostics | FileCheck %s
+// A gemm outside a pipelined loop becomes warp-level mma.sync: 16 x 8 tiles
+// of the accumulator over a grid of warps, operands from the shared tiles,
+// the accumulator through a shared buffer of its own.
+
+!sa = memref<32x64xbf16, #gpu.address_space<workgroup>>
+!sb = memref<32x64xbf16, #gpu.address_space<workgroup>>
+!acc = tensor<32x32xf32>
+!g = memref<?x?xf32, strided<[?, 1], offset: ?>>
+
+// 2 x 4 tiles over 4 warps: each warp 2 tiles (one column of tiles), two
+// mma.sync a K step of 16. From zeros: no way in; after the loop a barrier
+// (the buffer may still be read), the stores, a barrier, the slots' loads.
+// The operand tiles' rows are padded by 16 bytes (72 bf16 apart), so the 8
+// rows of a fragment load start in different banks.
+// CHECK-LABEL: gpu.func @from_zero
+// CHECK-SAME: workgroup(%[[BUF:.*]] : memref<1024xf32, #gpu.address_space<workgroup>>
+// CHECK-SAME: memref<32x72xbf16, #gpu.address_space<workgroup>>
+// CHECK-SAME: memref<32x72xbf16, #gpu.address_space<workgroup>>
+// CHECK: memref.subview %{{.*}}[0, 0] [32, 64] [1, 1] : memref<32x72xbf16, #gpu.address_space<workgroup>> to memref<32x64xbf16, strided<[72, 1]>, #gpu.address_space<workgroup>>
+// CHECK-NOT: gpu.barrier
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<8xf32>)
+// CHECK-COUNT-10: vector.load %{{.*}} : memref<32x64xbf16, strided<[72, 1]>, #gpu.address_space<workgroup>>, vector<2xbf16>
+// CHECK: nvvm.mma.sync
+// CHECK-SAME: multiplicandAPtxType = #nvvm.mma_type<bf16>
+// CHECK-SAME: shape = #nvvm.shape<m = 16, n = 8, k = 16>
+// CHECK: nvvm.mma.sync
+// CHECK-NOT: nvvm.mma.sync
+// CHECK: scf.yield
+// CHECK: gpu.barrier
+// CHECK-COUNT-4: vector.store %{{.*}}, %[[BUF]]
+// CHECK: gpu.barrier
+// CHECK: memref.load %[[BUF]]
+func.func @from_zero(%c: !g) attributes {tile.threads = 128 : i32} {
+  %sa = tile.alloc_shared : !sa
+  %sb = tile.alloc_shared : !sb
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %init = tile.splat %zero : f32 -> !acc
+  %p = tile.gemm %sa, %sb, %init : !sa, !sb, !acc
+  tile.store %p, %c[%c0, %c0] : !acc, !g
+  return
+}
+
+// -----
+
+!sa = memref<32x64xbf16, #gpu.address_space<workgroup>>
+!sb = memref<32x64xbf16, #gpu.address_space<workgroup>>
+!acc = tensor<32x32xf32>
+!g = memref<?x?xf32, strided<[?, 1], offset: ?>>
+
+// From a loaded accumulator: its slots are written to the buffer between
+// two barriers, then each warp reads its tiles' pairs.
+// CHECK-LABEL: gpu.func @from_c
+// CHECK-SAME: workgroup(%[[BUF:.*]] : memref<1024xf32, #gpu.address_space<workgroup>>
+// CHECK: gpu.barrier
+// CHECK: memref.store %{{.*}}, %[[BUF]]
+// CHECK: gpu.barrier
+// CHECK-COUNT-4: vector.load %[[BUF]]
+// CHECK: scf.for
+// CHECK-COUNT-2: nvvm.mma.sync
+// CHECK: scf.yield
+// CHECK-NOT: gpu.barrier
+// CHECK: vector.store %{{.*}}, %[[BUF]]
+// CHECK: gpu.barrier
+func.func @from_c(%c: !g) attributes {tile.threads = 128 : i32} {
+  %c0 = arith.constant 0 : index
+  %sa = tile.alloc_shared : !sa
+  %sb = tile.alloc_shared : !sb
+  %init = tile.load %c[%c0, %c0] : !g -> !acc
+  %p = tile.gemm %sa, %sb, %init : !sa, !sb, !acc
+  tile.store %p, %c[%c0, %c0] : !acc, !g
+  return
+}
+
+// -----
+
+!s = memref<16x32xf32, #gpu.address_space<workgroup>>
+!sb = memref<24x32xf32, #gpu.address_space<workgroup>>
+!acc = tensor<16x24xf32>
+!g = memref<?x?xf32, strided<[?, 1], offset: ?>>
+
+// f32 operands multiply as tf32, K steps of 8. Three tiles for four warps:
+// the fourth warp computes nothing, but meets every barrier.
+// CHECK-LABEL: gpu.func @idle_warp
+// CHECK: %[[ACTIVE:.*]] = arith.cmpi ult, %{{.*}}, %c3
+// CHECK: scf.if %[[ACTIVE]] -> (vector<4xf32>)
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c32{{.*}} step %c8
+// CHECK: nvvm.mma.sync
+// CHECK-SAME: multiplicandAPtxType = #nvvm.mma_type<tf32>
+// CHECK-SAME: shape = #nvvm.shape<m = 16, n = 8, k = 8>
+// CHECK: } else {
+// CHECK: gpu.barrier
+// CHECK: scf.if %[[ACTIVE]] {
+// CHECK: vector.store
+// CHECK: gpu.barrier
+func.func @idle_warp(%c: !g) attributes {tile.threads = 128 : i32} {
+  %c0 = arith.constant 0 : index
+  %sa = tile.alloc_shared : !s
+  %sb = tile.alloc_shared : !sb
+  %zero = arith.constant 0.0 : f32
+  %init = tile.splat %zero : f32 -> !acc
+  %p = tile.gemm %sa, %sb, %init : !s, !sb, !acc
+  tile.store %p, %c[%c0, %c0] : !acc, !g
+  return
+}
+
+// -----
+
+!s = memref<32x64xf8E4M3FN, #gpu.address_space<workgroup>>
+!acc = tensor<32x32xf32>
+!g = memref<?x?xf32, strided<[?, 1], offset: ?>>
+
+func.func @fp8(%c: !g) attributes {tile.threads = 128 : i32} {
+  %c0 = arith.constant 0 : index
+  %sa = tile.alloc_shared : !s
+  %zero = arith.constant 0.0 : f32
+  %init = tile.splat %zero : f32 -> !acc
+  // expected-error @+1 {{'tile.gemm' op cannot lower to mma.sync: operands must be bf16, f16 or f32 (tf32) outside a pipelined TMA + WGMMA loop, got f8E4M3FN}}
+  %p = tile.gemm %sa, %sa, %init : !s, !s, !acc
+  tile.store %p, %c[%c0, %c0] : !acc, !g
+  return
+}
+
+// -----
+
+!sa = memref<24x64xbf16, #gpu.address_space<workgroup>>
+!sb = memref<32x64xbf16, #gpu.address_space<workgroup>>
+!acc = tensor<24x32xf32>
+!g = memref<?x?xf32, strided<[?, 1], offset: ?>>
+
+func.func @rows(%c: !g) attributes {tile.threads = 128 : i32} {
+  %c0 = arith.constant 0 : index
+  %sa = tile.alloc_shared : !sa
+  %sb = tile.alloc_shared : !sb
+  %zero = arith.constant 0.0 : f32
+  %init = tile.splat %zero : f32 -> !acc
+  // expected-error @+1 {{'tile.gemm' op cannot lower to mma.sync: M, N and K must be multiples of 16, 8 and 16, got 24 x 32 x 64}}
+  %p = tile.gemm %sa, %sb, %init : !sa, !sb, !acc
+  tile.store %p, %c[%c0, %c0] : !acc, !g
+  return
+}
+
+// -----
+
+!s = memref<128x32xf32, #gpu.address_space<workgroup>>
+!acc = tensor<128x128xf32>
+!g = memref<?x?xf32, strided<[?, 1], offset: ?>>
+
+// 2 x 128 x 36 x 4 bytes of padded operands and a 64 KB accumulator buffer.
+// expected-error @+1 {{kernel needs 102400 bytes of shared memory (its shared tiles and the buffers of its transposes, cross-warp reductions, layout conversions and mma.sync accumulators); a block has at most 49152 bytes of static shared memory}}
+func.func @too_big(%c: !g) attributes {tile.threads = 256 : i32} {
+  %c0 = arith.constant 0 : index
+  %sa = tile.alloc_shared : !s
+  %sb = tile.alloc_shared : !s
+  %zero = arith.constant 0.0 : f32
+  %init = tile.splat %zero : f32 -> !acc
+  %p = tile.gemm %sa, %sb, %init : !s, !s, !acc
+  tile.store %p, %c[%c0, %c0] : !acc, !g
+  return
+}
