@@ -622,3 +622,57 @@ TEST_CASE("DSL math lowers to single PTX instructions, no libdevice",
   CHECK(ptx.find("fma.rn.f32") != std::string::npos);
   CHECK(ptx.find("__nv_") == std::string::npos);
 }
+
+TEST_CASE("gemm outside a pipelined loop compiles to mma.sync", "[compiler]") {
+  for (auto [dtype, mma] :
+       {std::pair{DType::bf16, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16"
+                               ".f32"},
+        std::pair{DType::f16, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16"
+                              ".f32"},
+        std::pair{DType::f32, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32"
+                              ".f32"}}) {
+    dsl::KernelBuilder k("small_gemm", 128);
+    auto x = k.tensor("x", dtype, 2);
+    auto out = k.tensor("out", DType::f32, 2);
+    auto sa = k.alloc_shared(dtype, {32, 64});
+    auto sb = k.alloc_shared(dtype, {32, 64});
+    auto zero = k.index(0);
+    k.store(k.load(x, {zero, zero}, {32, 64}), sa, {zero, zero});
+    k.store(k.load(x, {zero, zero}, {32, 64}), sb, {zero, zero});
+    k.barrier();
+    auto acc = k.gemm(sa, sb, k.full({32, 32}, 0.0, DType::f32));
+    k.store(acc, out, {zero, zero});
+    CompiledKernel c = compile(k.build());
+    INFO(name_of(dtype));
+    CHECK(c.ptx.find(mma) != std::string::npos);
+    CHECK(c.ptx.find("wgmma") == std::string::npos);
+  }
+}
+
+TEST_CASE("what the lowering cannot take is the author's error, at the line",
+          "[compiler][error]") {
+  auto error_of_compile = [](DType dtype, int64_t m, int64_t n) {
+    dsl::KernelBuilder k("small_gemm", 256);
+    auto out = k.tensor("out", DType::f32, 2);
+    auto sa = k.alloc_shared(dtype, {m, 32});
+    auto sb = k.alloc_shared(dtype, {n, 32});
+    auto acc = k.gemm(sa, sb, k.full({m, n}, 0.0, DType::f32));
+    k.store(acc, out, {k.index(0), k.index(0)});
+    Kernel kernel = k.build();
+    try {
+      compile(kernel);
+    } catch (const UserError &e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK_THAT(error_of_compile(DType::e4m3, 32, 32),
+             Contains("dsl_test.cpp:") &&
+                 EndsWith("error: 'tile.gemm' op cannot lower to mma.sync: "
+                          "operands must be bf16, f16 or f32 (tf32) outside a "
+                          "pipelined TMA + WGMMA loop, got f8E4M3FN\n"));
+  CHECK_THAT(error_of_compile(DType::f32, 128, 128),
+             Contains("error: kernel needs 102400 bytes of shared memory") &&
+                 Contains("a block has at most 49152 bytes of static shared "
+                          "memory"));
+}

@@ -71,6 +71,15 @@ CompiledKernel compile(const Kernel &kernel, const CompileOptions &options) {
 
   DiagnosticCollector diags(impl.context.get());
   FailureOr<std::string> ptx = lowerToPTX(*module, pipeline, observer);
+  // The tile passes (the first stage) report programs they cannot lower --
+  // a layout, a gemm or a shared-memory size out of reach -- at the author's
+  // line: that is the author's to fix. A conversion that fails to legalize,
+  // or any later stage, is tilejit's bug.
+  if (failed(ptx) && !out.timings.empty() &&
+      out.timings.back().stage == "gpu" &&
+      diags.text().find("failed to legalize") == std::string::npos &&
+      !diags.empty())
+    throw UserError(diags.errors());
   if (failed(ptx))
     throw InternalError(fmt::format(
         "internal error: lowering kernel '{}' failed after it verified:\n{}",

@@ -48,5 +48,9 @@ tilejit::DiagnosticCollector::DiagnosticCollector(MLIRContext *ctx)
         emit(diag, "");
         for (Diagnostic &note : diag.getNotes())
           emit(note, "  ");
+        llvm::raw_string_ostream errors(errors_);
+        printLocation(errors, diag.getLocation());
+        errors << ": " << severityName(diag.getSeverity()) << ": " << diag.str()
+               << "\n";
         return success();
       }) {}

@@ -14,10 +14,13 @@ class DiagnosticCollector {
 public:
   explicit DiagnosticCollector(mlir::MLIRContext *ctx);
   const std::string &text() const { return text_; }
+  /// The same without the notes (MLIR's "see current operation" prints the
+  /// op in tilejit's internal form: for tilejit's developers, not authors).
+  const std::string &errors() const { return errors_; }
   bool empty() const { return text_.empty(); }
 
 private:
-  std::string text_;
+  std::string text_, errors_;
   mlir::ScopedDiagnosticHandler handler_;
 };
 

@@ -44,8 +44,11 @@ struct CompiledKernel {
 };
 
 /// Lowers `kernel` to PTX through the pipeline of Pipeline.cpp. The kernel is
-/// not modified and can be compiled again. Throws InternalError (with the
-/// compiler's diagnostics) if a verified kernel fails to lower.
+/// not modified and can be compiled again. Throws UserError (lines
+/// `file:line:col: error: ...` at the author's call) when the tile passes
+/// cannot lower what the kernel asks for (a gemm WGMMA or mma.sync does not
+/// take, more shared memory than a block has, ...), and InternalError (with
+/// the compiler's diagnostics) when a later stage fails: tilejit's bug.
 CompiledKernel compile(const Kernel &kernel,
                        const CompileOptions &options = {});
 
