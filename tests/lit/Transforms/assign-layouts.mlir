@@ -313,3 +313,44 @@ func.func @shuffle_lane_span(%x: memref<?x?xf32, strided<[?, 1], offset: ?>> {ti
   %s = tile.shuffle_idx %r dim 1 lane 3 : tensor<4x48x4xf32>
   return
 }
+
+// -----
+
+// An iota compared with a splat index has no layout of its own: the compare
+// and its iota take the layout of the value they meet (the author's vector
+// of 8), so the select needs no conversion; used twice, in two layouts, they
+// are copied. An iota nobody lays out is blocked; one nobody uses is erased.
+!gi = memref<?x?xf32, strided<[?, 1], offset: ?>>
+// CHECK-LABEL: func.func @iota_takes_users_layout
+// CHECK: %[[T:.*]] = tile.load
+// CHECK: %[[R:.*]] = tile.convert_layout %[[T]] {vector = 8 : i64}
+// CHECK-DAG: %[[I4:.*]] = tile.iota dim 1 : tensor<128x8xi32, #tile.layout<shape = [128, 8], threads = 128, vector = 4>>
+// CHECK-DAG: %[[I8:.*]] = tile.iota dim 1 : tensor<128x8xi32, #tile.layout<shape = [128, 8], threads = 128, vector = 8>>
+// CHECK-DAG: %[[M4:.*]] = arith.cmpi eq, %[[I4]], %{{.*}} : tensor<128x8xi32, #tile.layout<shape = [128, 8], threads = 128, vector = 4>>
+// CHECK-DAG: %[[M8:.*]] = arith.cmpi eq, %[[I8]], %{{.*}} : tensor<128x8xi32, #tile.layout<shape = [128, 8], threads = 128, vector = 8>>
+// CHECK: arith.select %[[M8]], %[[R]], %{{.*}} : tensor<128x8xi1, #tile.layout<shape = [128, 8], threads = 128, vector = 8>>
+// The store's own conversion (8 f32 are wider than 16 bytes), then none.
+// CHECK: tile.convert_layout
+// CHECK: arith.select %[[M4]], %[[T]], %{{.*}} : tensor<128x8xi1, #tile.layout<shape = [128, 8], threads = 128, vector = 4>>
+// CHECK-NOT: tile.convert_layout
+// CHECK: tile.iota dim 0 : tensor<128x8xi32, #tile.layout<shape = [128, 8], threads = 128, vector = 4>>
+// CHECK-NOT: tile.iota
+// CHECK: return
+func.func @iota_takes_users_layout(%x: !gi {tile.align = 16 : i64}, %n: i32, %o: memref<?x?xi32, strided<[?, 1], offset: ?>> {tile.align = 16 : i64}) attributes {tile.threads = 128 : i32} {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %t = tile.load %x[%c0, %c0] : !gi -> tensor<128x8xf32>
+  %r = tile.convert_layout %t {vector = 8 : i64} : tensor<128x8xf32> -> tensor<128x8xf32>
+  %iota = tile.iota dim 1 : tensor<128x8xi32>
+  %s = tile.splat %n : i32 -> tensor<128x8xi32>
+  %match = arith.cmpi eq, %iota, %s : tensor<128x8xi32>
+  %z = tile.splat %zero : f32 -> tensor<128x8xf32>
+  %picked = arith.select %match, %r, %z : tensor<128x8xi1>, tensor<128x8xf32>
+  tile.store %picked, %x[%c0, %c0] : tensor<128x8xf32>, !gi
+  %other = arith.select %match, %t, %z : tensor<128x8xi1>, tensor<128x8xf32>
+  tile.store %other, %x[%c0, %c0] : tensor<128x8xf32>, !gi
+  %rows = tile.iota dim 0 : tensor<128x8xi32>
+  tile.store %rows, %o[%c0, %c0] : tensor<128x8xi32>, memref<?x?xi32, strided<[?, 1], offset: ?>>
+  %unused = tile.iota dim 0 : tensor<128x8xi32>
+  return
+}

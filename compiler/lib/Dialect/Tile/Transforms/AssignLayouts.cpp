@@ -44,10 +44,24 @@ static void setLayout(Value v, LayoutAttr layout) {
       constant.setValueAttr(dense.reshape(laidOut));
 }
 
+/// Splats, constants, iotas and element-wise ops on nothing else (an iota
+/// compared with an index): computable in any layout, so each takes the
+/// layout its first user wants (and is copied for users wanting another).
 static bool isSplatLike(Operation *op) {
-  return op && (isa<SplatOp>(op) ||
-                (isa<arith::ConstantOp>(op) &&
-                 isa<RankedTensorType>(op->getResult(0).getType())));
+  if (!op)
+    return false;
+  if (isa<SplatOp, IotaOp>(op) ||
+      (isa<arith::ConstantOp>(op) &&
+       isa<RankedTensorType>(op->getResult(0).getType())))
+    return true;
+  if (!op->hasTrait<OpTrait::Elementwise>() || op->getNumRegions() != 0 ||
+      op->getNumResults() != 1 ||
+      !isa<RankedTensorType>(op->getResult(0).getType()))
+    return false;
+  return llvm::all_of(op->getOperands(), [](Value v) {
+    return !isa<RankedTensorType>(v.getType()) ||
+           isSplatLike(v.getDefiningOp());
+  });
 }
 
 /// Values computed from a reduction's result without a broadcast in between:
@@ -185,18 +199,23 @@ public:
     });
     if (result.wasInterrupted())
       return failure();
-    // Splats and constants no one used in a layout: blocked, or erased.
+    // Splats and constants no one used in a layout: blocked, or erased
+    // (users first, so that what only they used goes too).
     SmallVector<Operation *> pending;
     kernel.walk([&](Operation *op) {
       if (isSplatLike(op) && !layoutOf(op->getResult(0)))
         pending.push_back(op);
     });
-    for (Operation *op : pending) {
+    for (Operation *op : llvm::reverse(pending)) {
       if (op->use_empty()) {
         op->erase();
         continue;
       }
-      if (failed(assignBlocked(op->getResult(0), op)))
+      if (layoutOf(op->getResult(0)))
+        continue; // placed with a user
+      FailureOr<LayoutAttr> blocked =
+          blockedLayout(cast<RankedTensorType>(op->getResult(0).getType()), op);
+      if (failed(blocked) || failed(place(op, *blocked)))
         return failure();
     }
     return success();
@@ -265,8 +284,12 @@ private:
       return layoutOf(v);
     }
     if (!want) {
-      if (!layoutOf(v) && failed(assignBlocked(v, def)))
-        return failure();
+      if (!layoutOf(v)) {
+        FailureOr<LayoutAttr> blocked =
+            blockedLayout(cast<RankedTensorType>(v.getType()), def);
+        if (failed(blocked) || failed(place(def, *blocked)))
+          return failure();
+      }
       return layoutOf(v);
     }
     auto type = cast<RankedTensorType>(v.getType());
@@ -275,20 +298,33 @@ private:
     assert(want.getNumElements() == type.getNumElements() &&
            "a splat placed in the layout of a fragment of another size");
     if (!layoutOf(v)) {
-      setLayout(v, want);
+      if (failed(place(def, want)))
+        return failure();
       return want;
     }
     OpBuilder b(def);
     Operation *copy = b.clone(*def);
-    setLayout(copy->getResult(0), want);
     use.set(copy->getResult(0));
+    if (failed(place(copy, want)))
+      return failure();
     return want;
+  }
+
+  /// Lays out a splat-like op in `layout`, and the splat-like ops it is
+  /// computed from.
+  LogicalResult place(Operation *op, LayoutAttr layout) {
+    setLayout(op->getResult(0), layout);
+    for (OpOperand &operand : op->getOpOperands())
+      if (isa<RankedTensorType>(operand.get().getType()) &&
+          failed(operandLayout(operand, layout)))
+        return failure();
+    return success();
   }
 
   LogicalResult visit(Operation *op) {
     if (op == kernel.getOperation() || isSplatLike(op))
       return success();
-    if (isa<LoadOp, TransposeOp, IotaOp>(op)) {
+    if (isa<LoadOp, TransposeOp>(op)) {
       if (auto transpose = dyn_cast<TransposeOp>(op)) {
         FailureOr<LayoutAttr> source =
             operandLayout(transpose->getOpOperand(0), {});
