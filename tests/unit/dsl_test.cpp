@@ -676,3 +676,43 @@ TEST_CASE("what the lowering cannot take is the author's error, at the line",
                  Contains("a block has at most 49152 bytes of static shared "
                           "memory"));
 }
+
+TEST_CASE("take and put reject misuse with one line", "[compiler][error]") {
+  CHECK_THAT(
+      error_of([](auto &k, auto &x) { k.take(tile(k, x), 2, k.index(0)); }),
+      EndsWith("error: take: dim 2 is out of range for a fragment of "
+               "rank 2"));
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               k.take(tile(k, x), 1, k.constant(1.0, DType::f32));
+             }),
+             EndsWith("error: take: the index has type f32; requires an "
+                      "integer or index"));
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               k.put(tile(k, x), 1, k.iota({4, 32}, 1), k.index(0));
+             }),
+             EndsWith("error: put: the index has shape [4, 32]; requires a "
+                      "scalar or the shape [4, 1] (the fragment's with dim 1 "
+                      "of size 1)"));
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               k.put(tile(k, x), 0, k.index(0), tile(k, x));
+             }),
+             EndsWith("error: put: the value has shape [4, 32]; requires a "
+                      "scalar or the shape [1, 32]"));
+}
+
+TEST_CASE("take from a row a thread holds stays in registers", "[compiler]") {
+  dsl::KernelBuilder k("per_thread_array", 128);
+  auto x = k.tensor("x", DType::f32, 2);
+  auto at = k.tensor("at", DType::i32, 2);
+  auto zero = k.index(0);
+  auto local = k.relayout(k.load(x, {zero, zero}, {128, 8}), 8);
+  auto picked = k.serial(zero, k.index(8), {k.full({128, 1}, 0.0, DType::f32)},
+                         [&](dsl::Value i, std::vector<dsl::Value> sum) {
+                           return std::vector{sum[0] + k.take(local, 1, i)};
+                         })[0];
+  k.store(k.put(local, 1, k.index(3), picked), x, {zero, zero});
+  CompiledKernel c = compile(k.build());
+  CHECK(c.ptx.find("shfl.sync") == std::string::npos);
+  CHECK(c.ptx.find("ld.local") == std::string::npos);
+  (void)at;
+}

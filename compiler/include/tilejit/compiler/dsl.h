@@ -261,6 +261,24 @@ public:
   /// count). 32-bit elements, 0 <= lane < S.
   Value shuffle_idx(Value fragment, int dim, int lane,
                     Loc loc = Loc::current());
+  /// Run-time indexing along a dimension (TileLang's `alloc_local` arrays
+  /// indexed by a loop variable or a computed position): the element at
+  /// `index` along `dim`, for every position of the other dimensions. The
+  /// result has `fragment`'s shape with `dim` of size 1; `index` is an
+  /// integer scalar or index (the same position everywhere) or an integer
+  /// fragment of the result's shape (a position per row). An index outside
+  /// [0, size) reads 0. Any layout works (a sum over `dim` of the one
+  /// matching element); laid out so that each thread holds whole rows along
+  /// `dim` (`relayout(f, size)` for the last dimension) it is a per-thread
+  /// array: a compare and select per element, in registers. Exact for every
+  /// dtype (bits are moved, not added).
+  Value take(Value fragment, int dim, Value index, Loc loc = Loc::current());
+  /// `fragment` with the element at `index` along `dim` replaced by `value`
+  /// (a scalar, or a fragment of take's result shape), shapes as for take;
+  /// an index outside [0, size) changes nothing. Carried through `serial`,
+  /// this is a per-thread array updated at run-time positions.
+  Value put(Value fragment, int dim, Value index, Value value,
+            Loc loc = Loc::current());
   /// Repeats a fragment along its dimensions of size 1.
   Value broadcast(Value fragment, const std::vector<int64_t> &shape,
                   Loc loc = Loc::current());

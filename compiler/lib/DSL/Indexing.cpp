@@ -1,0 +1,136 @@
+//===- Indexing.cpp - DSL run-time indexing along a fragment dimension ---===//
+//
+// take and put compare each element's coordinate along the dimension (an
+// iota, which takes its users' layout) with the index. put is a select;
+// take sums the one matching element, moved as integer bits so that every
+// value (-0.0, NaN payloads) comes out unchanged. In a layout where each
+// thread holds whole rows along the dimension, the sum never leaves the
+// thread.
+//
+//===----------------------------------------------------------------------===//
+#include "BuilderImpl.h"
+
+#include "tilejit/Dialect/Tile/IR/Tile.h"
+
+using namespace mlir;
+
+namespace tilejit::dsl {
+
+namespace {
+
+/// The checked operands of take / put: the shapes and the index as a
+/// fragment (or scalar) of i32 comparable with the iota.
+struct Indexed {
+  std::vector<int64_t> shape, rowShape;
+  Value index;
+};
+
+Indexed checkIndexed(KernelBuilder &k, KernelBuilder::Impl &impl,
+                     const char *what, Value fragment, int dim, Value index,
+                     const Loc &loc) {
+  if (!fragment.valid() || !index.valid())
+    impl.fail(loc, fmt::format("{}: the value is an empty dsl::Value", what));
+  auto type = dyn_cast<RankedTensorType>(unwrap(fragment).getType());
+  if (!type)
+    impl.fail(loc, fmt::format("{}: the value has type {}; requires a "
+                               "fragment",
+                               what, typeName(unwrap(fragment).getType())));
+  if (dim < 0 || dim >= type.getRank())
+    impl.fail(loc, fmt::format("{}: dim {} is out of range for a fragment of "
+                               "rank {}",
+                               what, dim, type.getRank()));
+  Indexed r;
+  r.shape.assign(type.getShape().begin(), type.getShape().end());
+  r.rowShape = r.shape;
+  r.rowShape[dim] = 1;
+  Type indexType = unwrap(index).getType();
+  Type elt = getElementTypeOrSelf(indexType);
+  if (!elt.isIntOrIndex() || elt.isInteger(1))
+    impl.fail(loc, fmt::format("{}: the index has type {}; requires an "
+                               "integer or index",
+                               what, typeName(indexType)));
+  if (auto indexTensor = dyn_cast<RankedTensorType>(indexType);
+      indexTensor && indexTensor.getShape() != ArrayRef<int64_t>(r.rowShape))
+    impl.fail(loc, fmt::format("{}: the index has shape [{}]; requires a "
+                               "scalar or the shape [{}] (the fragment's "
+                               "with dim {} of size 1)",
+                               what, fmt::join(indexTensor.getShape(), ", "),
+                               fmt::join(r.rowShape, ", "), dim));
+  r.index = k.cast(index, DType::i32, loc);
+  if (isa<RankedTensorType>(indexType))
+    r.index = k.broadcast(r.index, r.shape, loc);
+  return r;
+}
+
+} // namespace
+
+Value KernelBuilder::take(Value fragment, int dim, Value index, Loc loc) {
+  Indexed at = checkIndexed(*this, *impl_, "take", fragment, dim, index, loc);
+  Value match = eq(iota(at.shape, dim, DType::i32, loc), at.index, loc);
+  // Moved as bits in a 32- or 64-bit integer: narrower types widen exactly.
+  const DType dtype = fragment.dtype();
+  Value bits;
+  DType carrier = DType::i32;
+  switch (dtype) {
+  case DType::f32:
+    bits = bitcast(fragment, DType::i32, loc);
+    break;
+  case DType::f16:
+  case DType::bf16:
+  case DType::e4m3:
+  case DType::e5m2:
+    bits = bitcast(cast(fragment, DType::f32, loc), DType::i32, loc);
+    break;
+  case DType::f64:
+    carrier = DType::i64;
+    bits = bitcast(fragment, DType::i64, loc);
+    break;
+  case DType::i64:
+  case DType::u64:
+    carrier = dtype;
+    bits = fragment;
+    break;
+  case DType::boolean:
+    bits = select(fragment, constant(1, DType::i32, loc),
+                  constant(0, DType::i32, loc), loc);
+    break;
+  default: // i8, u8, i32, u32
+    bits = cast(fragment, DType::i32, loc);
+    break;
+  }
+  Value sum =
+      reduce_sum(select(match, bits, constant(0, carrier, loc), loc), dim, loc);
+  switch (dtype) {
+  case DType::f32:
+  case DType::f64:
+    return bitcast(sum, dtype, loc);
+  case DType::f16:
+  case DType::bf16:
+  case DType::e4m3:
+  case DType::e5m2:
+    return cast(bitcast(sum, DType::f32, loc), dtype, loc);
+  case DType::boolean:
+    return ne(sum, constant(0, DType::i32, loc), loc);
+  default:
+    return cast(sum, dtype, loc);
+  }
+}
+
+Value KernelBuilder::put(Value fragment, int dim, Value index, Value value,
+                         Loc loc) {
+  Indexed at = checkIndexed(*this, *impl_, "put", fragment, dim, index, loc);
+  if (!value.valid())
+    impl_->fail(loc, "put: the value is an empty dsl::Value");
+  if (auto valueType = dyn_cast<RankedTensorType>(unwrap(value).getType())) {
+    if (valueType.getShape() != ArrayRef<int64_t>(at.rowShape))
+      impl_->fail(loc, fmt::format("put: the value has shape [{}]; requires a "
+                                   "scalar or the shape [{}]",
+                                   fmt::join(valueType.getShape(), ", "),
+                                   fmt::join(at.rowShape, ", ")));
+    value = broadcast(value, at.shape, loc);
+  }
+  Value match = eq(iota(at.shape, dim, DType::i32, loc), at.index, loc);
+  return select(match, value, fragment, loc);
+}
+
+} // namespace tilejit::dsl

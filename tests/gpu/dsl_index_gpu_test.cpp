@@ -1,0 +1,164 @@
+// dsl_index_gpu_test.cpp - k.take and k.put on the GPU: per-thread arrays
+// (rows laid out one a thread) indexed by a position per row and by a loop
+// variable, and a lookup across the threads of a row, bit for bit.
+#include "dsl_gpu.h"
+
+#include "common/abi.h"
+#include "common/convert.h"
+#include "common/jit.h"
+
+#include "tilejit/compiler/dsl.h"
+#include "tilejit/runtime/buffer.h"
+#include "tilejit/runtime/launch.h"
+#include "tilejit/runtime/stream.h"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+using namespace tilejit;
+using namespace tilejit::dsl_gpu;
+
+namespace {
+
+constexpr int kBlockRows = 128, kLocal = 8, kWide = 64;
+
+/// A block of 128 threads, one row of x (rows, 8) f32 a thread:
+/// picked = x[r, at[r]], put = x with x[r, at[r]] = 2 picked + 1, reversed
+/// = x[r, 7 - j] built by a loop of take/put at the loop's index; and
+/// across threads: wide_picked = y[r, at_wide[r]] for y (rows, 64) bf16 in
+/// the kernel's own layout.
+Kernel index_kernel() {
+  dsl::KernelBuilder k("take_put", 128);
+  auto x = k.tensor("x", DType::f32, 2);
+  auto at = k.tensor("at", DType::i32, 2);
+  auto picked = k.tensor("picked", DType::f32, 2);
+  auto put = k.tensor("put", DType::f32, 2);
+  auto reversed = k.tensor("reversed", DType::f32, 2);
+  auto y = k.tensor("y", DType::bf16, 2, dsl::inner_contiguous(16));
+  auto at_wide = k.tensor("at_wide", DType::i32, 2);
+  auto wide_picked = k.tensor("wide_picked", DType::bf16, 2);
+  auto row = k.block_id(0) * k.index(kBlockRows);
+  auto zero = k.index(0);
+  auto local = k.relayout(k.load(x, {row, zero}, {kBlockRows, kLocal}), kLocal);
+  auto where = k.load(at, {row, zero}, {kBlockRows, 1});
+  auto t = k.take(local, 1, where);
+  k.store(t, picked, {row, zero});
+  k.store(k.put(local, 1, where,
+                t * k.constant(2, DType::f32) + k.constant(1, DType::f32)),
+          put, {row, zero});
+  auto rev = k.serial(k.index(0), k.index(kLocal), {local},
+                      [&](dsl::Value i, std::vector<dsl::Value> carried) {
+                        return std::vector{k.put(carried[0], 1,
+                                                 k.index(kLocal - 1) - i,
+                                                 k.take(local, 1, i))};
+                      })[0];
+  k.store(rev, reversed, {row, zero});
+  auto wide = k.load(y, {row, zero}, {kBlockRows, kWide});
+  k.store(k.take(wide, 1, k.load(at_wide, {row, zero}, {kBlockRows, 1})),
+          wide_picked, {row, zero});
+  return k.build();
+}
+
+uint32_t bits_of(float v) {
+  uint32_t b;
+  std::memcpy(&b, &v, 4);
+  return b;
+}
+
+} // namespace
+
+TEST_CASE("take and put index fragments at run-time positions",
+          "[dsl][index]") {
+  const ops::LoadedKernel &kernel = ops::load_kernel(
+      ops::make_key("test_take_put"), [] { return index_kernel(); });
+  const int64_t rows = 200; // a tail block
+  std::mt19937_64 gen(Catch::rngSeed());
+  std::uniform_real_distribution<float> dist(-10, 10);
+  std::uniform_int_distribution<int> position(-2, kLocal + 1),
+      wide_position(-1, kWide);
+  std::vector<float> x(rows * kLocal);
+  for (float &v : x)
+    v = dist(gen);
+  x[3] = -0.0f; // bits, not sums: the sign of zero and NaN survive
+  x[kLocal + 5] = std::numeric_limits<float>::quiet_NaN();
+  std::vector<int32_t> at(rows), at_wide(rows);
+  for (int32_t &p : at)
+    p = position(gen); // also outside [0, 8): reads 0, puts nothing
+  at[0] = 3;
+  at[1] = 5;
+  for (int32_t &p : at_wide)
+    p = wide_position(gen);
+  std::vector<uint16_t> y(rows * kWide);
+  for (uint16_t &v : y)
+    v = ref::f32_to_bf16(dist(gen));
+  y[7] = 0x8000; // -0.0
+  at_wide[0] = 7;
+
+  rt::DeviceBuffer dx(x.size() * 4), dat(rows * 4), dpicked(rows * 4),
+      dput(x.size() * 4), drev(x.size() * 4), dy(y.size() * 2),
+      dat_wide(rows * 4), dwide(rows * 2);
+  dx.upload(x.data(), x.size() * 4);
+  dat.upload(at.data(), rows * 4);
+  dy.upload(y.data(), y.size() * 2);
+  dat_wide.upload(at_wide.data(), rows * 4);
+  const int64_t local_shape[2] = {rows, kLocal}, column[2] = {rows, 1},
+                wide_shape[2] = {rows, kWide};
+  launch_rows(
+      kernel, rows,
+      [&](rt::ArgPack &args) {
+        auto push = [&](const rt::DeviceBuffer &b, DType t,
+                        const int64_t(&shape)[2]) {
+          ops::push_tensor(args, rt::TensorView::contiguous(b.ptr(), t, shape));
+        };
+        push(dx, DType::f32, local_shape);
+        push(dat, DType::i32, column);
+        push(dpicked, DType::f32, column);
+        push(dput, DType::f32, local_shape);
+        push(drev, DType::f32, local_shape);
+        push(dy, DType::bf16, wide_shape);
+        push(dat_wide, DType::i32, column);
+        push(dwide, DType::bf16, column);
+      },
+      /*threads=*/128, kBlockRows);
+  std::vector<float> picked(rows), put(x.size()), rev(x.size());
+  std::vector<uint16_t> wide(rows);
+  dpicked.download(picked.data(), rows * 4);
+  dput.download(put.data(), put.size() * 4);
+  drev.download(rev.data(), rev.size() * 4);
+  dwide.download(wide.data(), rows * 2);
+
+  size_t bad = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const bool inside = at[r] >= 0 && at[r] < kLocal;
+    const float want = inside ? x[r * kLocal + at[r]] : 0.0f;
+    if (bits_of(picked[r]) != bits_of(want) && bad++ < 5)
+      UNSCOPED_INFO("row " << r << " at " << at[r] << ": took " << picked[r]
+                           << ", want " << want);
+    for (int64_t j = 0; j < kLocal; ++j) {
+      const float was = x[r * kLocal + j];
+      const float want_put = inside && j == at[r] ? 2 * want + 1 : was;
+      const bool same = std::isnan(want_put)
+                            ? std::isnan(put[r * kLocal + j])
+                            : bits_of(put[r * kLocal + j]) == bits_of(want_put);
+      if (!same && bad++ < 5)
+        UNSCOPED_INFO("row " << r << " col " << j << ": put "
+                             << put[r * kLocal + j] << ", want " << want_put);
+      const float want_rev = x[r * kLocal + kLocal - 1 - j];
+      if (bits_of(rev[r * kLocal + j]) != bits_of(want_rev) && bad++ < 5)
+        UNSCOPED_INFO("row " << r << " col " << j << ": reversed "
+                             << rev[r * kLocal + j] << ", want " << want_rev);
+    }
+    const bool wide_inside = at_wide[r] >= 0 && at_wide[r] < kWide;
+    const uint16_t want_wide = wide_inside ? y[r * kWide + at_wide[r]] : 0;
+    if (wide[r] != want_wide && bad++ < 5)
+      UNSCOPED_INFO("row " << r << " at " << at_wide[r] << ": took bf16 0x"
+                           << std::hex << wide[r] << ", want 0x" << want_wide
+                           << std::dec);
+  }
+  CHECK(bad == 0);
+}
