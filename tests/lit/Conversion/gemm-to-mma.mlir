@@ -14,9 +14,10 @@
 // The operand tiles' rows are padded by 16 bytes (72 bf16 apart), so the 8
 // rows of a fragment load start in different banks.
 // CHECK-LABEL: gpu.func @from_zero
-// CHECK-SAME: workgroup(%[[BUF:.*]] : memref<1024xf32, #gpu.address_space<workgroup>>
+// CHECK-SAME: workgroup(%[[SCRATCH:.*]] : memref<4096xi8, #gpu.address_space<workgroup>>
 // CHECK-SAME: memref<32x72xbf16, #gpu.address_space<workgroup>>
 // CHECK-SAME: memref<32x72xbf16, #gpu.address_space<workgroup>>
+// CHECK: %[[BUF:.*]] = memref.view %[[SCRATCH]][%{{.*}}][] : memref<4096xi8, #gpu.address_space<workgroup>> to memref<1024xf32, #gpu.address_space<workgroup>>
 // CHECK: memref.subview %{{.*}}[0, 0] [32, 64] [1, 1] : memref<32x72xbf16, #gpu.address_space<workgroup>> to memref<32x64xbf16, strided<[72, 1]>, #gpu.address_space<workgroup>>
 // CHECK-NOT: gpu.barrier
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<8xf32>)
@@ -52,7 +53,7 @@ func.func @from_zero(%c: !g) attributes {tile.threads = 128 : i32} {
 // From a loaded accumulator: its slots are written to the buffer between
 // two barriers, then each warp reads its tiles' pairs.
 // CHECK-LABEL: gpu.func @from_c
-// CHECK-SAME: workgroup(%[[BUF:.*]] : memref<1024xf32, #gpu.address_space<workgroup>>
+// CHECK: %[[BUF:.*]] = memref.view %{{.*}}[%{{.*}}][] : memref<4096xi8, #gpu.address_space<workgroup>> to memref<1024xf32, #gpu.address_space<workgroup>>
 // CHECK: gpu.barrier
 // CHECK: memref.store %{{.*}}, %[[BUF]]
 // CHECK: gpu.barrier

@@ -254,9 +254,12 @@ func.func @shuffle_slots(%x: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.a
 // tile.convert_layout: a barrier, a store of each element's first copy to
 // the op's shared buffer at its row-major index, a barrier, the loads of
 // the result layout. A (32, 1) column loaded one element a thread meets a
-// row max (sliced over 64 columns, every thread holding its row's).
+// row max (sliced over 64 columns, every thread holding its row's). The
+// buffer is a view of the kernel's scratch, which conversions and gemms
+// share (each starts with a barrier and is done with it at its end).
 // CHECK-LABEL: gpu.func @convert_column
-// CHECK-SAME: workgroup(%[[BUF:.*]] : memref<32xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+// CHECK-SAME: workgroup(%[[SCRATCH:.*]] : memref<128xi8, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+// CHECK: %[[BUF:.*]] = memref.view %[[SCRATCH]][%{{.*}}][] : memref<128xi8, #gpu.address_space<workgroup>> to memref<32xf32, #gpu.address_space<workgroup>>
 // CHECK: gpu.barrier
 // CHECK: memref.store %{{.*}}, %[[BUF]][%{{.*}}]
 // CHECK: gpu.barrier
@@ -308,5 +311,78 @@ func.func @shuffle_lane_slots(%x: memref<?x?xf32, strided<[?, 1], offset: ?>> {t
   %s = tile.shuffle_idx %r dim 1 lane 5 : tensor<8x16x4xf32>
   %b = tile.reshape %s : tensor<8x16x4xf32> -> tensor<2x256xf32>
   tile.store %b, %x[%c0, %c0] : tensor<2x256xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
+  return
+}
+
+// -----
+
+// Two conversions (a 32-float and a 64-float buffer) share one scratch of
+// 256 bytes.
+// CHECK-LABEL: gpu.func @two_conversions
+// CHECK-SAME: workgroup(%[[SCRATCH:.*]] : memref<256xi8, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+// CHECK-NOT: workgroup
+// CHECK-DAG: memref.view %[[SCRATCH]][%{{.*}}][] : memref<256xi8, #gpu.address_space<workgroup>> to memref<32xf32, #gpu.address_space<workgroup>>
+// CHECK-DAG: memref.view %[[SCRATCH]][%{{.*}}][] : memref<256xi8, #gpu.address_space<workgroup>> to memref<64xf32, #gpu.address_space<workgroup>>
+func.func @two_conversions(%x: memref<?x?xf32>) attributes {tile.threads = 32 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<?x?xf32> -> tensor<32x64xf32>
+  %m = tile.reduce max %t dim 1 : tensor<32x64xf32> -> tensor<32x1xf32>
+  %u = tile.load %x[%c0, %c0] : memref<?x?xf32> -> tensor<32x1xf32>
+  %a = arith.addf %m, %u : tensor<32x1xf32>
+  tile.store %a, %x[%c0, %c0] : tensor<32x1xf32>, memref<?x?xf32>
+  %c = tile.reduce max %t dim 0 : tensor<32x64xf32> -> tensor<1x64xf32>
+  %v = tile.load %x[%c0, %c0] : memref<?x?xf32> -> tensor<1x64xf32>
+  %d = arith.addf %c, %v : tensor<1x64xf32>
+  tile.store %d, %x[%c0, %c0] : tensor<1x64xf32>, memref<?x?xf32>
+  return
+}
+
+// -----
+
+// A reduction across warps in a loop writes its buffer again in the next
+// step: alone in the loop, it first waits for the last step's readers; with
+// another barrier in the loop (the author's), it need not.
+// CHECK-LABEL: gpu.func @reduce_in_loop
+// CHECK: scf.for
+// CHECK: gpu.shuffle
+// CHECK-NOT: memref.store
+// CHECK: gpu.barrier
+// CHECK: memref.store %{{.*}}, %{{.*}}[%{{.*}}, %thread_id_x]
+// CHECK: gpu.barrier
+// CHECK: scf.yield
+// CHECK-LABEL: gpu.func @reduce_in_loop_with_barrier
+// CHECK: scf.for
+// CHECK: gpu.shuffle
+// CHECK-NOT: gpu.barrier
+// CHECK: memref.store %{{.*}}, %{{.*}}[%{{.*}}, %thread_id_x]
+// CHECK: gpu.barrier
+// CHECK: gpu.barrier
+// CHECK: scf.yield
+!lx = memref<?x?xf32, strided<[?, 1], offset: ?>>
+func.func @reduce_in_loop(%x: !lx, %n: index) attributes {tile.threads = 256 : i32} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %t = tile.load %x[%c0, %c0] : !lx -> tensor<4x256xf32>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %t) -> (tensor<4x256xf32>) {
+    %s = tile.reduce sum %acc dim 1 : tensor<4x256xf32> -> tensor<4x1xf32>
+    %b = tile.broadcast %s : tensor<4x1xf32> -> tensor<4x256xf32>
+    %d = arith.divf %acc, %b : tensor<4x256xf32>
+    scf.yield %d : tensor<4x256xf32>
+  }
+  tile.store %r, %x[%c0, %c0] : tensor<4x256xf32>, !lx
+  return
+}
+func.func @reduce_in_loop_with_barrier(%x: !lx, %n: index) attributes {tile.threads = 256 : i32} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %t = tile.load %x[%c0, %c0] : !lx -> tensor<4x256xf32>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %t) -> (tensor<4x256xf32>) {
+    %s = tile.reduce sum %acc dim 1 : tensor<4x256xf32> -> tensor<4x1xf32>
+    %b = tile.broadcast %s : tensor<4x1xf32> -> tensor<4x256xf32>
+    %d = arith.divf %acc, %b : tensor<4x256xf32>
+    gpu.barrier
+    scf.yield %d : tensor<4x256xf32>
+  }
+  tile.store %r, %x[%c0, %c0] : tensor<4x256xf32>, !lx
   return
 }

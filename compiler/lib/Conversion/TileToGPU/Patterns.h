@@ -13,16 +13,22 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace mlir::tile {
 
 class LayoutAttr;
 
-/// What the patterns of one kernel need to know: its block size and the
-/// value of gpu.thread_id x at the kernel's entry.
+/// What the patterns of one kernel need to know: its block size, the
+/// value of gpu.thread_id x at the kernel's entry, and the transposes and
+/// reductions that must wait for every thread (a barrier) before writing
+/// their shared buffer: those in a loop whose body has no other barrier,
+/// where a fast warp's next step would overwrite what a slow warp still
+/// reads.
 struct ThreadMapping {
   int64_t threads;
   Value threadId;
+  llvm::DenseSet<Operation *> waitFirst = {};
 };
 
 /// The layout tile-assign-layouts gave a fragment type (null if none).

@@ -159,6 +159,8 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
       auto cst = [&](int64_t v) {
         return arith::ConstantIndexOp::create(rewriter, loc, v).getResult();
       };
+      if (mapping.waitFirst.contains(op)) // the last step's reads first
+        gpu::BarrierOp::create(rewriter, loc);
       int64_t row = 0;
       for (auto &[rep, value] : partial)
         memref::StoreOp::create(rewriter, loc, value, buffer,

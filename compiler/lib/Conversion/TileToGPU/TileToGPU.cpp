@@ -24,6 +24,7 @@
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 
 namespace mlir::tile {
 #define GEN_PASS_DEF_CONVERTTILETOGPU
@@ -59,15 +60,45 @@ static LogicalResult checkGemms(Operation *kernel) {
   return failure(result.wasInterrupted());
 }
 
+/// Whether `op` waits for every thread of the block wherever it runs: an
+/// author's barrier, or an op going through a shared buffer.
+static bool issuesBarrier(Operation *op) {
+  if (isa<gpu::BarrierOp, TransposeOp, GemmOp>(op))
+    return true;
+  if (auto reduce = dyn_cast<ReduceOp>(op))
+    return static_cast<bool>(reduceBufferType(reduce));
+  if (auto convert = dyn_cast<ConvertLayoutOp>(op))
+    return static_cast<bool>(convertLayoutBufferType(convert));
+  return false;
+}
+
+/// A transpose or reduction in a loop writes its buffer again in the next
+/// step; unless another op of the loop's body waits for every thread each
+/// step, it must wait first for the last step's readers.
+static bool mustWaitFirst(Operation *op) {
+  auto loop = op->getParentOfType<LoopLikeOpInterface>();
+  if (!loop)
+    return false;
+  Operation *step = op;
+  while (step->getParentOp() != loop.getOperation())
+    step = step->getParentOp();
+  return llvm::none_of(*step->getBlock(), [&](Operation &other) {
+    return &other != step && issuesBarrier(&other);
+  });
+}
+
+/// Bytes of a shared buffer, rounded up to the 16-byte alignment.
+static int64_t bufferBytes(MemRefType type) {
+  return (type.getNumElements() * type.getElementTypeBitWidth() / 8 + 15) / 16 *
+         16;
+}
+
 /// The kernel's shared buffers fit the static shared memory of a block.
 static LogicalResult checkSharedBytes(gpu::GPUFuncOp kernel) {
   constexpr int64_t kStaticLimit = 48 * 1024;
   int64_t bytes = 0;
-  for (BlockArgument buffer : kernel.getWorkgroupAttributions()) {
-    auto type = cast<MemRefType>(buffer.getType());
-    bytes += (type.getNumElements() * type.getElementTypeBitWidth() / 8 + 15) /
-             16 * 16;
-  }
+  for (BlockArgument buffer : kernel.getWorkgroupAttributions())
+    bytes += bufferBytes(cast<MemRefType>(buffer.getType()));
   if (bytes <= kStaticLimit)
     return success();
   return kernel.emitError()
@@ -134,10 +165,15 @@ struct ConvertTileToGPUPass
     ThreadMapping mapping{threads, gpu::ThreadIdOp::create(b, kernel.getLoc(),
                                                            gpu::Dimension::x)};
 
-    // Every transpose, layout conversion and reduce across warps gets a shared
-    // buffer of its own; the author's shared tiles become buffers too. 16-byte
-    // aligned: they are read and written in 16-byte vectors.
+    // Transposes, layout conversions, reductions across warps and mma.sync
+    // gemms go through shared buffers; the author's shared tiles become
+    // buffers too. 16-byte aligned: they are read and written in 16-byte
+    // vectors. Conversions and gemms start with a barrier and hold their
+    // buffer only until their end: they share one scratch buffer, as large
+    // as the largest. Transposes and reductions write without waiting and
+    // keep buffers of their own.
     llvm::DenseMap<Operation *, Value> buffers;
+    SmallVector<std::pair<Operation *, MemRefType>> transient;
     SmallVector<AllocSharedOp> tiles;
     auto addBuffer = [&](MemRefType type, Location loc) {
       Value buffer = kernel.addWorkgroupAttribution(type, loc);
@@ -147,6 +183,8 @@ struct ConvertTileToGPUPass
       return buffer;
     };
     kernel.walk([&](Operation *op) {
+      if (auto tile = dyn_cast<AllocSharedOp>(op))
+        tiles.push_back(tile);
       MemRefType type;
       if (auto transpose = dyn_cast<TransposeOp>(op))
         type = transposeBufferType(transpose);
@@ -156,11 +194,31 @@ struct ConvertTileToGPUPass
         type = convertLayoutBufferType(convert);
       if (auto gemm = dyn_cast<GemmOp>(op))
         type = gemmBufferType(gemm);
-      if (type)
-        buffers[op] = addBuffer(type, op->getLoc());
-      if (auto tile = dyn_cast<AllocSharedOp>(op))
-        tiles.push_back(tile);
+      if (!type)
+        return;
+      if (isa<ConvertLayoutOp, GemmOp>(op)) {
+        transient.push_back({op, type});
+        return;
+      }
+      buffers[op] = addBuffer(type, op->getLoc());
+      if (mustWaitFirst(op))
+        mapping.waitFirst.insert(op);
     });
+    if (!transient.empty()) {
+      int64_t bytes = 0;
+      for (auto &[op, type] : transient)
+        bytes = std::max(bytes, bufferBytes(type));
+      auto space =
+          gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+      Value scratch =
+          addBuffer(MemRefType::get({bytes}, b.getI8Type(),
+                                    MemRefLayoutAttrInterface{}, space),
+                    kernel.getLoc());
+      Value zero = arith::ConstantIndexOp::create(b, kernel.getLoc(), 0);
+      for (auto &[op, type] : transient)
+        buffers[op] = memref::ViewOp::create(b, op->getLoc(), type, scratch,
+                                             zero, ValueRange{});
+    }
     for (AllocSharedOp tile : tiles) {
       MemRefType type = tile.getType();
       int64_t pad = gemmOperandPadding(tile);

@@ -239,6 +239,8 @@ struct TransposeLowering : OpConversionPattern<TransposeOp> {
     Value buffer = buffers.lookup(op);
     if (!vecType || !buffer)
       return rewriter.notifyMatchFailure(op, "no shared buffer or vector type");
+    if (mapping.waitFirst.contains(op)) // the last step's reads first
+      gpu::BarrierOp::create(rewriter, op.getLoc());
     Value result;
     if (std::optional<WordPlan> plan = planWords(op))
       result =
