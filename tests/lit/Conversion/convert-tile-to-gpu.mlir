@@ -157,3 +157,20 @@ func.func @through_shared(%x: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.
   tile.store %u, %x[%c0, %c0] : tensor<16x32xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
   return
 }
+
+// -----
+
+// The author's chunks of 8 f32 from a tensor promising 16-byte rows: each
+// chunk is one vector<8xf32> access aligned to 16 bytes (two 16-byte
+// instructions in PTX), not to its 32 bytes; a promise of 8 bytes, 8.
+!ga = memref<?x?xf32, strided<[?, 1], offset: ?>>
+// CHECK-LABEL: gpu.func @wide_chunks
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<?x?xf32, strided<[?, 1], offset: ?>>, vector<8xf32>
+// CHECK: vector.store %{{.*}} {alignment = 8 : i64} : memref<?x?xf32, strided<[?, 1], offset: ?>>, vector<8xf32>
+func.func @wide_chunks(%x: !ga {tile.align = 16 : i64}, %y: !ga {tile.align = 8 : i64}) attributes {tile.threads = 128 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] {in_bounds} : !ga -> tensor<16x64xf32>
+  %r = tile.convert_layout %t {vector = 8 : i64} : tensor<16x64xf32> -> tensor<16x64xf32>
+  tile.store %r, %y[%c0, %c0] {in_bounds} : tensor<16x64xf32>, !ga
+  return
+}

@@ -277,19 +277,39 @@ func.func @shuffle_reduced(%x: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile
 
 // -----
 
-// k.relayout: the author's vector of 8 f32 a thread. A store of it to a
-// tensor promising 16-byte rows goes through the kernel's layout (vector 4).
+// k.relayout: the author's vector of 8 f32 a thread. A tensor promising
+// 16-byte rows of 64 takes chunks of 8 as two 16-byte accesses: the load
+// reads straight into the author's layout (the conversion is the identity)
+// and the store writes from it.
 !gr = memref<?x?xf32, strided<[?, 1], offset: ?>>
 // CHECK-LABEL: func.func @relayout
-// CHECK: %[[T:.*]] = tile.load {{.*}} -> tensor<16x64xf32, #tile.layout<shape = [16, 64], threads = 128, vector = 4>>
-// CHECK: %[[R:.*]] = tile.convert_layout %[[T]] {vector = 8 : i64} : {{.*}} -> tensor<16x64xf32, #tile.layout<shape = [16, 64], threads = 128, vector = 8>>
-// CHECK: %[[B:.*]] = tile.convert_layout %[[R]] : {{.*}} -> tensor<16x64xf32, #tile.layout<shape = [16, 64], threads = 128, vector = 4>>
-// CHECK: tile.store %[[B]]
+// CHECK: %[[T:.*]] = tile.load {{.*}} -> tensor<16x64xf32, #tile.layout<shape = [16, 64], threads = 128, vector = 8>>
+// CHECK: %[[R:.*]] = tile.convert_layout %[[T]] {vector = 8 : i64} : tensor<16x64xf32, #tile.layout<shape = [16, 64], threads = 128, vector = 8>> -> tensor<16x64xf32, #tile.layout<shape = [16, 64], threads = 128, vector = 8>>
+// CHECK-NEXT: tile.store %[[R]]
 func.func @relayout(%x: !gr {tile.align = 16 : i64}) attributes {tile.threads = 128 : i32} {
   %c0 = arith.constant 0 : index
   %t = tile.load %x[%c0, %c0] : !gr -> tensor<16x64xf32>
   %r = tile.convert_layout %t {vector = 8 : i64} : tensor<16x64xf32> -> tensor<16x64xf32>
   tile.store %r, %x[%c0, %c0] : tensor<16x64xf32>, !gr
+  return
+}
+
+// -----
+
+// Without a promise the accesses are element by element (the kernel's
+// vector is 1): the load is converted to the author's chunks, and the store
+// goes back through the kernel's layout.
+!gu = memref<?x?xf32, strided<[?, 1], offset: ?>>
+// CHECK-LABEL: func.func @relayout_unaligned
+// CHECK: %[[T:.*]] = tile.load {{.*}} -> tensor<16x64xf32, #tile.layout<shape = [16, 64], threads = 128, vector = 1>>
+// CHECK: %[[R:.*]] = tile.convert_layout %[[T]] {vector = 8 : i64} : {{.*}} -> tensor<16x64xf32, #tile.layout<shape = [16, 64], threads = 128, vector = 8>>
+// CHECK: %[[B:.*]] = tile.convert_layout %[[R]] : {{.*}} -> tensor<16x64xf32, #tile.layout<shape = [16, 64], threads = 128, vector = 1>>
+// CHECK: tile.store %[[B]]
+func.func @relayout_unaligned(%x: !gu) attributes {tile.threads = 128 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : !gu -> tensor<16x64xf32>
+  %r = tile.convert_layout %t {vector = 8 : i64} : tensor<16x64xf32> -> tensor<16x64xf32>
+  tile.store %r, %x[%c0, %c0] : tensor<16x64xf32>, !gu
   return
 }
 
@@ -329,8 +349,6 @@ func.func @shuffle_lane_span(%x: memref<?x?xf32, strided<[?, 1], offset: ?>> {ti
 // CHECK-DAG: %[[M4:.*]] = arith.cmpi eq, %[[I4]], %{{.*}} : tensor<128x8xi32, #tile.layout<shape = [128, 8], threads = 128, vector = 4>>
 // CHECK-DAG: %[[M8:.*]] = arith.cmpi eq, %[[I8]], %{{.*}} : tensor<128x8xi32, #tile.layout<shape = [128, 8], threads = 128, vector = 8>>
 // CHECK: arith.select %[[M8]], %[[R]], %{{.*}} : tensor<128x8xi1, #tile.layout<shape = [128, 8], threads = 128, vector = 8>>
-// The store's own conversion (8 f32 are wider than 16 bytes), then none.
-// CHECK: tile.convert_layout
 // CHECK: arith.select %[[M4]], %[[T]], %{{.*}} : tensor<128x8xi1, #tile.layout<shape = [128, 8], threads = 128, vector = 4>>
 // CHECK-NOT: tile.convert_layout
 // CHECK: tile.iota dim 0 : tensor<128x8xi32, #tile.layout<shape = [128, 8], threads = 128, vector = 4>>

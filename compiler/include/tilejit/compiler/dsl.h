@@ -237,11 +237,12 @@ public:
   /// The same fragment in the layout the author picks: chunks of `vector`
   /// consecutive elements (row-major), dealt to the threads in turn, so
   /// thread t holds chunks t, t + threads, ... (a power of two; the element
-  /// count must be a multiple of threads x vector). The compiler moves the
-  /// data through shared memory when the value was in another layout, and
-  /// stores it from its own layout when the vector is wider than an access
-  /// allows. E.g. 8 consecutive f32 a thread, so that a reduction over
-  /// groups of 8 stays in registers.
+  /// count must be a multiple of threads x vector). A load used only here
+  /// reads straight into the layout, and stores write from it, when the
+  /// tensor's accesses take such chunks (within its alignment promise, or
+  /// whole multiples of it in rows `vector` divides); otherwise the data
+  /// moves through shared memory. E.g. 8 consecutive f32 a thread, so that
+  /// a reduction over groups of 8 stays in registers.
   Value relayout(Value fragment, int vector, Loc loc = Loc::current());
   /// Exchanges elements between the lanes of each warp:
   /// result[..., i, ...] = fragment[..., i xor mask, ...] along `dim`, one

@@ -12,6 +12,7 @@
 #include "tilejit/Dialect/Tile/IR/Tile.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -148,6 +149,36 @@ Value loadElement(OpBuilder &b, Location loc, Value memref, Type elt,
       .getResult(0);
 }
 
+/// The alignment (bytes) of a chunk of `chunkBytes` starting at a multiple
+/// of its elements within a row of `memref`: at most what every row start
+/// promises -- a shared buffer is 16-byte aligned and its rows start at
+/// multiples of their bytes' largest power-of-two factor (up to 16); a
+/// kernel argument's rows at its `tile.align` promise (with unit inner
+/// stride). tile-assign-layouts only gives a load or store chunks that are
+/// no wider than that or whole multiples of it.
+llvm::MaybeAlign chunkAlignment(Value memref, int64_t chunkBytes) {
+  auto type = cast<MemRefType>(memref.getType());
+  const int64_t elt = type.getElementTypeBitWidth() / 8;
+  int64_t rows = elt;
+  auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(type.getMemorySpace());
+  auto [strides, offset] = type.getStridesAndOffset();
+  if (space && space.getValue() == gpu::AddressSpace::Workgroup) {
+    const int64_t rowBytes =
+        strides.size() >= 2 &&
+                !ShapedType::isDynamic(strides[strides.size() - 2])
+            ? strides[strides.size() - 2] * elt
+            : 16;
+    rows = std::min<int64_t>(16, rowBytes & -rowBytes);
+  } else if (auto arg = dyn_cast<BlockArgument>(memref);
+             arg && !strides.empty() && strides.back() == 1) {
+    if (auto func = dyn_cast<gpu::GPUFuncOp>(arg.getOwner()->getParentOp()))
+      if (auto align = func.getArgAttrOfType<IntegerAttr>(
+              arg.getArgNumber(), TileDialect::getAlignAttrName()))
+        rows = align.getInt();
+  }
+  return llvm::MaybeAlign(std::max<int64_t>(elt, std::min(chunkBytes, rows)));
+}
+
 /// Loads one chunk of more than one element: one vector load when it is
 /// inside the tensor (or promised to be), else element by element with zeros
 /// outside.
@@ -163,7 +194,7 @@ Value loadChunk(OpBuilder &b, Location loc, Value memref, VectorType chunkType,
     unsigned bytes = width * elt.getIntOrFloatBitWidth() / 8;
     return vector::LoadOp::create(ob, l, chunkType, memref, access.indices,
                                   /*nontemporal=*/false,
-                                  llvm::MaybeAlign(bytes));
+                                  chunkAlignment(memref, bytes));
   };
   if (!access.inBounds)
     return vectorLoad(b, loc);
@@ -214,7 +245,8 @@ void storeChunk(OpBuilder &b, Location loc, Value memref, Value chunk,
     unsigned bytes =
         width * chunkType.getElementType().getIntOrFloatBitWidth() / 8;
     vector::StoreOp::create(ob, l, chunk, memref, access.indices,
-                            /*nontemporal=*/false, llvm::MaybeAlign(bytes));
+                            /*nontemporal=*/false,
+                            chunkAlignment(memref, bytes));
   };
   if (!access.inBounds) {
     vectorStore(b, loc);

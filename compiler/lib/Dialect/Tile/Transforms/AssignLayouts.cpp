@@ -324,7 +324,9 @@ private:
   LogicalResult visit(Operation *op) {
     if (op == kernel.getOperation() || isSplatLike(op))
       return success();
-    if (isa<LoadOp, TransposeOp>(op)) {
+    if (auto load = dyn_cast<LoadOp>(op))
+      return visitLoad(load);
+    if (isa<TransposeOp>(op)) {
       if (auto transpose = dyn_cast<TransposeOp>(op)) {
         FailureOr<LayoutAttr> source =
             operandLayout(transpose->getOpOperand(0), {});
@@ -567,13 +569,44 @@ private:
   /// vectors than this access allows (its alignment promise): then the value
   /// is converted to the kernel's blocked layout, whose vectors fit every
   /// access.
+  /// Whether chunks of `vector` elements of a fragment of `type` can be
+  /// read from / written to `memref` directly: no wider than its accesses
+  /// allow, or whole multiples of them (in vector accesses of that width:
+  /// chunks then start at multiples of the access alignment and never cross
+  /// a row).
+  bool accessTakes(Value memref, RankedTensorType type, int64_t vector) {
+    const int64_t width = accessWidth(kernel, memref, type);
+    return vector <= width ||
+           (width > 1 && type.getShape().back() % vector == 0);
+  }
+
+  /// A load is blocked, unless its one use is the author's k.relayout and
+  /// the access takes the author's chunks: then it loads in that layout
+  /// (no conversion through shared memory).
+  LogicalResult visitLoad(LoadOp op) {
+    RankedTensorType type = op.getType();
+    if (op->hasOneUse())
+      if (auto relayout = dyn_cast<ConvertLayoutOp>(*op->user_begin());
+          relayout && relayout.getVector()) {
+        const int64_t v = static_cast<int64_t>(*relayout.getVector());
+        if (type.getNumElements() % (threads * v) == 0 &&
+            accessTakes(op.getSource(), type, v)) {
+          setLayout(op.getResult(),
+                    LayoutAttr::get(op->getContext(), type.getShape(), threads,
+                                    v, {}));
+          return success();
+        }
+      }
+    return assignBlocked(op.getResult(), op);
+  }
+
   LogicalResult visitStore(StoreOp op) {
     FailureOr<LayoutAttr> layout = operandLayout(op->getOpOperand(0), {});
     if (failed(layout))
       return failure();
     RankedTensorType type = op.getValue().getType();
     if (!layout->getSliced().empty() ||
-        layout->getVector() <= accessWidth(kernel, op.getDest(), type))
+        accessTakes(op.getDest(), type, layout->getVector()))
       return success();
     FailureOr<LayoutAttr> blocked = blockedLayout(type, op);
     if (failed(blocked))
