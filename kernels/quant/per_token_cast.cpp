@@ -27,7 +27,8 @@ rt::SpecKey per_token_cast_key(const PerTokenCastSpec &spec) {
       .add("threads", std::to_string(spec.threads))
       .add("round_sf", std::to_string(spec.round_sf))
       .add("sf_layout", std::to_string(static_cast<int>(spec.sf_layout)))
-      .add("vector_bytes", std::to_string(spec.vector_bytes));
+      .add("vector_bytes", std::to_string(spec.vector_bytes))
+      .add("inside", std::to_string(spec.inside));
   return key;
 }
 
@@ -49,19 +50,25 @@ PerTokenCastSpec per_token_cast_tiling(PerTokenCastSpec spec, int64_t k,
     // K = parts x p with p a power of two and parts odd: unpadded, a row
     // reshaped to (parts, p) and reduced over both, as long as p holds at
     // least a warp's 16-byte vectors (rounds of threads x vector elements
-    // then divide p, and the reduction over parts stays in registers) and
-    // a thread holds at most 48 elements. On the H200 (bf16, M = 8001) this
-    // took K = 2560 / 3072 / 6144 from 71 / 79 / 72% of copy padded to
-    // 83 / 87 / 80%; K = 7168 (56 elements, 127 registers) fell from 80%
-    // padded to 67% and stays padded. More threads lose more than they
-    // save in registers (K = 7168, % of copy): unpadded 256 x 8-byte
-    // vectors 58, 512 x 4-byte 57; padded 256 threads 65, 512 threads 61,
-    // against 79 padded over 128 threads.
+    // then divide p, and the reduction over parts stays in registers).
+    // With K > kTile / 2 a block holds exactly one row (block_m 1), and its
+    // accesses need no bounds checks: straight-line vector loads and
+    // stores, no per-chunk fallback. On the H200 (bf16, M = 8001, % of
+    // copy) that took K = 2560 / 3072 / 6144 / 7168 from 83 / 86 / 81 / 79
+    // (checked; 7168 padded to 8192 at 128 registers) to 116-118 / 114 /
+    // 107-108 / 106-107 (68 registers at 7168; the copy of the same bytes
+    // reaches 3.1-3.8 TB/s at these sizes, the kernel 3.7-4.0). Checked,
+    // K = 7168 unpadded fell to 67% (127 registers), so without the
+    // promise a thread holds at most 48 elements; with it, 64. More
+    // threads lost more than they saved (K = 7168, checked): 256 x 8-byte
+    // vectors 58%, 512 x 4-byte 57%, padded 256 threads 65%, 512 61%.
     const int64_t p = k & -k, vector = 16 / size_of(spec.in_dtype);
     const int64_t threads = std::min<int64_t>(128, p / vector);
-    if (p != k && p / vector >= 32 && k / threads <= 48) {
+    const bool one_row = k > kTile / 2;
+    if (p != k && p / vector >= 32 && k / threads <= (one_row ? 64 : 48)) {
       spec.group = spec.block_k = static_cast<int32_t>(k);
       spec.threads = static_cast<int32_t>(threads);
+      spec.inside = one_row;
     }
   }
   spec.block_m =

@@ -28,6 +28,9 @@ struct PerTokenCastSpec {
   int32_t round_sf = 0;
   SfLayout sf_layout = SfLayout::row_major; ///< §3.3
   int32_t vector_bytes = 0; ///< 16: x's and out's rows are 16-byte aligned
+  /// 1: a tile is exactly one whole row of x (block_m 1, block_k = K), so
+  /// its loads and stores need no bounds checks
+  int32_t inside = 0;
 };
 
 /// Quantizes x (M, K) of bf16 or f32 (unit inner stride, any row stride) to

@@ -89,15 +89,17 @@ TEST_CASE("per_token_cast takes one group a row of K = parts x p unpadded",
     DType dtype;
     int64_t k;
     int32_t group, threads;
+    bool inside; // one row a block: no bounds checks
   };
   // K = 2560 = 5 x 512: bf16 rows in 64 threads of 8-element vectors;
   // K = 576 = 9 x 64 holds too few vectors and is padded to 1024; bf16
-  // K = 7168 would be 56 elements a thread and is padded to 8192.
-  for (Case c :
-       {Case{DType::bf16, 2560, 2560, 64}, Case{DType::f32, 2560, 2560, 128},
-        Case{DType::bf16, 6144, 6144, 128}, Case{DType::bf16, 7168, 8192, 128},
-        Case{DType::bf16, 4096, 4096, 128},
-        Case{DType::bf16, 576, 1024, 128}}) {
+  // K = 7168 is 56 elements a thread, one row a block.
+  for (Case c : {Case{DType::bf16, 2560, 2560, 64, true},
+                 Case{DType::f32, 2560, 2560, 128, true},
+                 Case{DType::bf16, 6144, 6144, 128, true},
+                 Case{DType::bf16, 7168, 7168, 128, true},
+                 Case{DType::bf16, 4096, 4096, 128, false},
+                 Case{DType::bf16, 576, 1024, 128, false}}) {
     quant::PerTokenCastSpec spec;
     spec.in_dtype = c.dtype;
     spec.vector_bytes = 16;
@@ -106,7 +108,14 @@ TEST_CASE("per_token_cast takes one group a row of K = parts x p unpadded",
     CHECK(spec.group == c.group);
     CHECK(spec.block_k == c.group);
     CHECK(spec.threads == c.threads);
+    CHECK(spec.inside == c.inside);
     CompiledKernel compiled = compile(quant::per_token_cast_kernel(spec));
     CHECK(compiled.ptx.find("ld.global.v4") != std::string::npos);
+    // Unchecked accesses have no element-by-element fallback.
+    const bool element_loads =
+        compiled.ptx.find(c.dtype == DType::f32
+                              ? "ld.global.b32"
+                              : "ld.global.b16") != std::string::npos;
+    CHECK(element_loads == !c.inside);
   }
 }
