@@ -112,7 +112,8 @@ struct GemmLowering : OpConversionPattern<GemmOp> {
     auto resultType = dyn_cast_or_null<VectorType>(
         getTypeConverter()->convertType(op.getType()));
     std::optional<MmaKind> kind = mmaKind(op.getA().getType().getElementType());
-    if (!layout || !buffer || !resultType || failed(checkMmaGemm(op)) || !kind)
+    // checkMmaGemm passed before the conversion (shapes, types).
+    if (!layout || !buffer || !resultType || !kind)
       return rewriter.notifyMatchFailure(op, "not an mma.sync gemm");
     auto &b = rewriter;
     ArrayRef<int64_t> shape = op.getType().getShape();

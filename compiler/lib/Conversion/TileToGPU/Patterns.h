@@ -138,9 +138,9 @@ class ConvertLayoutOp;
 /// fragment each (booleans as bytes); null when both layouts are the same.
 MemRefType convertLayoutBufferType(ConvertLayoutOp op);
 
-/// tile.convert_layout -> writes of each element's first copy to its shared
-/// buffer, a barrier, reads in the result layout (`buffers`, one workgroup
-/// attribution of the kernel per op).
+/// tile.convert_layout -> a barrier, writes of each element's first copy to
+/// its shared buffer, a barrier, reads in the result layout (`buffers`: a
+/// view of the kernel's scratch, which conversions and gemms share).
 void populateConvertLayoutToGPUPatterns(
     const TypeConverter &converter, const ThreadMapping &mapping,
     const llvm::DenseMap<Operation *, Value> &buffers,
