@@ -7,7 +7,24 @@
 // CHECK: gpu.func @k(%[[X:.*]]: memref<?x?xf32, strided<[?, ?], offset: ?>>, %[[O:.*]]: memref<?x?xf32, strided<[?, ?], offset: ?>>, %[[S:.*]]: f32) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
 // CHECK: %[[TID:.*]] = gpu.thread_id x
 // CHECK: %[[BID:.*]] = gpu.block_id x
-// Slot 0: bounds check on both dimensions, zero outside.
+// Is the whole 4x64 tile inside? Rows: bid < dim 0 and bid + 4 <= dim 0;
+// columns likewise; the same answer for every thread.
+// CHECK: %[[D0:.*]] = memref.dim %[[X]], %{{.*}}
+// CHECK: %[[END:.*]] = arith.addi %[[BID]], %c4
+// CHECK: arith.cmpi ule, %[[END]], %[[D0]]
+// CHECK: arith.cmpi ult, %[[BID]], %[[D0]]
+// CHECK: arith.constant 64 : index
+// CHECK: arith.andi
+// Then both slots load with no check.
+// CHECK: %[[V:.*]] = scf.if %{{.*}} -> (vector<2xf32>) {
+// CHECK-NOT: scf.if
+// CHECK:   memref.load %[[X]]
+// CHECK-NOT: scf.if
+// CHECK:   memref.load %[[X]]
+// CHECK-NOT: scf.if
+// CHECK:   scf.yield %{{.*}} : vector<2xf32>
+// CHECK: } else {
+// Else slot 0: bounds check on both dimensions, zero outside.
 // CHECK: arith.divui
 // CHECK: memref.dim %[[X]]
 // CHECK: arith.cmpi ult
@@ -20,13 +37,26 @@
 // Slot 1 is 128 elements further.
 // CHECK: arith.constant 128 : index
 // CHECK: scf.if
-// CHECK: %[[V:.*]] = vector.from_elements %{{.*}}, %{{.*}} : vector<2xf32>
+// CHECK: vector.from_elements %{{.*}}, %{{.*}} : vector<2xf32>
 // CHECK: %[[SPLAT:.*]] = vector.broadcast %[[S]] : f32 to vector<2xf32>
 // CHECK: %[[R:.*]] = arith.mulf %[[V]], %[[SPLAT]] : vector<2xf32>
-// CHECK: vector.extract %[[R]][0]
-// CHECK: scf.if
+// The store asks the same of the output's tile.
+// CHECK: memref.dim %[[O]]
+// CHECK: arith.andi
+// CHECK: scf.if %{{.*}} {
+// CHECK-NOT: scf.if
+// CHECK:   vector.extract %[[R]][0]
 // CHECK:   memref.store %{{.*}}, %[[O]]
-// CHECK: vector.extract %[[R]][1]
+// CHECK-NOT: scf.if
+// CHECK:   vector.extract %[[R]][1]
+// CHECK:   memref.store %{{.*}}, %[[O]]
+// CHECK: } else {
+// CHECK:   vector.extract %[[R]][0]
+// CHECK:   scf.if
+// CHECK:     memref.store %{{.*}}, %[[O]]
+// CHECK:   vector.extract %[[R]][1]
+// CHECK:   scf.if
+// CHECK:     memref.store %{{.*}}, %[[O]]
 // CHECK: gpu.return
 // CHECK-NOT: func.func
 func.func @k(%x: memref<?x?xf32, strided<[?, ?], offset: ?>>,
