@@ -91,13 +91,14 @@ void DeviceBuffer::download(void *dst, std::size_t bytes) const {
   TILEJIT_CU_CHECK(cuMemcpyDtoH(dst, ptr_, bytes));
 }
 
-void DeviceBuffer::copy_from(const DeviceBuffer &src, std::size_t bytes) {
+void DeviceBuffer::copy_from(const DeviceBuffer &src, std::size_t bytes,
+                             CUstream stream) {
   check_fits("copy_from", bytes, src.size_, "source buffer");
   check_fits("copy_from", bytes, size_, "destination buffer");
   if (bytes == 0)
     return;
   device_->make_current();
-  TILEJIT_CU_CHECK(cuMemcpyDtoD(ptr_, src.ptr_, bytes));
+  TILEJIT_CU_CHECK(cuMemcpyDtoDAsync(ptr_, src.ptr_, bytes, stream));
 }
 
 void DeviceBuffer::fill_zero() {

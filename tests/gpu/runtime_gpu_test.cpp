@@ -291,6 +291,78 @@ TEST_CASE("link_ptx, Module and launch of a scale kernel", "[runtime][gpu]") {
   }
 }
 
+// Tagged [graph] and run by ctest as a process of its own (gpu-graph;
+// `gpu` runs "~[big]~[graph]"): on
+// driver 580.159 a process that has instantiated a CUDA graph gets every
+// later JIT log written to its stdout instead of the buffers link_ptx passes,
+// which the log tests above check.
+TEST_CASE("time_graph_ms replays a captured graph", "[runtime][gpu][.graph]") {
+  Module m = Module::load(link_ptx(kPtx, "runtime_gpu_test.ptx").cubin);
+  CUfunction f = m.function("scale2");
+  const int n = 100000;
+  const std::size_t bytes = n * sizeof(float);
+  std::vector<float> host = iota_floats(n), out(n, -1.0f);
+  DeviceBuffer in(bytes), dst(bytes);
+  in.upload(host.data(), bytes);
+  ArgPack args;
+  args.push(in.ptr());
+  args.push(dst.ptr());
+  args.push(int32_t{n});
+  LaunchConfig c;
+  c.block = {256, 1, 1};
+  c.grid = {(n + 255) / 256, 1, 1};
+
+  SECTION("replayed from a graph on the stream it is given") {
+    dst.fill_zero();
+    synchronize(kDefaultStream);
+    std::vector<int> calls;
+    double ms = time_graph_ms(
+        [&](CUstream s, int call) {
+          LaunchConfig on = c;
+          on.stream = s;
+          launch(f, on, args.data());
+          calls.push_back(call);
+        },
+        2, 10, 3);
+    CHECK(ms > 0);
+    // Warm-up (2 + 1 before the capture), then the 10 captured: 0, 1, ... 12.
+    std::vector<int> expected(2 + 1 + 10);
+    std::iota(expected.begin(), expected.end(), 0);
+    CHECK(calls == expected);
+    synchronize(kDefaultStream);
+    dst.download(out.data(), bytes);
+    CHECK(out[n - 1] == host[n - 1] * 2.0f);
+  }
+
+  SECTION("a graph timer whose function queues nothing on its stream") {
+    Stream other;
+    LaunchConfig elsewhere = c;
+    elsewhere.stream = other;
+    CHECK_THAT(message_of([&] {
+                 time_graph_ms(
+                     [&](CUstream, int) { launch(f, elsewhere, args.data()); },
+                     0, 4);
+               }),
+               Equals("time_graph_ms: the function queued no work on the "
+                      "stream it was given; it must launch on that stream"));
+    other.synchronize();
+  }
+
+  SECTION("a graph timer whose function throws while captured") {
+    int calls = 0;
+    auto throws_third = [&](CUstream s, int) {
+      if (++calls == 3)
+        throw UserError("third call");
+      LaunchConfig on = c;
+      on.stream = s;
+      launch(f, on, args.data());
+    };
+    CHECK_THAT(message_of([&] { time_graph_ms(throws_third, 1, 4); }),
+               Equals("third call"));
+    CHECK(time_graph_ms(throws_third, 0, 2, 1) > 0); // no capture left open
+  }
+}
+
 TEST_CASE("launch with more than 48 KiB of dynamic shared memory",
           "[runtime][gpu]") {
   CUfunction f = test_module().function("smem_reverse");

@@ -336,3 +336,15 @@ TEST_CASE("time_ms: argument checks", "[runtime]") {
   CHECK_THAT(message_of([] { time_ms([] {}, kDefaultStream, -1, 5); }),
              Equals("time_ms: warmup is -1; it must be >= 0"));
 }
+
+TEST_CASE("time_graph_ms: argument checks", "[runtime]") {
+  auto nothing = [](CUstream, int) {};
+  CHECK_THAT(message_of([&] { time_graph_ms(nothing, 1, 0); }),
+             Equals("time_graph_ms: iters is 0; it must be >= 1"));
+  CHECK_THAT(message_of([&] { time_graph_ms(nothing, -1, 5); }),
+             Equals("time_graph_ms: warmup is -1; it must be >= 0"));
+  CHECK_THAT(message_of([&] { time_graph_ms(nothing, 1, 5, 0); }),
+             Equals("time_graph_ms: replays is 0; it must be >= 1"));
+  CHECK_THAT(message_of([] { time_graph_ms(nullptr, 1, 5); }),
+             Equals("time_graph_ms: the function to time is empty"));
+}

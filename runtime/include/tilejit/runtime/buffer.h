@@ -46,9 +46,10 @@ public:
   /// bytes > size() or dst is null.
   void download(void *dst, std::size_t bytes) const;
   /// Copies the first `bytes` of `src` to the start of this buffer (device to
-  /// device). bytes == 0 does nothing. Throws UserError when bytes exceeds
-  /// either buffer's size.
-  void copy_from(const DeviceBuffer &src, std::size_t bytes);
+  /// device), queued on `stream`. bytes == 0 does nothing. Throws UserError
+  /// when bytes exceeds either buffer's size.
+  void copy_from(const DeviceBuffer &src, std::size_t bytes,
+                 CUstream stream = nullptr);
   /// Sets every byte to 0; nothing for an empty buffer.
   void fill_zero();
 
