@@ -4,8 +4,6 @@
 #include "elementwise/scale_copy.h"
 
 #include "tilejit/error.h"
-#include "tilejit/runtime/buffer.h"
-#include "tilejit/runtime/timer.h"
 
 #include <charconv>
 #include <fmt/format.h>
@@ -44,13 +42,6 @@ double OpArgs::number(std::string_view op, std::string_view name,
     throw UserError(
         fmt::format("{}: --set {}={} is not a number", op, name, text));
   return value;
-}
-
-double copy_roofline_ms(double bytes_moved, const RunOptions &options) {
-  size_t bytes = static_cast<size_t>(bytes_moved / 2);
-  rt::DeviceBuffer from(bytes), to(bytes);
-  return rt::time_ms([&] { to.copy_from(from, bytes); }, nullptr,
-                     options.warmup, options.iters);
 }
 
 const std::vector<OpInfo> &all_ops() {

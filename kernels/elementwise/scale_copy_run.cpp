@@ -4,6 +4,8 @@
 #include "elementwise/scale_copy.h"
 #include "registry.h"
 
+#include "common/rotation.h"
+
 #include "tilejit/error.h"
 #include "tilejit/runtime/buffer.h"
 #include "tilejit/runtime/stream.h"
@@ -92,10 +94,14 @@ RunResult run_scale_copy(const OpArgs &args, const RunOptions &options) {
                                    mismatches, n, first / cols, first % cols,
                                    out[first], ref[first]);
   if (options.iters > 0 && n > 0) {
-    r.ms = rt::time_ms([&] { elementwise::scale_copy(vx, vout, scale); },
-                       nullptr, options.warmup, options.iters);
-    r.copy_ms = rt::time_ms([&] { dout.copy_from(dx, n * sizeof(float)); },
-                            nullptr, options.warmup, options.iters);
+    const Rotation rotation({&dx, &dout}, r.bytes);
+    r.ms = rt::time_graph_ms(
+        [&](CUstream s, int call) {
+          elementwise::scale_copy(rotation.at(vx, call),
+                                  rotation.at(vout, call), scale, s);
+        },
+        options.warmup, options.iters);
+    r.copy_ms = copy_roofline_ms(r.bytes, options);
   }
   return r;
 }

@@ -6,6 +6,8 @@
 #include "mhc/sinkhorn_normalize.h"
 #include "registry.h"
 
+#include "common/rotation.h"
+
 #include "tilejit/error.h"
 #include "tilejit/runtime/buffer.h"
 #include "tilejit/runtime/stream.h"
@@ -87,8 +89,7 @@ RunResult run_sinkhorn_normalize(const OpArgs &args,
   dout.fill_zero();
   auto vx = rt::TensorView::contiguous(dx.ptr(), DType::f32, a.shape);
   auto vout = rt::TensorView::contiguous(dout.ptr(), DType::f32, a.shape);
-  auto call = [&] { mhc::sinkhorn_normalize(vx, vout, a.repeat, a.eps); };
-  call();
+  mhc::sinkhorn_normalize(vx, vout, a.repeat, a.eps);
   rt::synchronize(nullptr);
   ref::HostTensor got = ref::HostTensor::zeros(DType::f32, a.shape);
   if (bytes)
@@ -104,9 +105,14 @@ RunResult run_sinkhorn_normalize(const OpArgs &args,
                                    x.numel())
                      : diff;
   if (options.iters > 0 && x.numel() > 0) {
-    r.ms = rt::time_ms(call, nullptr, options.warmup, options.iters);
-    r.copy_ms = rt::time_ms([&] { dout.copy_from(dx, bytes); }, nullptr,
-                            options.warmup, options.iters);
+    const Rotation rotation({&dx, &dout}, r.bytes);
+    r.ms = rt::time_graph_ms(
+        [&](CUstream s, int call) {
+          mhc::sinkhorn_normalize(rotation.at(vx, call),
+                                  rotation.at(vout, call), a.repeat, a.eps, s);
+        },
+        options.warmup, options.iters);
+    r.copy_ms = copy_roofline_ms(r.bytes, options);
   }
   return r;
 }

@@ -5,6 +5,8 @@
 #include "moe/topk_gate.h"
 #include "registry.h"
 
+#include "common/rotation.h"
+
 #include "tilejit/error.h"
 #include "tilejit/runtime/buffer.h"
 #include "tilejit/runtime/stream.h"
@@ -85,8 +87,13 @@ RunResult run_topk_gate(const OpArgs &args, const RunOptions &options) {
                 ? fmt::format("bitwise equal to CPU reference ({} rows)", a.t)
                 : diff;
   if (options.iters > 0 && a.t > 0) {
-    r.ms = rt::time_ms([&] { moe::topk_gate(vs, a.k, vout); }, nullptr,
-                       options.warmup, options.iters);
+    const Rotation rotation({&ds, &dout}, r.bytes);
+    r.ms = rt::time_graph_ms(
+        [&](CUstream s, int call) {
+          moe::topk_gate(rotation.at(vs, call), a.k, rotation.at(vout, call),
+                         s);
+        },
+        options.warmup, options.iters);
     r.copy_ms = copy_roofline_ms(r.bytes, options);
   }
   return r;

@@ -7,6 +7,7 @@
 #include "registry.h"
 
 #include "common/convert.h"
+#include "common/rotation.h"
 
 #include "tilejit/error.h"
 #include "tilejit/runtime/buffer.h"
@@ -171,9 +172,18 @@ void PerTokenCastRun::upload() {
 
 PerTokenCastRun::~PerTokenCastRun() = default;
 
-void PerTokenCastRun::call() const {
-  quant::per_token_cast(s_->vx, "e4m3", s_->c.group, s_->vout, s_->vsf,
-                        s_->c.col_major, s_->c.round_sf, s_->c.packed);
+void PerTokenCastRun::call(CUstream stream, const Rotation *rotation,
+                           int set) const {
+  auto at = [&](const rt::TensorView &v) {
+    return rotation ? rotation->at(v, set) : v;
+  };
+  quant::per_token_cast(at(s_->vx), "e4m3", s_->c.group, at(s_->vout),
+                        at(s_->vsf), s_->c.col_major, s_->c.round_sf,
+                        s_->c.packed, stream);
+}
+
+Rotation PerTokenCastRun::rotation(double footprint) const {
+  return Rotation({&s_->dx, &s_->dout, &s_->dsf}, footprint);
 }
 
 std::string PerTokenCastRun::check() const {
@@ -222,8 +232,10 @@ RunResult run_per_token_cast(const OpArgs &args, const RunOptions &options) {
                                    a.m * a.k)
                      : diff;
   if (options.iters > 0 && a.m * a.k > 0) {
-    r.ms = rt::time_ms([&] { run.call(); }, nullptr, options.warmup,
-                       options.iters);
+    const Rotation rotation = run.rotation(r.bytes);
+    r.ms = rt::time_graph_ms(
+        [&](CUstream s, int call) { run.call(s, &rotation, call); },
+        options.warmup, options.iters);
     r.copy_ms = copy_roofline_ms(r.bytes, options);
   }
   return r;

@@ -4,11 +4,15 @@
 
 #include "tilejit/dtype.h"
 
+#include <cuda.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
 
 namespace tilejit::ops {
+
+class Rotation;
 
 struct PerTokenCastCase {
   DType dtype = DType::bf16;
@@ -30,7 +34,12 @@ public:
   /// `upload` before `call`.
   static PerTokenCastRun prepare(const PerTokenCastCase &c);
   void upload();
-  void call() const;
+  /// Runs the op on `stream`; with a rotation, on its set `set` of the
+  /// buffers.
+  void call(CUstream stream = nullptr, const Rotation *rotation = nullptr,
+            int set = 0) const;
+  /// Copies of the buffers for timed calls (see Rotation).
+  Rotation rotation(double footprint) const;
   std::string check() const;
   /// Bytes the op must move: x, out and the scales.
   double bytes() const;

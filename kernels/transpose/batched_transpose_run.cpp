@@ -5,6 +5,8 @@
 #include "transpose/batched_transpose.h"
 #include "transpose/reference.h"
 
+#include "common/rotation.h"
+
 #include "tilejit/error.h"
 #include "tilejit/runtime/buffer.h"
 #include "tilejit/runtime/stream.h"
@@ -88,10 +90,14 @@ RunResult run_batched_transpose(const OpArgs &args, const RunOptions &options) {
                 ? fmt::format("bitwise equal to CPU reference ({} elements)", n)
                 : diff;
   if (options.iters > 0 && n > 0) {
-    r.ms = rt::time_ms([&] { transpose::batched_transpose(vx, vout); }, nullptr,
-                       options.warmup, options.iters);
-    r.copy_ms = rt::time_ms([&] { dout.copy_from(dx, bytes); }, nullptr,
-                            options.warmup, options.iters);
+    const Rotation rotation({&dx, &dout}, r.bytes);
+    r.ms = rt::time_graph_ms(
+        [&](CUstream s, int call) {
+          transpose::batched_transpose(rotation.at(vx, call),
+                                       rotation.at(vout, call), s);
+        },
+        options.warmup, options.iters);
+    r.copy_ms = copy_roofline_ms(r.bytes, options);
   }
   return r;
 }
