@@ -2,6 +2,7 @@
 #include "common/rotation.h"
 
 #include "tilejit/error.h"
+#include "tilejit/runtime/stream.h"
 
 #include <algorithm>
 #include <cmath>
@@ -19,6 +20,10 @@ Rotation::Rotation(std::vector<const rt::DeviceBuffer *> buffers,
       set.emplace_back(std::max<size_t>(b->size(), 1));
       set.back().copy_from(*b, b->size());
     }
+  // The copies ran on the legacy default stream, which the timing's own
+  // (non-blocking) stream does not wait for.
+  if (!copies_.empty())
+    rt::synchronize(rt::kDefaultStream);
 }
 
 CUdeviceptr Rotation::at(CUdeviceptr p, int set) const {
