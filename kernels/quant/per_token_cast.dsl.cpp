@@ -1,70 +1,149 @@
 // per_token_cast.dsl.cpp - per_token_cast in the tile DSL: a block loads a
-// block_m x block_k tile, takes the absmax of each group of channels, turns
-// it into a scale (§3.2) and stores the e4m3 tile and the scales.
+// tile of rows, takes the absmax of each group of channels, turns it into a
+// scale (§3.2) and stores the e4m3 tile and the scales. Two tilings (see
+// per_token_cast_tiling): block_m x block_k boxes, or, for one group a row
+// of K = parts x p, rows seen as parts.
 #include "quant/per_token_cast.h"
 
 #include "tilejit/compiler/dsl.h"
 
 namespace tilejit::quant {
 
+namespace {
+
+/// A group's scale from its absmax: sf, 1 / sf and, with round_sf, the
+/// biased exponent of sf (a power of two).
+struct Scales {
+  dsl::Value sf, sf_inv, biased;
+};
+
+Scales scales_of(dsl::KernelBuilder &k, dsl::Value absmax, bool round_sf) {
+  auto amax = k.max(absmax, k.constant(1e-4, DType::f32));
+  Scales s;
+  s.sf = amax / k.constant(448, DType::f32);
+  s.sf_inv = k.constant(448, DType::f32) / amax; // a second IEEE division
+  if (round_sf) {
+    auto one = k.constant(1, DType::u32);
+    s.biased =
+        (((k.bitcast(s.sf, DType::u32) - one) >> k.constant(23, DType::u32)) +
+         one);
+    auto exponent = k.constant(23, DType::u32);
+    s.sf = k.bitcast(s.biased << exponent, DType::f32);
+    s.sf_inv = k.bitcast((k.constant(254, DType::u32) - s.biased) << exponent,
+                         DType::f32);
+  }
+  return s;
+}
+
+} // namespace
+
 Kernel per_token_cast_kernel(const PerTokenCastSpec &s) {
   dsl::KernelBuilder k("per_token_cast", s.threads);
   dsl::Access access =
       s.vector_bytes ? dsl::inner_contiguous(s.vector_bytes) : dsl::Access{};
   const bool packed = s.sf_layout == SfLayout::packed_ue8m0;
+  const DType sf_dtype = packed ? DType::u8 : DType::f32;
+  auto f32 = [&](dsl::Value v) { return k.cast(v, DType::f32); };
+  auto e4m3 = [&](dsl::Value v) { return k.cast(v, DType::e4m3); };
+  // The stored scale: the f32 sf, or its exponent byte.
+  auto stored = [&](const Scales &sc) {
+    return packed ? k.cast(sc.biased, DType::u8) : sc.sf;
+  };
+  const int64_t bm = s.block_m, bk = s.block_k, g = s.group;
+  auto zero = k.index(0);
+  auto m0 = k.block_id(0) * k.index(bm);
+
+  if (s.parts > 0) {
+    // One group a row of parts x p columns, passed as (parts, M, p) views
+    // of x and out. A tile is (parts, block_m, p) and each thread holds one
+    // vector of every part of its row: reduced over the parts in registers,
+    // then over p across threads.
+    const int64_t p = bk / s.parts;
+    auto x_parts = k.tensor("x_parts", s.in_dtype, 3, access);
+    auto out_parts = k.tensor("out_parts", DType::e4m3, 3, access);
+    auto tile = f32(k.load(x_parts, {zero, m0, zero}, {s.parts, bm, p}));
+    auto sc =
+        scales_of(k, k.reduce_max(k.reduce_absmax(tile, 0), 2), s.round_sf);
+    k.store(e4m3(tile * sc.sf_inv), out_parts, {zero, m0, zero});
+    auto out_sf = k.tensor("out_sf", sf_dtype, packed ? 3 : 2);
+    auto sf = stored(sc);
+    if (packed)
+      k.store(k.reshape(sf, {bm, 1, 1}), out_sf, {m0, zero, zero});
+    else
+      k.store(k.reshape(sf, {bm, 1}), out_sf, {m0, zero});
+    return k.build();
+  }
   auto x = k.tensor("x", s.in_dtype, 2, access);
   auto out = k.tensor("out", DType::e4m3, 2, access);
   // Packed scales are bytes (m, k / 4, k % 4) of the int32 tensor.
-  auto out_sf =
-      k.tensor("out_sf", packed ? DType::u8 : DType::f32, packed ? 3 : 2);
-
-  const int64_t bm = s.block_m, bk = s.block_k, g = s.group, n = bk / g;
-  auto m0 = k.block_id(0) * k.index(bm);
-  auto k0 = k.block_id(1) * k.index(bk);
+  auto out_sf = k.tensor("out_sf", sf_dtype, packed ? 3 : 2);
   // A tile that is one whole row (see per_token_cast_tiling) is inside x
   // and out: no bounds checks.
   const dsl::Bounds bounds =
       s.inside ? dsl::Bounds::promised_inside : dsl::Bounds::checked;
-  auto tile = k.cast(k.load(x, {m0, k0}, {bm, bk}, bounds), DType::f32);
-  // A group that is not a power of two is parts x p: reduced over parts
-  // (in registers), then over p (across threads).
-  const int64_t p = g & -g, parts = g / p;
-  auto groups = parts == 1 ? k.reshape(tile, {bm, n, g})
-                           : k.reshape(tile, {bm, n, parts, p});
-  auto absmax = parts == 1 ? k.reduce_absmax(groups, 2)
-                           : k.reduce_max(k.reduce_absmax(groups, 2), 3);
-  auto amax = k.max(absmax, k.constant(1e-4, DType::f32));
-  auto sf = amax / k.constant(448, DType::f32);
-  auto sf_inv = k.constant(448, DType::f32) / amax; // a second IEEE division
-  dsl::Value biased; // the power of two above sf, as a biased exponent
-  if (s.round_sf) {
-    auto one = k.constant(1, DType::u32);
-    biased =
-        (((k.bitcast(sf, DType::u32) - one) >> k.constant(23, DType::u32)) +
-         one);
-    auto exponent = k.constant(23, DType::u32);
-    sf = k.bitcast(biased << exponent, DType::f32);
-    sf_inv = k.bitcast((k.constant(254, DType::u32) - biased) << exponent,
-                       DType::f32);
+  // Quantizes the rows x cols box at (r0, c0) in groups of `group`
+  // (`first` the box's first scale).
+  auto quantize = [&](int64_t rows, int64_t cols, int64_t group, dsl::Value r0,
+                      dsl::Value c0, dsl::Value first) {
+    const int64_t n = cols / group;
+    auto tile = f32(k.load(x, {r0, c0}, {rows, cols}, bounds));
+    // A group that is not a power of two is parts x p: reduced over parts
+    // (in registers), then over p (across threads).
+    const int64_t p = group & -group, parts = group / p;
+    auto groups = parts == 1 ? k.reshape(tile, {rows, n, group})
+                             : k.reshape(tile, {rows, n, parts, p});
+    auto absmax = parts == 1 ? k.reduce_absmax(groups, 2)
+                             : k.reduce_max(k.reduce_absmax(groups, 2), 3);
+    auto sc = scales_of(k, absmax, s.round_sf);
+    k.store(k.reshape(e4m3(groups * sc.sf_inv), {rows, cols}), out, {r0, c0},
+            bounds);
+    auto sf = stored(sc);
+    if (!packed) {
+      k.store(k.reshape(sf, {rows, n}), out_sf, {r0, first});
+    } else {
+      // Scale j of a row is byte j % 4 of word j / 4; fewer than 4 scales
+      // a block fill part of a word (n divides 4).
+      auto word = first / k.index(4);
+      if (n >= 4)
+        k.store(k.reshape(sf, {rows, n / 4, 4}), out_sf, {r0, word, zero});
+      else
+        k.store(k.reshape(sf, {rows, 1, n}), out_sf,
+                {r0, word, first - word * k.index(4)});
+    }
+  };
+  auto k0 = k.block_id(1) * k.index(bk);
+  auto first = k.block_id(1) * k.index(bk / g);
+  if (s.tail == 0) {
+    quantize(bm, bk, g, m0, k0, first);
+    return k.build();
   }
-  auto q = k.cast(groups * sf_inv, DType::e4m3);
-  k.store(k.reshape(q, {bm, bk}), out, {m0, k0}, bounds);
-
-  if (!packed) {
-    k.store(k.reshape(sf, {bm, n}), out_sf, {m0, k.block_id(1) * k.index(n)});
-  } else {
-    // Scale g of a row is byte g % 4 of word g / 4; fewer than 4 scales a
-    // block fill part of a word (n divides 4).
-    auto bytes = k.cast(biased, DType::u8);
-    auto first = k.block_id(1) * k.index(n); // this block's first scale
-    if (n >= 4)
-      k.store(k.reshape(bytes, {bm, n / 4, 4}), out_sf,
-              {m0, first / k.index(4), k.index(0)});
-    else
-      k.store(
-          k.reshape(bytes, {bm, 1, n}), out_sf,
-          {m0, first / k.index(4), first - (first / k.index(4)) * k.index(4)});
-  }
+  // The last `tail` columns (a shorter last group) do not fill a column
+  // block: the last column of blocks takes them as (bm x bk / tail) x tail
+  // boxes instead, so that no block is half past the end.
+  auto cols = k.dim(x, 1);
+  const int64_t rows = bm * bk / s.tail;
+  auto full = k.lt(k0 + k.index(bk - 1), cols);
+  k.if_else(
+      full, {},
+      [&](dsl::Value, std::vector<dsl::Value>) {
+        quantize(bm, bk, g, m0, k0, first);
+        return std::vector<dsl::Value>{};
+      },
+      [&](dsl::Value, std::vector<dsl::Value>) {
+        auto r0 = k.block_id(0) * k.index(rows);
+        auto c0 = cols - k.index(s.tail);
+        // Blocks past the last row have nothing to do.
+        k.if_else(
+            k.lt(r0, k.dim(x, 0)), {},
+            [&](dsl::Value, std::vector<dsl::Value>) {
+              quantize(rows, s.tail, s.tail, r0, c0, c0 / k.index(g));
+              return std::vector<dsl::Value>{};
+            },
+            [&](dsl::Value, std::vector<dsl::Value>) {
+              return std::vector<dsl::Value>{};
+            });
+        return std::vector<dsl::Value>{};
+      });
   return k.build();
 }
 

@@ -20,17 +20,28 @@ namespace tilejit::quant {
 struct PerTokenCastSpec {
   DType in_dtype = DType::bf16;
   /// num_per_channels, padded to a power of two; or K itself when K is an
-  /// odd multiple of a power of two p holding at least 32 vectors
+  /// odd multiple of a power of two (see per_token_cast_tiling)
   int32_t group = 128;
   int32_t block_m = 8;   ///< rows of a tile
   int32_t block_k = 512; ///< columns of a tile (a multiple of group)
   int32_t threads = 128;
   int32_t round_sf = 0;
   SfLayout sf_layout = SfLayout::row_major; ///< §3.3
-  int32_t vector_bytes = 0; ///< 16: x's and out's rows are 16-byte aligned
+  /// Bytes of a vector access: the tiling's choice (0: 16), which the host
+  /// keeps where x's and out's rows are aligned to it and sets to 0 (no
+  /// vectors) otherwise
+  int32_t vector_bytes = 0;
   /// 1: a tile is exactly one whole row of x (block_m 1, block_k = K), so
   /// its loads and stores need no bounds checks
   int32_t inside = 0;
+  /// > 0 (one group a row, K = parts x p with p a power of two): x and
+  /// out are passed as (parts, M, p) views, a tile is (parts, block_m, p),
+  /// and each thread holds the same vector of every part of its row
+  int32_t parts = 0;
+  /// > 0: K = whole column blocks + `tail` columns (a shorter last group,
+  /// dividing block_k); the last column of blocks takes the tail as
+  /// (block_m x block_k / tail) x tail boxes
+  int32_t tail = 0;
 };
 
 /// Quantizes x (M, K) of bf16 or f32 (unit inner stride, any row stride) to

@@ -73,7 +73,10 @@ quant::PerTokenCastSpec spec_for(const OpArgs &args) {
                                  : quant::SfLayout::row_major;
   spec = quant::per_token_cast_tiling(spec, a.k, a.group);
   int64_t elt = static_cast<int64_t>(size_of(a.dtype));
-  spec.vector_bytes = (a.k * elt) % 16 == 0 ? 16 : 0;
+  // As the host entry does for contiguous rows.
+  const int64_t vector_bytes = spec.vector_bytes ? spec.vector_bytes : 16;
+  spec.vector_bytes =
+      (a.k * elt) % vector_bytes == 0 ? static_cast<int32_t>(vector_bytes) : 0;
   return spec;
 }
 

@@ -48,7 +48,13 @@ TEST_CASE("per_token_cast is exact on small shapes, tails and size 0",
                                  {33, 576, 32},
                                  {5, 640, 64},
                                  {3, 192, 16},
-                                 {7, 576, 576},
+                                 {7, 576, 576},   // 9 parts of 64
+                                 {40, 384, 384},  // 3 parts of 128
+                                 {17, 320, 128},  // a last group of 64
+                                 {33, 704, 128},  // the same, 5 whole
+                                 {9, 1056, 64},   // 16 whole, a last of 32
+                                 {5, 200, 64},    // a last group of 8
+                                 {48, 192, 192},  // 3 parts of 64
                                  {9, 2560, 2560}, // group 5 x 512
                                  {2, 1280, 1280}, // group 5 x 256
                                  {3, 3072, 3072}, // group 3 x 1024
@@ -68,11 +74,20 @@ TEST_CASE("per_token_cast follows a row stride of 2K, as the original's "
     PerTokenCastCase c{dtype, 301, 2048, 4096, 128, false, true, false, 11};
     INFO(describe(c));
     CHECK(check(c) == "");
-    c.group = 32;
-    c.k = 576;
-    c.row_stride = 1152;
-    INFO(describe(c));
-    CHECK(check(c) == "");
+    for (int64_t group : {32, 128, 576}) {
+      c.group = group;
+      c.k = 576;
+      c.row_stride = 1152;
+      INFO(describe(c));
+      CHECK(check(c) == "");
+    }
+    // bf16 rows 8-byte aligned (no 16-byte vectors) and 4-byte aligned
+    // (no 8-byte ones either).
+    for (int64_t stride : {580, 578}) {
+      c.row_stride = stride;
+      INFO(describe(c));
+      CHECK(check(c) == "");
+    }
   }
 }
 

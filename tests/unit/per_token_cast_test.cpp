@@ -8,6 +8,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <bit>
+
 using namespace tilejit;
 using rt::TensorView;
 
@@ -92,14 +94,13 @@ TEST_CASE("per_token_cast takes one group a row of K = parts x p unpadded",
     bool inside; // one row a block: no bounds checks
   };
   // K = 2560 = 5 x 512: bf16 rows in 64 threads of 8-element vectors;
-  // K = 576 = 9 x 64 holds too few vectors and is padded to 1024; bf16
-  // K = 7168 is 56 elements a thread, one row a block.
+  // K = 4096 (a power of two) is one padded group; bf16 K = 7168 is 56
+  // elements a thread, one row a block.
   for (Case c : {Case{DType::bf16, 2560, 2560, 64, true},
                  Case{DType::f32, 2560, 2560, 128, true},
                  Case{DType::bf16, 6144, 6144, 128, true},
                  Case{DType::bf16, 7168, 7168, 128, true},
-                 Case{DType::bf16, 4096, 4096, 128, false},
-                 Case{DType::bf16, 576, 1024, 128, false}}) {
+                 Case{DType::bf16, 4096, 4096, 128, false}}) {
     quant::PerTokenCastSpec spec;
     spec.in_dtype = c.dtype;
     spec.vector_bytes = 16;
@@ -118,4 +119,70 @@ TEST_CASE("per_token_cast takes one group a row of K = parts x p unpadded",
                               : "ld.global.b16") != std::string::npos;
     CHECK(element_loads == !c.inside);
   }
+}
+
+TEST_CASE("per_token_cast sees short rows of K = parts x p as parts",
+          "[kernels][compiler]") {
+  struct Case {
+    DType dtype;
+    int64_t k;
+    int32_t parts, block_m, threads, vector_bytes;
+  };
+  // A thread holds one vector of each part, at most 40 elements: K = 576 =
+  // 9 x 64 in bf16 takes 8-byte vectors (36 elements), in f32 16-byte ones;
+  // K = 384 = 3 x 128 keeps 16-byte vectors (24 elements). Blocks of 256
+  // threads.
+  for (Case c : {Case{DType::bf16, 576, 9, 16, 256, 8},
+                 Case{DType::f32, 576, 9, 16, 256, 16},
+                 Case{DType::bf16, 384, 3, 16, 256, 16},
+                 Case{DType::bf16, 192, 3, 32, 256, 16}}) {
+    quant::PerTokenCastSpec spec;
+    spec.in_dtype = c.dtype;
+    spec = quant::per_token_cast_tiling(spec, c.k, c.k);
+    INFO("K " << c.k << " " << name_of(c.dtype));
+    CHECK(spec.group == c.k);
+    CHECK(spec.block_k == c.k);
+    CHECK(spec.parts == c.parts);
+    CHECK(spec.block_m == c.block_m);
+    CHECK(spec.threads == c.threads);
+    CHECK(spec.vector_bytes == c.vector_bytes);
+    CompiledKernel compiled = compile(quant::per_token_cast_kernel(spec));
+    CHECK(compiled.ptx.find(c.vector_bytes == 8
+                                ? "ld.global.v2.b32"
+                                : "ld.global.v4.b32") != std::string::npos);
+    // The parts are reduced in registers: one butterfly over p / vector
+    // lanes, not one per part.
+    const size_t lanes = static_cast<size_t>(
+        c.k / c.parts / (c.vector_bytes / static_cast<int>(size_of(c.dtype))));
+    size_t shuffles = 0;
+    for (size_t at = compiled.ptx.find("shfl.sync.bfly");
+         at != std::string::npos;
+         at = compiled.ptx.find("shfl.sync.bfly", at + 1))
+      ++shuffles;
+    CHECK(shuffles == static_cast<size_t>(std::countr_zero(lanes)));
+  }
+}
+
+TEST_CASE("per_token_cast takes a partial last column block as a tail",
+          "[kernels][compiler]") {
+  // K = 576, group 128: four 32 x 128 blocks a row of blocks, and the last
+  // 64 columns in 64 x 64 boxes behind a branch on the block's column.
+  quant::PerTokenCastSpec spec;
+  spec.vector_bytes = 16;
+  spec = quant::per_token_cast_tiling(spec, 576, 128);
+  CHECK(spec.block_k == 128);
+  CHECK(spec.block_m == 32);
+  CHECK(spec.tail == 64);
+  CompileOptions options;
+  options.keep = {Stage::tile};
+  CompiledKernel compiled =
+      compile(quant::per_token_cast_kernel(spec), options);
+  const std::string &tile = compiled.stages.at(Stage::tile);
+  CHECK(tile.find("tensor<32x128xbf16>") != std::string::npos);
+  CHECK(tile.find("tensor<64x64xbf16>") != std::string::npos);
+  // Whole column blocks have no tail.
+  CHECK(quant::per_token_cast_tiling({}, 7168, 128).tail == 0);
+  CHECK(quant::per_token_cast_tiling({}, 576, 64).tail == 0);
+  // Nor does one group a row.
+  CHECK(quant::per_token_cast_tiling({}, 576, 576).tail == 0);
 }
