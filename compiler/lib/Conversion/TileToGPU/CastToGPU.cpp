@@ -55,8 +55,8 @@ struct TruncToFloat8Lowering : OpConversionPattern<arith::TruncFOp> {
                              : arith::ConstantOp::create(
                                    rewriter, loc, rewriter.getF32FloatAttr(0));
       return NVVM::ConvertF32x2ToF8x2Op::create(
-          rewriter, loc, type, high, low, rnd, sat,
-          rewriter.getBoolAttr(false), TypeAttr::get(target));
+          rewriter, loc, type, high, low, rnd, sat, rewriter.getBoolAttr(false),
+          TypeAttr::get(target));
     };
     Type resultType = getTypeConverter()->convertType(op.getType());
     if (!vecType) {
