@@ -65,6 +65,48 @@ const Case kGemmCases[] = {
     {"gemm", {8192, 7168, 2048}, DType::bf16},
 };
 
+/// TileKernels' per_token_cast benchmark grid for bf16 input (packed UE8M0,
+/// round_sf): M = 8001 and 4001, every K, every group size, as % of copy.
+/// False when a check failed.
+bool bench_per_token_cast_grid() {
+  bool all_passed = true;
+  double lowest = 1e9;
+  std::string lowest_at;
+  const char *groups[] = {"32", "64", "128", "K"};
+  for (int64_t m : {8001, 4001}) {
+    fmt::print("\nper_token_cast, TileKernels' benchmark grid (bf16, M = {}, "
+               "packed UE8M0): % of copy\n{:>6}",
+               m, "K");
+    for (const char *g : groups)
+      fmt::print(" {:>12}", fmt::format("group {}", g));
+    fmt::print("\n");
+    for (int64_t k : {576, 2048, 2560, 3072, 4096, 6144, 7168}) {
+      fmt::print("{:>6}", k);
+      for (const char *g : groups) {
+        ops::OpArgs args;
+        args.shape = {m, k};
+        args.dtype = DType::bf16;
+        args.set = packed(std::string(g) == "K" ? std::to_string(k) : g);
+        ops::RunOptions options;
+        options.warmup = 5;
+        options.iters = 50;
+        ops::RunResult r = ops::find_op("per_token_cast")->run(args, options);
+        double fraction = 100 * r.copy_ms / r.ms;
+        fmt::print(" {:>11.1f}%{}", fraction, r.passed ? "" : "!");
+        if (fraction < lowest) {
+          lowest = fraction;
+          lowest_at = fmt::format("M = {}, K = {}, group {}", m, k, g);
+        }
+        all_passed &= r.passed;
+      }
+      fmt::print("\n");
+    }
+  }
+  fmt::print("lowest: {:.1f}% of copy at {} ('!' marks a failed check)\n",
+             lowest, lowest_at);
+  return all_passed;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -72,11 +114,13 @@ int main(int argc, char **argv) {
     std::string_view mode = argc > 1 ? argv[1] : "";
     if (mode == "--first-call")
       return first_call_child();
-    if (!mode.empty() && mode != "--compile") {
-      fmt::print(stderr,
-                 "tilejit_bench: unknown argument '{}'; expected none (every "
-                 "benchmark) or --compile (the cold-compile table only)\n",
-                 mode);
+    if (!mode.empty() && mode != "--compile" && mode != "--grid") {
+      fmt::print(
+          stderr,
+          "tilejit_bench: unknown argument '{}'; expected none (every "
+          "benchmark), --compile (the cold-compile table only) or --grid "
+          "(the per_token_cast grid only)\n",
+          mode);
       return 2;
     }
     // The driver keeps its own cache of the PTX it has compiled
@@ -85,7 +129,8 @@ int main(int argc, char **argv) {
     // Must be set before the driver is initialised.
     setenv("CUDA_CACHE_DISABLE", "1", 1);
     bool gpu = rt::try_driver() != nullptr;
-    bench_cold_compile(gpu);
+    if (mode != "--grid")
+      bench_cold_compile(gpu);
     if (mode == "--compile")
       return 0;
     if (!gpu) {
@@ -95,6 +140,8 @@ int main(int argc, char **argv) {
     }
     const rt::Device &device = rt::Device::get();
     fmt::print("\n{} ({} SMs)\n", device.name(), device.sm_count());
+    if (mode == "--grid")
+      return bench_per_token_cast_grid() ? 0 : 1;
     fmt::print("{:<18} {:>42} {:>9} {:>9} {:>9} {:>10} {:>8}  {}\n", "op",
                "shape", "ms", "MB moved", "GB/s", "copy GB/s", "of copy",
                "check");
@@ -117,42 +164,7 @@ int main(int argc, char **argv) {
                  100 * gbps / copy, r.passed ? "ok" : "FAILED");
       all_passed &= r.passed;
     }
-    // TileKernels' per_token_cast benchmark grid for bf16 input (packed
-    // UE8M0, round_sf): M = 8001 and 4001, every K, every group size.
-    double lowest = 1e9;
-    std::string lowest_at;
-    const char *groups[] = {"32", "64", "128", "K"};
-    for (int64_t m : {8001, 4001}) {
-      fmt::print("\nper_token_cast, TileKernels' benchmark grid (bf16, M = {}, "
-                 "packed UE8M0): % of copy\n{:>6}",
-                 m, "K");
-      for (const char *g : groups)
-        fmt::print(" {:>12}", fmt::format("group {}", g));
-      fmt::print("\n");
-      for (int64_t k : {576, 2048, 2560, 3072, 4096, 6144, 7168}) {
-        fmt::print("{:>6}", k);
-        for (const char *g : groups) {
-          ops::OpArgs args;
-          args.shape = {m, k};
-          args.dtype = DType::bf16;
-          args.set = packed(std::string(g) == "K" ? std::to_string(k) : g);
-          ops::RunOptions options;
-          options.warmup = 5;
-          options.iters = 50;
-          ops::RunResult r = ops::find_op("per_token_cast")->run(args, options);
-          double fraction = 100 * r.copy_ms / r.ms;
-          fmt::print(" {:>11.1f}%{}", fraction, r.passed ? "" : "!");
-          if (fraction < lowest) {
-            lowest = fraction;
-            lowest_at = fmt::format("M = {}, K = {}, group {}", m, k, g);
-          }
-          all_passed &= r.passed;
-        }
-        fmt::print("\n");
-      }
-    }
-    fmt::print("lowest: {:.1f}% of copy at {} ('!' marks a failed check)\n",
-               lowest, lowest_at);
+    all_passed &= bench_per_token_cast_grid();
     fmt::print("\n{:<18} {:>42} {:>9} {:>9}  {}\n", "op", "shape", "ms",
                "TFLOP/s", "check");
     for (const Case &c : kGemmCases) {

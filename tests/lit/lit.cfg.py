@@ -17,6 +17,7 @@ config.environment["TILEJIT_LIBCUDA"] = "/nonexistent/libcuda.so.1"
 # Kernels compiled by the tests are cached here, not in the user's cache.
 config.environment["TILEJIT_CACHE_DIR"] = os.path.join(config.test_exec_root, "kernel-cache")
 
+config.substitutions.append(("%{tilejit_bench}", os.path.join(config.tilejit_bin_dir, "tilejit_bench")))
 config.substitutions.append(("%tilejit-opt", os.path.join(config.tilejit_bin_dir, "tilejit-opt")))
 config.substitutions.append(("%tilejit", os.path.join(config.tilejit_bin_dir, "tilejit")))
 
