@@ -140,6 +140,7 @@ int main(int argc, char **argv) {
     }
     const rt::Device &device = rt::Device::get();
     fmt::print("\n{} ({} SMs)\n", device.name(), device.sm_count());
+    ops::settle_timing();
     if (mode == "--grid")
       return bench_per_token_cast_grid() ? 0 : 1;
     fmt::print("{:<18} {:>42} {:>9} {:>9} {:>9} {:>10} {:>8}  {}\n", "op",

@@ -25,6 +25,8 @@ static int run_op(std::string_view command, Args args, bool timed) {
 
   ops::RunOptions options;
   options.iters = timed ? std::max(cmd.iters, 1) : 0;
+  if (timed)
+    ops::settle_timing();
   ops::RunResult r = cmd.op->run(cmd.args, options);
   const rt::Device &device = rt::Device::get();
   fmt::print("{} {} on {}: {}\n", cmd.op->name, r.shape, device.name(),
