@@ -50,9 +50,16 @@ PerTokenCastSpec per_token_cast_tiling(PerTokenCastSpec spec, int64_t k,
   // A last column block partly past the end (K = 576, group 128): the
   // last column of blocks takes the tail in boxes of as many elements, so
   // that no block is half past the end. On the H200 (bf16, packed scales,
-  // graph timing) a half-empty last column block held 8001 x 576 to 70.6%
-  // of copy (74.4% with half the tile), where K = 512 and 640 reach
-  // 88-90%; with the tail apart 8001 and 4001 x 576 reach 84.5 and 85.0%.
+  // graph timing, each timed first in its process, which reads up to 8%
+  // fast: see ops::settle_timing) a half-empty last column block held
+  // 8001 x 576 to 70.6% of copy (74.4% with half the tile), where K = 512
+  // and 640 reach 88-90%; with the tail apart 8001 and 4001 x 576 read
+  // 84.5 and 85.0%. In the benchmark grid (steady state) they read 80.4 and
+  // 75.8-77.6%. Tried in the grid (4001 / 8001 rows, group 128): a one-dim
+  // grid that gives the tail blocks of their own, none idle (70 / 74.5%);
+  // rows seen as (K / 32, M, 32) parts, a group reduced over 4 parts in
+  // registers (68 / 76%); 16 x 128 tiles (82 / 79%: better where 32 x 128
+  // leaves the GPU short of blocks, 630 of them at M = 4001).
   if (const int64_t tail = k % spec.block_k;
       tail > 0 && spec.block_k % tail == 0 && num_per_channels < k)
     spec.tail = static_cast<int32_t>(tail);
@@ -85,10 +92,12 @@ PerTokenCastSpec per_token_cast_tiling(PerTokenCastSpec spec, int64_t k,
       // Shorter rows (K = 576 = 9 x 64): rows seen as (parts, p), each
       // thread one vector of every part, at most 40 elements a thread
       // (narrower vectors where needed), 256 threads. On the H200 (bf16,
-      // packed scales, % of copy) 8001 x 576 went from 53 (padded to
-      // 1024) to 84-86 and 4001 x 576 from 60 to 87: 16-byte vectors (72
-      // elements a thread) reached 63-71, 4-byte ones 79-84. Reducing over
-      // the parts before p (4 shuffles, not 36) gave 3 of those points.
+      // packed scales, % of copy, each shape timed first in its process)
+      // 8001 x 576 went from 53 (padded to 1024) to 84-86 and 4001 x 576
+      // from 60 to 87 (81.1 and 81.3% in the benchmark grid): 16-byte
+      // vectors (72 elements a thread) reached 63-71, 4-byte ones 79-84.
+      // Reducing over the parts before p (4 shuffles, not 36) gave 3 of
+      // those points.
       for (int64_t v = vector; v >= 1; v /= 2)
         if (k / p * v <= 40) {
           spec.group = spec.block_k = static_cast<int32_t>(k);
