@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <string_view>
 
 namespace tilejit::rt {
 namespace {
@@ -25,6 +26,34 @@ std::string string_with(const Driver *d, CUresult r) {
     return str;
   return "unknown error";
 }
+
+/// True when `versioned`, the name cuda.h maps `base` to, is `base` itself
+/// or `base` with a version suffix (_v2): the functions cuGetProcAddress
+/// resolves `base` to for CUDA_VERSION. Any other mapping (cuGraphInstantiate
+/// -> cuGraphInstantiateWithFlags) would resolve `base` to a function of
+/// another signature: CUDA 11's cuGraphInstantiate takes an error log buffer,
+/// and called with the flags signature it wrote through a garbage pointer.
+constexpr bool same_entry_point(std::string_view base,
+                                std::string_view versioned) {
+  if (versioned == base)
+    return true;
+  if (!versioned.starts_with(base) ||
+      !versioned.substr(base.size()).starts_with("_v") ||
+      versioned.size() == base.size() + 2)
+    return false;
+  return std::all_of(versioned.begin() + base.size() + 2, versioned.end(),
+                     [](char c) { return c >= '0' && c <= '9'; });
+}
+
+#define TILEJIT_STRINGIFY(x) #x
+#define TILEJIT_EXPANDED_NAME(x) TILEJIT_STRINGIFY(x)
+#define TILEJIT_CU_FN(name)                                                    \
+  static_assert(same_entry_point(#name, TILEJIT_EXPANDED_NAME(name)),          \
+                "cuda_functions.def: cuda.h maps " #name " to another "        \
+                "function; list that function by its own name");
+#include "tilejit/runtime/cuda_functions.def"
+#undef TILEJIT_EXPANDED_NAME
+#undef TILEJIT_STRINGIFY
 
 std::string one_line(std::string s) {
   std::replace(s.begin(), s.end(), '\n', ' ');

@@ -75,7 +75,7 @@ void capture(const std::function<void(CUstream, int)> &fn, CUstream s,
   if (nodes == 0)
     throw UserError("time_graph_ms: the function queued no work on the "
                     "stream it was given; it must launch on that stream");
-  TILEJIT_CU_CHECK(cuGraphInstantiate(&g.exec, g.graph, 0));
+  TILEJIT_CU_CHECK(cuGraphInstantiateWithFlags(&g.exec, g.graph, 0));
 }
 
 } // namespace
