@@ -34,8 +34,8 @@ rt::SpecKey per_token_cast_key(const PerTokenCastSpec &spec) {
   return key;
 }
 
-PerTokenCastSpec per_token_cast_tiling(PerTokenCastSpec spec, int64_t k,
-                                       int64_t num_per_channels) {
+PerTokenCastSpec per_token_cast_tiling(PerTokenCastSpec spec, int64_t m,
+                                       int64_t k, int64_t num_per_channels) {
   // 4096 elements over 128 threads: on the H200 this beat 8192 over 256,
   // 16384 over 256 or 512 and 32768 over 512 (77-82% of copy vs 46-79%).
   constexpr int64_t kTile = 4096;
@@ -59,7 +59,8 @@ PerTokenCastSpec per_token_cast_tiling(PerTokenCastSpec spec, int64_t k,
   // grid that gives the tail blocks of their own, none idle (70 / 74.5%);
   // rows seen as (K / 32, M, 32) parts, a group reduced over 4 parts in
   // registers (68 / 76%); 16 x 128 tiles (82 / 79%: better where 32 x 128
-  // leaves the GPU short of blocks, 630 of them at M = 4001).
+  // leaves the GPU short of blocks, 630 of them at M = 4001; see the rows
+  // rule at the end).
   if (const int64_t tail = k % spec.block_k;
       tail > 0 && spec.block_k % tail == 0 && num_per_channels < k)
     spec.tail = static_cast<int32_t>(tail);
@@ -113,6 +114,18 @@ PerTokenCastSpec per_token_cast_tiling(PerTokenCastSpec spec, int64_t k,
   }
   spec.block_m =
       static_cast<int32_t>(std::max<int64_t>(1, kTile / spec.block_k));
+  // Fewer rows than give 1024 blocks (about 8 a SM on the H200): halve the
+  // tile's rows, down to 2048 elements (16 a thread). On the H200 (bf16,
+  // packed scales, benchmark grid, steady state, two runs each) M = 4001,
+  // K = 576 went from 630 blocks of 32 x 128 to 1255 of 16 x 128 at group
+  // 128 (76.4-77.9 -> 81.9-82.2% of copy) and from 567 blocks of 64 x 64 to
+  // 1134 of 32 x 64 at groups 32 and 64 (81-82 -> 86-87%); M = 8001 keeps
+  // its tiles (1134-1255 blocks; 16 x 128 read 79% there, 32 x 128 80-81%).
+  constexpr int64_t kMinBlocks = 1024;
+  const int64_t col_blocks = (k + spec.block_k - 1) / spec.block_k;
+  while (spec.block_m > 1 && spec.block_m * spec.block_k >= 2 * 2048 &&
+         (m + spec.block_m - 1) / spec.block_m * col_blocks < kMinBlocks)
+    spec.block_m /= 2;
   return spec;
 }
 
@@ -207,7 +220,7 @@ void per_token_cast(const rt::TensorView &x, std::string_view fmt_name,
   spec.sf_layout = use_packed_ue8m0               ? SfLayout::packed_ue8m0
                    : use_tma_aligned_col_major_sf ? SfLayout::col_major
                                                   : SfLayout::row_major;
-  spec = per_token_cast_tiling(spec, c.k, num_per_channels);
+  spec = per_token_cast_tiling(spec, c.m, c.k, num_per_channels);
   // The tiling's vectors (16 bytes unless it says less) where x's and
   // out's rows are aligned to them.
   const int vector_bytes = spec.vector_bytes ? spec.vector_bytes : 16;

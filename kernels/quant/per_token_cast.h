@@ -72,8 +72,9 @@ rt::SpecKey per_token_cast_key(const PerTokenCastSpec &spec);
 Kernel per_token_cast_kernel(const PerTokenCastSpec &spec);
 
 /// The tile of a specialisation: group (padded to a power of two, or K
-/// unpadded), block_k, block_m and threads for K columns.
-PerTokenCastSpec per_token_cast_tiling(PerTokenCastSpec spec, int64_t k,
-                                       int64_t num_per_channels);
+/// unpadded), block_k, block_m and threads for M x K; fewer rows (M) take
+/// smaller tiles where the usual ones would give fewer than 1024 blocks.
+PerTokenCastSpec per_token_cast_tiling(PerTokenCastSpec spec, int64_t m,
+                                       int64_t k, int64_t num_per_channels);
 
 } // namespace tilejit::quant

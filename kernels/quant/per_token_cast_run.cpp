@@ -71,7 +71,7 @@ quant::PerTokenCastSpec spec_for(const OpArgs &args) {
   spec.sf_layout = a.packed      ? quant::SfLayout::packed_ue8m0
                    : a.col_major ? quant::SfLayout::col_major
                                  : quant::SfLayout::row_major;
-  spec = quant::per_token_cast_tiling(spec, a.k, a.group);
+  spec = quant::per_token_cast_tiling(spec, a.m, a.k, a.group);
   int64_t elt = static_cast<int64_t>(size_of(a.dtype));
   // As the host entry does for contiguous rows.
   const int64_t vector_bytes = spec.vector_bytes ? spec.vector_bytes : 16;

@@ -1,6 +1,7 @@
 // per_token_cast_gpu_test.cpp - per_token_cast on the GPU against the CPU
 // reference, bytewise (data and scales): TileKernels' test grid (M, K,
 // group size, flags, input dtype), a row stride of 2K, tails and size 0.
+#include "quant/per_token_cast.h"
 #include "quant/per_token_cast_run.h"
 
 #include <catch2/catch.hpp>
@@ -60,11 +61,30 @@ TEST_CASE("per_token_cast is exact on small shapes, tails and size 0",
                                  {3, 3072, 3072}, // group 3 x 1024
                                  {1, 64, 64},
                                  {0, 512, 128},
-                                 {130, 4096, 128}}) {
+                                 {130, 4096, 128},
+                                 // Enough rows for the full tiles (fewer
+                                 // rows take smaller ones), with tails.
+                                 {6600, 576, 128},
+                                 {8001, 576, 64},
+                                 {2100, 2048, 128}}) {
         PerTokenCastCase c{dtype, m, k, 0, group, f[0], f[1], f[2], seed++};
         INFO(describe(c));
         CHECK(check(c) == "");
       }
+}
+
+TEST_CASE("per_token_cast's small-shape cases reach the full tiles",
+          "[per_token_cast]") {
+  // The last three shapes above have enough blocks for the tiles larger
+  // M take (per_token_cast_tiling).
+  for (auto [m, k, group, block_m] : {std::tuple{6600, 576, 128, 32},
+                                      {8001, 576, 64, 64},
+                                      {2100, 2048, 128, 8}}) {
+    INFO(m << "x" << k << " group " << group);
+    CHECK(quant::per_token_cast_tiling({}, m, k, group).block_m == block_m);
+    CHECK(quant::per_token_cast_tiling({}, m, k, group).block_m ==
+          quant::per_token_cast_tiling({}, 8001, k, group).block_m);
+  }
 }
 
 TEST_CASE("per_token_cast follows a row stride of 2K, as the original's "

@@ -73,7 +73,7 @@ TEST_CASE("per_token_cast lowers to fp8 pair conversions and warp shuffles",
     quant::PerTokenCastSpec spec;
     spec.vector_bytes = 16;
     spec.round_sf = 1;
-    spec = quant::per_token_cast_tiling(spec, 7168, group);
+    spec = quant::per_token_cast_tiling(spec, 8001, 7168, group);
     CompileOptions options;
     CompiledKernel compiled =
         compile(quant::per_token_cast_kernel(spec), options);
@@ -104,7 +104,7 @@ TEST_CASE("per_token_cast takes one group a row of K = parts x p unpadded",
     quant::PerTokenCastSpec spec;
     spec.in_dtype = c.dtype;
     spec.vector_bytes = 16;
-    spec = quant::per_token_cast_tiling(spec, c.k, c.k);
+    spec = quant::per_token_cast_tiling(spec, 8001, c.k, c.k);
     INFO("K " << c.k << " " << name_of(c.dtype));
     CHECK(spec.group == c.group);
     CHECK(spec.block_k == c.group);
@@ -138,7 +138,7 @@ TEST_CASE("per_token_cast sees short rows of K = parts x p as parts",
                  Case{DType::bf16, 192, 3, 32, 256, 16}}) {
     quant::PerTokenCastSpec spec;
     spec.in_dtype = c.dtype;
-    spec = quant::per_token_cast_tiling(spec, c.k, c.k);
+    spec = quant::per_token_cast_tiling(spec, 8001, c.k, c.k);
     INFO("K " << c.k << " " << name_of(c.dtype));
     CHECK(spec.group == c.k);
     CHECK(spec.block_k == c.k);
@@ -169,7 +169,7 @@ TEST_CASE("per_token_cast takes a partial last column block as a tail",
   // 64 columns in 64 x 64 boxes behind a branch on the block's column.
   quant::PerTokenCastSpec spec;
   spec.vector_bytes = 16;
-  spec = quant::per_token_cast_tiling(spec, 576, 128);
+  spec = quant::per_token_cast_tiling(spec, 8001, 576, 128);
   CHECK(spec.block_k == 128);
   CHECK(spec.block_m == 32);
   CHECK(spec.tail == 64);
@@ -181,8 +181,32 @@ TEST_CASE("per_token_cast takes a partial last column block as a tail",
   CHECK(tile.find("tensor<32x128xbf16>") != std::string::npos);
   CHECK(tile.find("tensor<64x64xbf16>") != std::string::npos);
   // Whole column blocks have no tail.
-  CHECK(quant::per_token_cast_tiling({}, 7168, 128).tail == 0);
-  CHECK(quant::per_token_cast_tiling({}, 576, 64).tail == 0);
+  CHECK(quant::per_token_cast_tiling({}, 8001, 7168, 128).tail == 0);
+  CHECK(quant::per_token_cast_tiling({}, 8001, 576, 64).tail == 0);
   // Nor does one group a row.
-  CHECK(quant::per_token_cast_tiling({}, 576, 576).tail == 0);
+  CHECK(quant::per_token_cast_tiling({}, 8001, 576, 576).tail == 0);
+}
+
+TEST_CASE("per_token_cast takes smaller tiles where M gives few blocks",
+          "[kernels][compiler]") {
+  // K = 576, group 128: 32 x 128 tiles give 1255 blocks at M = 8001 but
+  // 630 at M = 4001, which takes 16 x 128 (1255 blocks), its tail in
+  // 32 x 64 boxes.
+  quant::PerTokenCastSpec spec;
+  spec.vector_bytes = 16;
+  CHECK(quant::per_token_cast_tiling(spec, 8001, 576, 128).block_m == 32);
+  spec = quant::per_token_cast_tiling(spec, 4001, 576, 128);
+  CHECK(spec.block_m == 16);
+  CHECK(spec.tail == 64);
+  CompileOptions options;
+  options.keep = {Stage::tile};
+  const std::string tile = compile(quant::per_token_cast_kernel(spec), options)
+                               .stages.at(Stage::tile);
+  CHECK(tile.find("tensor<16x128xbf16>") != std::string::npos);
+  CHECK(tile.find("tensor<32x64xbf16>") != std::string::npos);
+  // Never below 2048 elements a tile (16 a thread): one row of 7168 takes
+  // 4 x 512, not 1 x 512.
+  CHECK(quant::per_token_cast_tiling({}, 1, 7168, 128).block_m == 4);
+  // A tile of one row stays one row.
+  CHECK(quant::per_token_cast_tiling({}, 1, 7168, 7168).block_m == 1);
 }
