@@ -124,6 +124,22 @@ ChunkAccess computeSlotAccess(OpBuilder &b, Location loc,
   return access;
 }
 
+/// The access of piece `piece` of a load or store: a slot of a sliced
+/// layout (one element; for a store only its representative writes), or a
+/// chunk of `layout.getVector()` elements.
+static ChunkAccess computePieceAccess(OpBuilder &b, Location loc,
+                                      const ThreadMapping &mapping,
+                                      LayoutAttr layout, Value memref,
+                                      ValueRange base, ArrayRef<int64_t> shape,
+                                      int64_t piece, bool checkBounds,
+                                      bool forStore) {
+  if (!layout.getSliced().empty())
+    return computeSlotAccess(b, loc, mapping, layout, memref, base, shape,
+                             piece, checkBounds, forStore);
+  return computeChunkAccess(b, loc, mapping, layout, memref, base, shape, piece,
+                            checkBounds);
+}
+
 /// Indices of element e of a chunk.
 SmallVector<Value> elementIndices(OpBuilder &b, Location loc,
                                   ArrayRef<Value> first, int64_t e) {
@@ -319,13 +335,9 @@ struct LoadOpLowering : OpConversionPattern<LoadOp> {
     auto loadAll = [&](OpBuilder &b, Location l, bool check) -> Value {
       SmallVector<Value> elements;
       for (int64_t c = 0; c < chunks; ++c) {
-        ChunkAccess access =
-            sliced
-                ? computeSlotAccess(b, l, mapping, layout, adaptor.getSource(),
-                                    adaptor.getIndices(), shape, c, check,
-                                    /*forStore=*/false)
-                : computeChunkAccess(b, l, mapping, layout, adaptor.getSource(),
-                                     adaptor.getIndices(), shape, c, check);
+        ChunkAccess access = computePieceAccess(
+            b, l, mapping, layout, adaptor.getSource(), adaptor.getIndices(),
+            shape, c, check, /*forStore=*/false);
         if (width == 1) {
           elements.push_back(loadElement(b, l, adaptor.getSource(),
                                          chunkType.getElementType(), access));
@@ -379,13 +391,9 @@ struct StoreOpLowering : OpConversionPattern<StoreOp> {
       for (int64_t c = 0; c < chunks; ++c) {
         if (sliced && !mayRepresent(layout, c)) // c is a slot when sliced
           continue;
-        ChunkAccess access =
-            sliced
-                ? computeSlotAccess(b, l, mapping, layout, adaptor.getDest(),
-                                    adaptor.getIndices(), shape, c, check,
-                                    /*forStore=*/true)
-                : computeChunkAccess(b, l, mapping, layout, adaptor.getDest(),
-                                     adaptor.getIndices(), shape, c, check);
+        ChunkAccess access = computePieceAccess(
+            b, l, mapping, layout, adaptor.getDest(), adaptor.getIndices(),
+            shape, c, check, /*forStore=*/true);
         SmallVector<Value> elements;
         for (int64_t e = 0; e < width; ++e)
           elements.push_back(vector::ExtractOp::create(b, l, adaptor.getValue(),
