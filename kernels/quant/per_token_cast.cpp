@@ -48,19 +48,22 @@ PerTokenCastSpec per_token_cast_tiling(PerTokenCastSpec spec, int64_t m,
   const int64_t k_factor = k > 0 ? std::min<int64_t>(512, k & -k) : 512;
   spec.block_k = static_cast<int32_t>(std::max<int64_t>(group, k_factor));
   // A last column block partly past the end (K = 576, group 128): the
-  // last column of blocks takes the tail in boxes of as many elements, so
-  // that no block is half past the end. On the H200 (bf16, packed scales,
-  // graph timing, each timed first in its process, which reads up to 8%
-  // fast: see ops::settle_timing) a half-empty last column block held
-  // 8001 x 576 to 70.6% of copy (74.4% with half the tile), where K = 512
-  // and 640 reach 88-90%; with the tail apart 8001 and 4001 x 576 read
-  // 84.5 and 85.0%. In the benchmark grid (steady state) they read 80.4 and
-  // 75.8-77.6%. Tried in the grid (4001 / 8001 rows, group 128): a one-dim
-  // grid that gives the tail blocks of their own, none idle (70 / 74.5%);
-  // rows seen as (K / 32, M, 32) parts, a group reduced over 4 parts in
-  // registers (68 / 76%); 16 x 128 tiles (82 / 79%: better where 32 x 128
-  // leaves the GPU short of blocks, 630 of them at M = 4001; see the rows
-  // rule at the end).
+  // last column of blocks takes only the tail, a block_m x tail box (half
+  // a tile), so that no block is half past the end. On the H200 (bf16,
+  // packed scales, benchmark grid, steady state, % of copy at 8001 / 4001
+  // rows): block_m x tail boxes, every block busy, read 82.2-82.6 /
+  // 84.8-84.9; boxes of a whole tile's elements ((block_m x block_k /
+  // tail) x tail), which leave half the last column's blocks idle,
+  // 79.8-80.8 / 81.3-83.7. Tried and worse: a half-empty last column
+  // block (71-74%, timed first in its process); a one-dim grid that gives
+  // the tail blocks of their own (70 / 74.5%); rows seen as (K / 32, M, 32)
+  // parts, a group reduced over 4 parts (68 / 76%); a block of whole rows,
+  // 512 + 64 columns in two boxes (50-74 / 51-65%); rows seen as 9 parts
+  // of 64, a group 2 parts and a last group of one, both boxes loaded
+  // before either is stored (66 / 70%: 60% more instructions, the 32
+  // threads of a row each computing its 5 scales); swapping the grid's
+  // dimensions, so that the last column's blocks come between the others
+  // (no change).
   if (const int64_t tail = k % spec.block_k;
       tail > 0 && spec.block_k % tail == 0 && num_per_channels < k)
     spec.tail = static_cast<int32_t>(tail);
@@ -91,16 +94,17 @@ PerTokenCastSpec per_token_cast_tiling(PerTokenCastSpec spec, int64_t m,
       spec.inside = one_row;
     } else if (p != k) {
       // Shorter rows (K = 576 = 9 x 64): rows seen as (parts, p), each
-      // thread one vector of every part, at most 40 elements a thread
-      // (narrower vectors where needed), 256 threads. On the H200 (bf16,
-      // packed scales, % of copy, each shape timed first in its process)
-      // 8001 x 576 went from 53 (padded to 1024) to 84-86 and 4001 x 576
-      // from 60 to 87 (81.1 and 81.3% in the benchmark grid): 16-byte
-      // vectors (72 elements a thread) reached 63-71, 4-byte ones 79-84.
-      // Reducing over the parts before p (4 shuffles, not 36) gave 3 of
-      // those points.
+      // thread one vector of every part, at most 20 elements a thread
+      // (narrower vectors where needed; 40 with one-element vectors), 256
+      // threads. On the H200 (bf16, packed scales, benchmark grid, steady
+      // state, % of copy at 8001 / 4001 rows): 4-byte vectors (18 elements,
+      // 8 rows a block) read 82.9-84.1 / 82.0-83.3; 8-byte ones (36, 16
+      // rows) 80.0-81.0 / 80.1-81.6, with 8 rows (128 threads) 82.7-83.2 /
+      // 77.1-80.2; 16-byte ones (72) 60-68. Padded to 1024 it read 53 / 60
+      // (timed first in its process). Reducing over the parts before p (4
+      // shuffles, not 36) gave 3 points.
       for (int64_t v = vector; v >= 1; v /= 2)
-        if (k / p * v <= 40) {
+        if (k / p * v <= 20 || (v == 1 && k / p <= 40)) {
           spec.group = spec.block_k = static_cast<int32_t>(k);
           spec.parts = static_cast<int32_t>(k / p);
           spec.block_m =

@@ -118,30 +118,18 @@ Kernel per_token_cast_kernel(const PerTokenCastSpec &s) {
     return k.build();
   }
   // The last `tail` columns (a shorter last group) do not fill a column
-  // block: the last column of blocks takes them as (bm x bk / tail) x tail
-  // boxes instead, so that no block is half past the end.
+  // block: the last column of blocks takes only them, a bm x tail box, so
+  // that no block is half past the end.
   auto cols = k.dim(x, 1);
-  const int64_t rows = bm * bk / s.tail;
-  auto full = k.lt(k0 + k.index(bk - 1), cols);
   k.if_else(
-      full, {},
+      k.lt(k0 + k.index(bk - 1), cols), {},
       [&](dsl::Value, std::vector<dsl::Value>) {
         quantize(bm, bk, g, m0, k0, first);
         return std::vector<dsl::Value>{};
       },
       [&](dsl::Value, std::vector<dsl::Value>) {
-        auto r0 = k.block_id(0) * k.index(rows);
         auto c0 = cols - k.index(s.tail);
-        // Blocks past the last row have nothing to do.
-        k.if_else(
-            k.lt(r0, k.dim(x, 0)), {},
-            [&](dsl::Value, std::vector<dsl::Value>) {
-              quantize(rows, s.tail, s.tail, r0, c0, c0 / k.index(g));
-              return std::vector<dsl::Value>{};
-            },
-            [&](dsl::Value, std::vector<dsl::Value>) {
-              return std::vector<dsl::Value>{};
-            });
+        quantize(bm, s.tail, s.tail, m0, c0, c0 / k.index(g));
         return std::vector<dsl::Value>{};
       });
   return k.build();

@@ -39,8 +39,8 @@ struct PerTokenCastSpec {
   /// and each thread holds the same vector of every part of its row
   int32_t parts = 0;
   /// > 0: K = whole column blocks + `tail` columns (a shorter last group,
-  /// dividing block_k); the last column of blocks takes the tail as
-  /// (block_m x block_k / tail) x tail boxes
+  /// dividing block_k); the last column of blocks takes only the tail,
+  /// block_m x tail boxes
   int32_t tail = 0;
 };
 

@@ -128,14 +128,15 @@ TEST_CASE("per_token_cast sees short rows of K = parts x p as parts",
     int64_t k;
     int32_t parts, block_m, threads, vector_bytes;
   };
-  // A thread holds one vector of each part, at most 40 elements: K = 576 =
-  // 9 x 64 in bf16 takes 8-byte vectors (36 elements), in f32 16-byte ones;
-  // K = 384 = 3 x 128 keeps 16-byte vectors (24 elements). Blocks of 256
-  // threads.
-  for (Case c : {Case{DType::bf16, 576, 9, 16, 256, 8},
-                 Case{DType::f32, 576, 9, 16, 256, 16},
-                 Case{DType::bf16, 384, 3, 16, 256, 16},
-                 Case{DType::bf16, 192, 3, 32, 256, 16}}) {
+  // A thread holds one vector of each part, at most 20 elements: K = 576 =
+  // 9 x 64 takes 4-byte vectors in bf16 (18 elements) and 8-byte ones in
+  // f32; K = 384 = 3 x 128 and 192 = 3 x 64 8-byte ones in bf16 (12
+  // elements), K = 192 16-byte ones in f32. Blocks of 256 threads.
+  for (Case c : {Case{DType::bf16, 576, 9, 8, 256, 4},
+                 Case{DType::f32, 576, 9, 8, 256, 8},
+                 Case{DType::bf16, 384, 3, 8, 256, 8},
+                 Case{DType::bf16, 192, 3, 16, 256, 8},
+                 Case{DType::f32, 192, 3, 16, 256, 16}}) {
     quant::PerTokenCastSpec spec;
     spec.in_dtype = c.dtype;
     spec = quant::per_token_cast_tiling(spec, 8001, c.k, c.k);
@@ -147,9 +148,10 @@ TEST_CASE("per_token_cast sees short rows of K = parts x p as parts",
     CHECK(spec.threads == c.threads);
     CHECK(spec.vector_bytes == c.vector_bytes);
     CompiledKernel compiled = compile(quant::per_token_cast_kernel(spec));
-    CHECK(compiled.ptx.find(c.vector_bytes == 8
-                                ? "ld.global.v2.b32"
-                                : "ld.global.v4.b32") != std::string::npos);
+    const char *vector_load = c.vector_bytes == 4   ? "ld.global.b32"
+                              : c.vector_bytes == 8 ? "ld.global.v2.b32"
+                                                    : "ld.global.v4.b32";
+    CHECK(compiled.ptx.find(vector_load) != std::string::npos);
     // The parts are reduced in registers: one butterfly over p / vector
     // lanes, not one per part.
     const size_t lanes = static_cast<size_t>(
@@ -166,7 +168,7 @@ TEST_CASE("per_token_cast sees short rows of K = parts x p as parts",
 TEST_CASE("per_token_cast takes a partial last column block as a tail",
           "[kernels][compiler]") {
   // K = 576, group 128: four 32 x 128 blocks a row of blocks, and the last
-  // 64 columns in 64 x 64 boxes behind a branch on the block's column.
+  // 64 columns in 32 x 64 boxes behind a branch on the block's column.
   quant::PerTokenCastSpec spec;
   spec.vector_bytes = 16;
   spec = quant::per_token_cast_tiling(spec, 8001, 576, 128);
@@ -179,7 +181,7 @@ TEST_CASE("per_token_cast takes a partial last column block as a tail",
       compile(quant::per_token_cast_kernel(spec), options);
   const std::string &tile = compiled.stages.at(Stage::tile);
   CHECK(tile.find("tensor<32x128xbf16>") != std::string::npos);
-  CHECK(tile.find("tensor<64x64xbf16>") != std::string::npos);
+  CHECK(tile.find("tensor<32x64xbf16>") != std::string::npos);
   // Whole column blocks have no tail.
   CHECK(quant::per_token_cast_tiling({}, 8001, 7168, 128).tail == 0);
   CHECK(quant::per_token_cast_tiling({}, 8001, 576, 64).tail == 0);
@@ -191,7 +193,7 @@ TEST_CASE("per_token_cast takes smaller tiles where M gives few blocks",
           "[kernels][compiler]") {
   // K = 576, group 128: 32 x 128 tiles give 1255 blocks at M = 8001 but
   // 630 at M = 4001, which takes 16 x 128 (1255 blocks), its tail in
-  // 32 x 64 boxes.
+  // 16 x 64 boxes.
   quant::PerTokenCastSpec spec;
   spec.vector_bytes = 16;
   CHECK(quant::per_token_cast_tiling(spec, 8001, 576, 128).block_m == 32);
@@ -203,7 +205,7 @@ TEST_CASE("per_token_cast takes smaller tiles where M gives few blocks",
   const std::string tile = compile(quant::per_token_cast_kernel(spec), options)
                                .stages.at(Stage::tile);
   CHECK(tile.find("tensor<16x128xbf16>") != std::string::npos);
-  CHECK(tile.find("tensor<32x64xbf16>") != std::string::npos);
+  CHECK(tile.find("tensor<16x64xbf16>") != std::string::npos);
   // Never below 2048 elements a tile (16 a thread): one row of 7168 takes
   // 4 x 512, not 1 x 512.
   CHECK(quant::per_token_cast_tiling({}, 1, 7168, 128).block_m == 4);
