@@ -14,6 +14,7 @@
 #include "tilejit/runtime/driver.h"
 #include "tilejit/runtime/launch.h"
 #include "tilejit/runtime/module.h"
+#include "tilejit/runtime/ptxas.h"
 #include "tilejit/runtime/stream.h"
 
 #include <algorithm>
@@ -21,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fmt/format.h>
+#include <optional>
 #include <vector>
 
 using namespace tilejit;
@@ -38,13 +40,15 @@ double median(std::vector<double> v) {
 } // namespace
 
 void bench_cold_compile(bool with_driver) {
-  // build, the compiler's stages (gpu, mlir, llvm, ptx), ptxas (the
-  // driver's JIT linker, its cache off: see main), load
+  // build, the compiler's stages (gpu, mlir, llvm, ptx), ptxas (whole
+  // program, or the driver's JIT linker with its cache off: see main), load
   constexpr size_t kStages = 7;
+  std::optional<std::string> ptxas = rt::find_ptxas();
+  std::string maker = ptxas ? fmt::format("ptxas {}", *ptxas)
+                            : "the driver's JIT linker, its cache off";
   fmt::print("\ncold compile, DSL build -> PTX{}, median of 9 (ms):\n",
-             with_driver ? " -> cubin (ptxas in the driver, its cache off) "
-                           "-> loaded module"
-                         : "");
+             with_driver ? fmt::format(" -> cubin ({}) -> loaded module", maker)
+                         : std::string());
   fmt::print("{:<19} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8}\n",
              "op", "build", "gpu", "mlir", "llvm", "ptx", "ptxas", "load",
              "total", "tilejit");
@@ -70,7 +74,7 @@ void bench_cold_compile(bool with_driver) {
       ours.push_back(sum);
       if (with_driver) {
         auto t = Clock::now();
-        rt::LinkResult cubin = rt::link_ptx(c.ptx, c.name);
+        rt::LinkResult cubin = rt::ptx_to_cubin(c.ptx, c.name);
         stage[5].push_back(ms_since(t));
         t = Clock::now();
         rt::Module m = rt::Module::load(cubin.cubin);

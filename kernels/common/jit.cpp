@@ -3,6 +3,7 @@
 
 #include "tilejit/build_id.h"
 #include "tilejit/error.h"
+#include "tilejit/runtime/ptxas.h"
 #include "tilejit/version.h"
 
 #include <cstdlib>
@@ -35,7 +36,8 @@ rt::SpecKey make_key(std::string op) {
       .add("llvm", kLLVMVersion)
       .add("chip", options.chip)
       .add("features", options.features)
-      .add("opt_level", std::to_string(options.opt_level));
+      .add("opt_level", std::to_string(options.opt_level))
+      .add("cubin", rt::cubin_maker());
   return key;
 }
 
@@ -88,6 +90,32 @@ bool timings_enabled() {
   return env && *env && std::string_view(env) != "0";
 }
 
+/// The cubin of `entry`'s PTX, made the way its key says: ptxas (no driver
+/// needed), or the driver's JIT linker.
+rt::LinkResult make_cubin(const rt::CacheEntry &entry) {
+  if (entry.key.get("cubin") == "ptxas")
+    if (std::optional<std::string> ptxas = rt::find_ptxas())
+      return rt::compile_with_ptxas(*ptxas, entry.ptx, entry.kernel_name);
+  return rt::link_ptx(entry.ptx, entry.kernel_name);
+}
+
+/// Loads `entry`'s cubin; a cubin from ptxas that the driver refuses gets an
+/// error that says what to do.
+rt::Module load_cubin(const rt::CacheEntry &entry) {
+  try {
+    return rt::Module::load(entry.cubin);
+  } catch (const DriverError &e) {
+    if (entry.key.get("cubin") != "ptxas")
+      throw;
+    throw DriverError(fmt::format(
+        "{}\nThe cubin of '{}' was made by ptxas '{}', which may be newer "
+        "than the driver or built for another GPU; set TILEJIT_PTXAS to a "
+        "ptxas the driver supports, or TILEJIT_PTXAS=0 to make cubins with "
+        "the driver's JIT linker",
+        e.what(), entry.kernel_name, rt::find_ptxas().value_or("?")));
+  }
+}
+
 } // namespace
 
 rt::CacheResult compile_cached(const rt::SpecKey &key,
@@ -103,19 +131,29 @@ rt::CacheResult compile_cached(const rt::SpecKey &key,
     CompiledKernel compiled = compile(kernel, options);
     if (!dumps.empty())
       write_dumps(key, compiled);
+    rt::CacheEntry entry;
+    entry.key = key;
+    entry.kernel_name = compiled.name;
+    entry.threads = compiled.threads;
+    entry.ptx = std::move(compiled.ptx);
+    // ptxas needs no driver: the entry gets its cubin now (a CPU machine
+    // can precompile and bundle cubins). The driver's linker runs at load.
+    double ptxas_ms = -1;
+    if (key.get("cubin") == "ptxas") {
+      rt::LinkResult cubin = make_cubin(entry);
+      entry.cubin = std::move(cubin.cubin);
+      ptxas_ms = cubin.wall_ms;
+    }
     if (timings_enabled()) {
       std::string line =
           fmt::format("tilejit: compiled {} [{}]: build {:.2f} ms", key.op(),
                       key.digest().substr(0, 12), build_ms.count());
       for (const StageTime &t : compiled.timings)
         line += fmt::format(", {} {:.2f} ms", t.stage, t.ms);
+      if (ptxas_ms >= 0)
+        line += fmt::format(", ptxas {:.2f} ms", ptxas_ms);
       std::fprintf(stderr, "%s\n", line.c_str());
     }
-    rt::CacheEntry entry;
-    entry.key = key;
-    entry.kernel_name = compiled.name;
-    entry.threads = compiled.threads;
-    entry.ptx = std::move(compiled.ptx);
     return entry;
   };
   if (!dumps.empty()) {
@@ -151,23 +189,22 @@ const LoadedKernel &load_kernel(const rt::SpecKey &key,
     bool linked_now = false;
     if (k->entry->cubin.empty()) {
       rt::CacheEntry with_cubin = *k->entry;
-      with_cubin.cubin =
-          rt::link_ptx(with_cubin.ptx, with_cubin.kernel_name).cubin;
+      with_cubin.cubin = make_cubin(with_cubin).cubin;
       rt::KernelCache::global().store(with_cubin);
       k->entry = std::make_shared<const rt::CacheEntry>(std::move(with_cubin));
       linked_now = true;
     }
     try {
-      k->module = rt::Module::load(k->entry->cubin);
+      k->module = load_cubin(*k->entry);
     } catch (const DriverError &) {
       if (linked_now)
         throw;
-      // A cubin cached for another GPU or driver: link this one afresh.
+      // A cubin cached for another GPU or driver: make this one afresh.
       rt::CacheEntry relinked = *k->entry;
-      relinked.cubin = rt::link_ptx(relinked.ptx, relinked.kernel_name).cubin;
+      relinked.cubin = make_cubin(relinked).cubin;
       rt::KernelCache::global().store(relinked);
       k->entry = std::make_shared<const rt::CacheEntry>(std::move(relinked));
-      k->module = rt::Module::load(k->entry->cubin);
+      k->module = load_cubin(*k->entry);
     }
     k->function = k->module.function(k->entry->kernel_name.c_str());
     slot->kernel = std::move(k);

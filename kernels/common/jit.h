@@ -21,19 +21,23 @@ struct LoadedKernel {
 };
 
 /// A key for `op` with the compiler's fingerprint already in it: tilejit's
-/// version and build id, the LLVM version, the target and the options that
-/// change code (TILEJIT_OPT_LEVEL). Ops add their static parameters.
+/// version and build id, the LLVM version, the target, the options that
+/// change code (TILEJIT_OPT_LEVEL) and who makes the cubin (`cubin`: ptxas
+/// or driver, TILEJIT_PTXAS). Ops add their static parameters.
 rt::SpecKey make_key(std::string op);
 
-/// The PTX (and cubin, once linked) for `key`, compiling `build()` on a miss;
-/// no driver needed. Honours TILEJIT_DUMP / TILEJIT_DUMP_DIR (every stage of
-/// every kernel compiled; a dump forces a compile, so the cache never hides
-/// one) and TILEJIT_TIMINGS (stage times to stderr).
+/// The PTX and cubin for `key`, compiling `build()` on a miss; no driver
+/// needed. When the driver's linker makes cubins (key field cubin=driver),
+/// a fresh entry holds PTX only and load_kernel adds the cubin. Honours
+/// TILEJIT_DUMP / TILEJIT_DUMP_DIR (every stage of every kernel compiled; a
+/// dump forces a compile, so the cache never hides one) and TILEJIT_TIMINGS
+/// (stage times to stderr).
 rt::CacheResult compile_cached(const rt::SpecKey &key,
                                const std::function<Kernel()> &build);
 
-/// The loaded kernel for `key`: compile_cached, then link the PTX to a cubin
-/// (kept in the cache entry) and load it. Thread-safe; one load per key.
+/// The loaded kernel for `key`: compile_cached, then make the cubin if the
+/// entry has none (kept in the cache entry) and load it. Thread-safe; one load
+/// per key.
 const LoadedKernel &load_kernel(const rt::SpecKey &key,
                                 const std::function<Kernel()> &build);
 

@@ -83,6 +83,7 @@ LinkResult link_ptx(std::string_view ptx, std::string_view name_for_messages) {
   result.cubin.assign(static_cast<const char *>(image),
                       static_cast<const char *>(image) + image_bytes);
   result.info_log = log_text(info);
+  result.maker = "driver";
   result.wall_ms = std::chrono::duration<double, std::milli>(
                        std::chrono::steady_clock::now() - start)
                        .count();

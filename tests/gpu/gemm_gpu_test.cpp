@@ -3,9 +3,15 @@
 // output, f16 and fp8 inputs, and a large product spot-checked by rows.
 #include "registry.h"
 
+#include "tilejit/runtime/ptxas.h"
+
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+#include <optional>
 #include <random>
+#include <string>
+#include <vector>
 
 using namespace tilejit;
 
@@ -41,6 +47,25 @@ TEST_CASE("gemm matches the reference on tiles, tails and size 0", "[gemm]") {
       CHECK(r.passed);
     }
   }
+}
+
+TEST_CASE("gemm is right with cubins from the driver's linker and ptxas",
+          "[gemm]") {
+  // Two makers, two keys, two compiles: the driver's linker (relocatable,
+  // wgmma serialised) and, where there is one, ptxas (whole program).
+  std::optional<std::string> ptxas = rt::find_ptxas();
+  std::vector<std::string> makers = {"0"};
+  if (ptxas)
+    makers.push_back(*ptxas);
+  uint64_t seed = std::random_device{}();
+  for (const std::string &maker : makers) {
+    setenv("TILEJIT_PTXAS", maker.c_str(), 1);
+    CHECK(rt::cubin_maker() == (maker == "0" ? "driver" : "ptxas"));
+    ops::RunResult r = run(256, 512, 512, "bf16", seed++);
+    INFO("TILEJIT_PTXAS=" << maker << ", " << r.shape << ": " << r.check);
+    CHECK(r.passed);
+  }
+  unsetenv("TILEJIT_PTXAS");
 }
 
 TEST_CASE("gemm with f16 inputs (WGMMA f16), f16, bf16 and f32 outputs",

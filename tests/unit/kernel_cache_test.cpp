@@ -149,6 +149,18 @@ TEST_CASE("every component of a key changes it", "[cache]") {
   CHECK(rt::key_differences(base, o1) ==
         std::vector<std::string>{"opt_level: 3 -> 1"});
 
+  // So is who makes the cubin: ptxas (any executable will do for the key)
+  // or the driver's linker.
+  setenv("TILEJIT_PTXAS", "0", 1);
+  rt::SpecKey by_driver = elementwise::scale_copy_key({});
+  setenv("TILEJIT_PTXAS", "/bin/sh", 1);
+  rt::SpecKey by_ptxas = elementwise::scale_copy_key({});
+  unsetenv("TILEJIT_PTXAS");
+  CHECK(by_driver.get("cubin") == "driver");
+  CHECK(by_ptxas.get("cubin") == "ptxas");
+  CHECK(rt::key_differences(by_ptxas, by_driver) ==
+        std::vector<std::string>{"cubin: ptxas -> driver"});
+
   setenv("TILEJIT_OPT_LEVEL", "7", 1);
   std::string msg;
   try {

@@ -10,20 +10,22 @@
 
 namespace tilejit::rt {
 
-/// What link_ptx produced.
+/// What link_ptx (or compile_with_ptxas, ptxas.h) produced.
 struct LinkResult {
   std::vector<char> cubin; ///< The linked image, for Module::load.
   std::string info_log;    ///< ptxas/nvlink info messages; may be empty.
+  std::string maker;       ///< "driver" (link_ptx) or "ptxas".
   double wall_ms = 0;      ///< Wall time of the whole link.
 };
 
 /// Compiles PTX text for the device of the current context (device 0 when no
 /// context is current) with cuLinkCreate / cuLinkAddData(CU_JIT_INPUT_PTX) /
-/// cuLinkComplete. `name_for_messages` names the PTX in the logs and errors.
-/// Throws DriverError on failure: "<call> failed for PTX '<name>': <error
-/// name> (<error string>)" followed by a line "ptxas error log:" and the
-/// linker's error log (the log is left out when empty). Throws NoGpuError
-/// without a driver.
+/// cuLinkComplete, which compiles it as a relocatable unit (see ptxas.h for
+/// what that costs a wgmma kernel). `name_for_messages` names the PTX in the
+/// logs and errors. Throws DriverError on failure: "<call> failed for PTX
+/// '<name>': <error name> (<error string>)" followed by a line "ptxas error
+/// log:" and the linker's error log (the log is left out when empty). Throws
+/// NoGpuError without a driver.
 LinkResult link_ptx(std::string_view ptx, std::string_view name_for_messages);
 
 /// A loaded module (cuModuleLoadData) on one device's primary context.

@@ -1,0 +1,154 @@
+// ptxas_test.cpp - Finding ptxas, running it, and who makes cubins. A fake
+// ptxas (a shell script) stands in for the real one, so every path runs on
+// any machine; tests/lit/tools/cache_ptxas.test runs the real one.
+#include "tilejit/error.h"
+#include "tilejit/runtime/ptxas.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <unistd.h>
+
+using namespace tilejit;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct ScratchDir {
+  fs::path path;
+  ScratchDir() {
+    char buf[] = "/tmp/tilejit-ptxas-test-XXXXXX";
+    path = mkdtemp(buf);
+  }
+  ~ScratchDir() { fs::remove_all(path); }
+};
+
+/// An executable shell script at dir/name with `body`.
+std::string script(const fs::path &dir, const std::string &name,
+                   const std::string &body) {
+  fs::path p = dir / name;
+  std::ofstream(p) << "#!/bin/sh\n" << body;
+  fs::permissions(p, fs::perms::owner_all);
+  return p.string();
+}
+
+/// Sets an environment variable for the scope, restoring it afterwards.
+struct EnvVar {
+  std::string name;
+  std::optional<std::string> saved;
+  EnvVar(std::string n, const char *value) : name(std::move(n)) {
+    if (const char *old = std::getenv(name.c_str()))
+      saved = old;
+    if (value)
+      setenv(name.c_str(), value, 1);
+    else
+      unsetenv(name.c_str());
+  }
+  ~EnvVar() {
+    if (saved)
+      setenv(name.c_str(), saved->c_str(), 1);
+    else
+      unsetenv(name.c_str());
+  }
+};
+
+constexpr const char *kPtx = "//\n// .target sm_80 (a comment)\n.version 8.0\n"
+                             ".target sm_90a\n.address_size 64\n";
+
+} // namespace
+
+TEST_CASE("ptx_target reads the .target directive", "[ptxas]") {
+  CHECK(rt::ptx_target(kPtx) == "sm_90a");
+  CHECK(rt::ptx_target(".version 8.0\n  .target\tsm_90, debug\n") == "sm_90");
+  CHECK(rt::ptx_target(".version 8.0\n.targetx sm_90\n") == "");
+  CHECK(rt::ptx_target("") == "");
+}
+
+TEST_CASE("TILEJIT_PTXAS chooses who makes cubins", "[ptxas]") {
+  ScratchDir dir;
+  SECTION("0: the driver's linker") {
+    EnvVar env("TILEJIT_PTXAS", "0");
+    CHECK(!rt::find_ptxas());
+    CHECK(rt::cubin_maker() == "driver");
+  }
+  SECTION("a path: that ptxas") {
+    std::string fake = script(dir.path, "ptxas", "exit 0\n");
+    EnvVar env("TILEJIT_PTXAS", fake.c_str());
+    CHECK(rt::find_ptxas() == fake);
+    CHECK(rt::cubin_maker() == "ptxas");
+  }
+  SECTION("unset: CUDA_HOME/bin comes first") {
+    fs::create_directories(dir.path / "bin");
+    std::string fake = script(dir.path / "bin", "ptxas", "exit 0\n");
+    EnvVar env("TILEJIT_PTXAS", nullptr);
+    EnvVar home("CUDA_HOME", dir.path.c_str());
+    CHECK(rt::find_ptxas() == fake);
+  }
+  SECTION("a path that is no executable file: an error naming it") {
+    for (std::string bad :
+         {(dir.path / "missing").string(), dir.path.string()}) {
+      EnvVar env("TILEJIT_PTXAS", bad.c_str());
+      std::string msg;
+      try {
+        rt::find_ptxas();
+      } catch (const UserError &e) {
+        msg = e.what();
+      }
+      CHECK(msg == "TILEJIT_PTXAS is '" + bad +
+                       "', which is not an executable file; requires the "
+                       "path of ptxas, or 0 to make cubins with the driver's "
+                       "JIT linker");
+    }
+  }
+}
+
+TEST_CASE("compile_with_ptxas runs ptxas on the PTX's own target", "[ptxas]") {
+  ScratchDir dir;
+  SECTION("arguments, input and output") {
+    // The fake copies its arguments and input to the cubin it writes.
+    std::string fake = script(
+        dir.path, "ptxas",
+        "out=; for a; do [ \"$prev\" = -o ] && out=$a; prev=$a; done\n"
+        "{ echo \"$1 $2\"; cat \"$3\"; } > \"$out\"\necho 'info: fine'\n");
+    rt::LinkResult r = rt::compile_with_ptxas(fake, kPtx, "k.ptx");
+    std::string cubin(r.cubin.begin(), r.cubin.end());
+    CHECK(cubin == std::string("-arch=sm_90a -O3\n") + kPtx);
+    CHECK(r.info_log == "info: fine\n");
+    CHECK(r.maker == "ptxas");
+    CHECK(r.wall_ms > 0);
+  }
+  SECTION("a failing ptxas: its status and output in the error") {
+    std::string fake =
+        script(dir.path, "ptxas", "echo 'ptxas fatal: bad PTX' >&2\nexit 3\n");
+    std::string msg;
+    try {
+      rt::compile_with_ptxas(fake, kPtx, "k.ptx");
+    } catch (const InternalError &e) {
+      msg = e.what();
+    }
+    CHECK(msg == "ptxas '" + fake +
+                     "' failed for PTX 'k.ptx' (exit status 3):\nptxas "
+                     "fatal: bad PTX\n");
+  }
+  SECTION("a ptxas that writes nothing") {
+    std::string fake = script(dir.path, "ptxas", "exit 0\n");
+    CHECK_THROWS_WITH(rt::compile_with_ptxas(fake, kPtx, "k.ptx"),
+                      "ptxas '" + fake + "' wrote no cubin for PTX 'k.ptx'");
+  }
+  SECTION("a ptxas that cannot be started") {
+    std::string missing = (dir.path / "nope").string();
+    CHECK_THROWS_WITH(rt::compile_with_ptxas(missing, kPtx, "k.ptx"),
+                      "ptxas '" + missing +
+                          "' failed for PTX 'k.ptx' (could not be started)");
+  }
+  SECTION("PTX without a .target") {
+    CHECK_THROWS_WITH(
+        rt::compile_with_ptxas("/bin/true", ".version 8.0\n", "k.ptx"),
+        "ptxas: PTX 'k.ptx' has no .target directive; requires "
+        "one (e.g. '.target sm_90a')");
+  }
+}
