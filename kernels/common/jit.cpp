@@ -93,10 +93,7 @@ bool timings_enabled() {
 /// The cubin of `entry`'s PTX, made the way its key says: ptxas (no driver
 /// needed), or the driver's JIT linker.
 rt::LinkResult make_cubin(const rt::CacheEntry &entry) {
-  if (entry.key.get("cubin") == "ptxas")
-    if (std::optional<std::string> ptxas = rt::find_ptxas())
-      return rt::compile_with_ptxas(*ptxas, entry.ptx, entry.kernel_name);
-  return rt::link_ptx(entry.ptx, entry.kernel_name);
+  return rt::ptx_to_cubin(entry.ptx, entry.kernel_name, entry.key.get("cubin"));
 }
 
 /// Loads `entry`'s cubin; a cubin from ptxas that the driver refuses gets an

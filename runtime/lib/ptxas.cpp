@@ -180,9 +180,11 @@ LinkResult compile_with_ptxas(const std::string &ptxas_path,
 }
 
 LinkResult ptx_to_cubin(std::string_view ptx,
-                        std::string_view name_for_messages) {
-  if (std::optional<std::string> ptxas = find_ptxas())
-    return compile_with_ptxas(*ptxas, ptx, name_for_messages);
+                        std::string_view name_for_messages,
+                        std::string_view maker) {
+  if (maker == "ptxas")
+    if (std::optional<std::string> ptxas = find_ptxas())
+      return compile_with_ptxas(*ptxas, ptx, name_for_messages);
   return link_ptx(ptx, name_for_messages);
 }
 

@@ -39,9 +39,11 @@ LinkResult compile_with_ptxas(const std::string &ptxas_path,
                               std::string_view ptx,
                               std::string_view name_for_messages);
 
-/// PTX -> cubin by cubin_maker(): compile_with_ptxas, or link_ptx (which
-/// needs a driver and targets the current device).
+/// PTX -> cubin by `maker` (a cubin_maker() value, by default this
+/// process's): "ptxas" with a ptxas found runs compile_with_ptxas; anything
+/// else runs link_ptx (which needs a driver and targets the current device).
 LinkResult ptx_to_cubin(std::string_view ptx,
-                        std::string_view name_for_messages);
+                        std::string_view name_for_messages,
+                        std::string_view maker = cubin_maker());
 
 } // namespace tilejit::rt
