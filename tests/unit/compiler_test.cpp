@@ -151,8 +151,9 @@ TEST_CASE("DSL misuse gives one-line errors at the author's line",
 
   // Deliberate mistake: 100 threads is not a multiple of the warp size.
   msg = user_error([] { dsl::KernelBuilder("bad", 100).build(); });
-  CHECK_THAT(msg, Contains("error: 'tile.threads' is 100; requires a multiple "
-                           "of 32 between 32 and 1024"));
+  CHECK_THAT(msg, Contains("error: kernel 'bad' has 100 threads; requires a "
+                           "multiple of 32 from 32 to 1024"));
+  CHECK(msg.find('\n') == std::string::npos); // one line, not the IR
 }
 
 TEST_CASE("Kernel::parse reports parse and verifier errors with locations",

@@ -204,7 +204,7 @@ TEST_CASE("a partial write in staging is never read", "[cache]") {
   rt::SpecKey key = test_key("staged");
   // A writer that died before its rename leaves only a staged file.
   std::string full =
-      std::string("tilejit-cache-entry 1\ndigest ") + key.digest();
+      std::string("tilejit-cache-entry 2\ndigest ") + key.digest();
   std::ofstream(dir.path / "v1" / "staging" / (key.digest() + ".tjk.123.1.0"))
       << full.substr(0, full.size() / 2);
   int compiles = 0;

@@ -21,6 +21,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 using namespace mlir;
 
 namespace tilejit::dsl {
@@ -50,6 +52,15 @@ std::vector<int64_t> Value::shape() const {
 KernelBuilder::KernelBuilder(std::string_view name, int threads, Loc loc)
     : impl_(std::make_unique<Impl>(makeContext())) {
   impl_->self = this;
+  if (!is_identifier(name))
+    impl_->fail(loc, fmt::format("kernel name '{}' is not an identifier; "
+                                 "requires an ASCII letter or '_', then "
+                                 "letters, digits or '_'",
+                                 name));
+  if (threads < 32 || threads > 1024 || threads % 32 != 0)
+    impl_->fail(loc, fmt::format("kernel '{}' has {} threads; requires a "
+                                 "multiple of 32 from 32 to 1024",
+                                 name, threads));
   Location l = impl_->loc(loc);
   impl_->module = ModuleOp::create(l);
   OpBuilder &b = impl_->builder;
@@ -66,8 +77,24 @@ KernelBuilder::~KernelBuilder() {
     impl_->module = nullptr; // before the context
 }
 
+/// A parameter name must be an identifier, and new.
+static void checkParamName(KernelBuilder::Impl &impl, std::string_view what,
+                           std::string_view name, const Loc &loc) {
+  if (!is_identifier(name))
+    impl.fail(loc, fmt::format("{} name '{}' is not an identifier; requires "
+                               "an ASCII letter or '_', then letters, digits "
+                               "or '_'",
+                               what, name));
+  if (std::find(impl.argNames.begin(), impl.argNames.end(), name) !=
+      impl.argNames.end())
+    impl.fail(loc, fmt::format("{} name '{}' is taken by another parameter "
+                               "of this kernel",
+                               what, name));
+}
+
 Tensor KernelBuilder::tensor(std::string_view name, DType dtype, int rank,
                              Access access, Loc loc) {
+  checkParamName(*impl_, "tensor", name, loc);
   Location l = impl_->loc(loc);
   if (rank < 1 || rank > 6)
     impl_->fail(loc, fmt::format("tensor '{}' has rank {}; requires 1 to 6",
@@ -97,6 +124,7 @@ Tensor KernelBuilder::tensor(std::string_view name, DType dtype, int rank,
 }
 
 Value KernelBuilder::scalar(std::string_view name, DType dtype, Loc loc) {
+  checkParamName(*impl_, "scalar", name, loc);
   Location l = impl_->loc(loc);
   BlockArgument arg = impl_->func.getBody().addArgument(
       toMLIRType(impl_->context.get(), dtype), l);

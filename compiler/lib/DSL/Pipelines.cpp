@@ -23,6 +23,40 @@ Value KernelBuilder::dim(const Tensor &t, int d, Loc loc) {
       memref::DimOp::create(impl_->builder, l, unwrap(t.raw()), d), DType::i64);
 }
 
+Extent KernelBuilder::blocks(const Tensor &t, int d, int64_t per_block,
+                             Loc loc) {
+  if (d < 0 || d >= t.rank())
+    impl_->fail(loc, fmt::format("blocks: dimension {} is out of range for a "
+                                 "tensor of rank {}",
+                                 d, t.rank()));
+  if (per_block < 1)
+    impl_->fail(loc, fmt::format("blocks: per_block is {}; requires at least "
+                                 "1",
+                                 per_block));
+  auto arg = dyn_cast<BlockArgument>(unwrap(t.raw()));
+  if (!arg || arg.getOwner() != &impl_->func.getBody().front())
+    impl_->fail(loc, "blocks: the tensor is not an argument of this kernel");
+  Extent e;
+  e.rule_.factors.push_back(
+      {impl_->argNames[arg.getArgNumber()], d, per_block});
+  return e;
+}
+
+void KernelBuilder::grid(const std::vector<Extent> &dims, Loc loc) {
+  if (dims.empty() || dims.size() > 3)
+    impl_->fail(
+        loc, fmt::format("grid: {} dimensions; requires 1 to 3", dims.size()));
+  if (impl_->func->hasAttr(tile::TileDialect::getGridAttrName()))
+    impl_->fail(loc, "grid: the kernel's grid is declared already");
+  OpBuilder &b = impl_->builder;
+  SmallVector<Attribute> texts;
+  for (size_t d = 0; d < 3; ++d)
+    texts.push_back(b.getStringAttr(d < dims.size() ? dims[d].rule().to_string()
+                                                    : std::string("1")));
+  impl_->func->setAttr(tile::TileDialect::getGridAttrName(),
+                       b.getArrayAttr(texts));
+}
+
 Value KernelBuilder::full(const std::vector<int64_t> &shape, double value,
                           DType dtype, Loc loc) {
   Value scalar = constant(value, dtype, loc);

@@ -42,6 +42,45 @@ int abi_words(const KernelParam &param) {
   return param.kind == KernelParam::Kind::tensor ? 3 + 2 * param.rank : 1;
 }
 
+/// The kernel's calling convention: its parameters in order, unless a
+/// lowering replaced them (`tilejit.abi` on the lowered function, as the
+/// gemm's TMA lowering does), its grid rule and its dynamic shared memory
+/// (`tilejit.shared_bytes`).
+static KernelAbi abiOf(const Kernel::Impl &impl, ModuleOp lowered) {
+  KernelAbi abi;
+  abi.threads = impl.threads;
+  if (impl.grid) {
+    abi.grid = *impl.grid;
+    abi.has_grid = true;
+  }
+  for (const KernelParam &p : impl.params) {
+    AbiArg a;
+    a.kind = p.kind == KernelParam::Kind::tensor ? AbiArg::Kind::tensor
+                                                 : AbiArg::Kind::scalar;
+    a.name = p.name;
+    a.dtype = p.dtype;
+    a.rank = p.rank;
+    abi.args.push_back(std::move(a));
+  }
+  lowered->walk([&](Operation *op) {
+    if (auto bytes = op->getAttrOfType<IntegerAttr>("tilejit.shared_bytes"))
+      abi.shared_bytes = bytes.getInt();
+    auto lines = op->getAttrOfType<ArrayAttr>("tilejit.abi");
+    if (!lines)
+      return;
+    std::string text, why;
+    for (Attribute line : lines)
+      text += cast<StringAttr>(line).str() + "\n";
+    std::optional<KernelAbi> parsed = KernelAbi::parse(text, why);
+    if (!parsed)
+      throw InternalError(fmt::format("internal error: kernel '{}' has a "
+                                      "malformed tilejit.abi: {}",
+                                      impl.name, why));
+    abi.args = std::move(parsed->args);
+  });
+  return abi;
+}
+
 CompiledKernel compile(const Kernel &kernel, const CompileOptions &options) {
   Kernel::Impl &impl = kernel.impl();
   OwningOpRef<ModuleOp> module(impl.module->clone());
@@ -84,6 +123,7 @@ CompiledKernel compile(const Kernel &kernel, const CompileOptions &options) {
     throw InternalError(fmt::format(
         "internal error: lowering kernel '{}' failed after it verified:\n{}",
         impl.name, diags.text()));
+  out.abi = abiOf(impl, *module);
   out.ptx = std::move(*ptx);
   if (std::find(options.keep.begin(), options.keep.end(), Stage::ptx) !=
       options.keep.end())

@@ -15,6 +15,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 using namespace mlir;
 
 namespace tilejit {
@@ -58,6 +60,35 @@ static std::vector<KernelParam> paramsOf(func::FuncOp func) {
   return params;
 }
 
+/// The `tile.grid` rule; every factor names a tensor argument and one of
+/// its dimensions.
+static std::array<GridExtent, 3>
+gridOf(func::FuncOp func, ArrayAttr dims,
+       const std::vector<KernelParam> &params) {
+  std::array<GridExtent, 3> grid;
+  for (auto [d, attr] : llvm::enumerate(dims)) {
+    std::string text = cast<StringAttr>(attr).str(), why;
+    std::optional<GridExtent> extent = GridExtent::parse(text, why);
+    if (!extent)
+      throw UserError(fmt::format("kernel '{}': tile.grid[{}]: {}",
+                                  func.getName().str(), d, why));
+    for (const GridFactor &f : extent->factors) {
+      if (f.tensor.empty())
+        continue;
+      auto p = std::find_if(params.begin(), params.end(), [&](auto &p) {
+        return p.name == f.tensor && p.kind == KernelParam::Kind::tensor;
+      });
+      if (p == params.end() || f.dim >= p->rank)
+        throw UserError(fmt::format(
+            "kernel '{}': tile.grid[{}] = '{}' names {}[{}]; requires a "
+            "dimension of a tensor argument",
+            func.getName().str(), d, text, f.tensor, f.dim));
+    }
+    grid[d] = std::move(*extent);
+  }
+  return grid;
+}
+
 Kernel makeKernel(std::unique_ptr<MLIRContext> &&context,
                   OwningOpRef<ModuleOp> &&module) {
   SmallVector<func::FuncOp> kernels;
@@ -76,6 +107,9 @@ Kernel makeKernel(std::unique_ptr<MLIRContext> &&context,
       cast<IntegerAttr>(func->getAttr(tile::TileDialect::getThreadsAttrName()))
           .getInt());
   impl->params = paramsOf(func);
+  if (auto dims =
+          func->getAttrOfType<ArrayAttr>(tile::TileDialect::getGridAttrName()))
+    impl->grid = gridOf(func, dims, impl->params);
   impl->context = std::move(context);
   impl->module = std::move(module);
   return Kernel(std::move(impl));
@@ -93,6 +127,9 @@ Kernel::~Kernel() {
 const std::string &Kernel::name() const { return impl_->name; }
 int Kernel::threads() const { return impl_->threads; }
 const std::vector<KernelParam> &Kernel::params() const { return impl_->params; }
+const std::optional<std::array<GridExtent, 3>> &Kernel::grid() const {
+  return impl_->grid;
+}
 
 std::string Kernel::tile_ir() const {
   std::string text;

@@ -19,6 +19,7 @@ struct Kernel::Impl {
   std::string name;
   int threads = 0;
   std::vector<KernelParam> params;
+  std::optional<std::array<GridExtent, 3>> grid;
 };
 
 /// A context with tilejit's dialects registered and loaded, single-threaded

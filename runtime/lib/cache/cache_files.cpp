@@ -15,7 +15,7 @@
 
 namespace tilejit::rt::cache {
 
-static constexpr std::string_view kMagic = "tilejit-cache-entry 1\n";
+static constexpr std::string_view kMagic = "tilejit-cache-entry 2\n";
 
 std::string entries_dir(const std::string &root) {
   return root + "/v1/entries";
@@ -37,10 +37,12 @@ std::string serialize_entry(const CacheEntry &entry) {
   out += fmt::format("key {} {}\n", key.size(), sha256_hex(key));
   out += fmt::format("ptx {} {}\n", entry.ptx.size(), sha256_hex(entry.ptx));
   out += fmt::format("cubin {} {}\n", cubin.size(), sha256_hex(cubin));
+  out += fmt::format("abi {} {}\n", entry.abi.size(), sha256_hex(entry.abi));
   out += "data\n";
   out += key;
   out += entry.ptx;
   out.append(cubin);
+  out += entry.abi;
   out += "end\n";
   return out;
 }
@@ -85,8 +87,9 @@ std::optional<CacheEntry> parse_entry(std::string_view bytes,
   bytes.remove_prefix(kMagic.size());
   std::string_view rest;
   CacheEntry entry;
-  size_t sizes[3];
-  std::string shas[3];
+  constexpr int kBlobs = 4;
+  size_t sizes[kBlobs];
+  std::string shas[kBlobs];
   if (!take_line(bytes, "digest", rest) || rest != digest) {
     why = "the digest in the header differs from the file name";
     return std::nullopt;
@@ -101,8 +104,8 @@ std::optional<CacheEntry> parse_entry(std::string_view bytes,
     return std::nullopt;
   }
   entry.threads = std::atoi(std::string(rest).c_str());
-  const char *blobs[3] = {"key", "ptx", "cubin"};
-  for (int i = 0; i < 3; ++i)
+  const char *blobs[kBlobs] = {"key", "ptx", "cubin", "abi"};
+  for (int i = 0; i < kBlobs; ++i)
     if (!take_line(bytes, blobs[i], rest) ||
         !parse_blob(rest, sizes[i], shas[i])) {
       why = fmt::format("malformed {} line", blobs[i]);
@@ -112,14 +115,14 @@ std::optional<CacheEntry> parse_entry(std::string_view bytes,
     why = "no data line";
     return std::nullopt;
   }
-  if (bytes.size() != sizes[0] + sizes[1] + sizes[2] + 4 ||
-      !bytes.ends_with("end\n")) {
+  const size_t data = sizes[0] + sizes[1] + sizes[2] + sizes[3] + 4;
+  if (bytes.size() != data || !bytes.ends_with("end\n")) {
     why = fmt::format("truncated or oversized: {} data bytes, header says {}",
-                      bytes.size(), sizes[0] + sizes[1] + sizes[2] + 4);
+                      bytes.size(), data);
     return std::nullopt;
   }
-  std::string_view parts[3];
-  for (int i = 0; i < 3; ++i) {
+  std::string_view parts[kBlobs];
+  for (int i = 0; i < kBlobs; ++i) {
     parts[i] = bytes.substr(0, sizes[i]);
     bytes.remove_prefix(sizes[i]);
     if (sha256_hex(parts[i]) != shas[i]) {
@@ -139,6 +142,7 @@ std::optional<CacheEntry> parse_entry(std::string_view bytes,
   }
   entry.ptx = parts[1];
   entry.cubin.assign(parts[2].begin(), parts[2].end());
+  entry.abi = parts[3];
   return entry;
 }
 

@@ -38,6 +38,8 @@ struct CompiledKernel {
   std::string name; ///< entry symbol in the PTX
   int threads = 0;  ///< block size the kernel was compiled for
   std::vector<KernelParam> params;
+  /// How to launch it: arguments by name, grid rule, dynamic shared memory.
+  KernelAbi abi;
   std::string ptx;
   std::map<Stage, std::string> stages; ///< printed stages asked for in `keep`
   std::vector<StageTime> timings;      ///< per stage, in pipeline order

@@ -56,6 +56,28 @@ private:
 
 using Loc = std::source_location;
 
+/// A number of blocks along one grid dimension, computed by the host at
+/// launch from the sizes of the tensors bound to the kernel
+/// (KernelBuilder::blocks, products of them, constants).
+class Extent {
+public:
+  /// A constant number of blocks.
+  Extent(int64_t blocks = 1) {
+    if (blocks != 1)
+      rule_.factors.push_back({"", 0, blocks});
+  }
+  friend Extent operator*(Extent a, const Extent &b) {
+    a.rule_.factors.insert(a.rule_.factors.end(), b.rule_.factors.begin(),
+                           b.rule_.factors.end());
+    return a;
+  }
+  const GridExtent &rule() const { return rule_; }
+
+private:
+  friend class KernelBuilder;
+  GridExtent rule_;
+};
+
 /// What the kernel may assume of a tensor argument's memory, beyond its dtype
 /// and rank. The host entry checks the promise before it picks the kernel
 /// that relies on it (the promise is part of the specialisation key).
@@ -71,6 +93,12 @@ struct Access {
 /// tensor from a caching allocator gives when its row bytes divide by it.
 inline Access inner_contiguous(int align_bytes = 16) {
   return Access{true, align_bytes};
+}
+
+/// inner_contiguous(bytes), or no promise when `bytes` is 0: a spec's
+/// vector width, which the host sets only where the rows are aligned.
+inline Access vectors_of(int bytes) {
+  return bytes ? inner_contiguous(bytes) : Access{};
 }
 
 /// Whether a load or store checks each element against the tensor's sizes
@@ -286,6 +314,14 @@ public:
 
   /// The run-time size of dimension `dim` of a tensor (an index).
   Value dim(const Tensor &t, int dim, Loc loc = Loc::current());
+  /// ceil(size(t, dim) / per_block): the blocks that cover dimension `dim`
+  /// of `t` in steps of `per_block`, for grid().
+  Extent blocks(const Tensor &t, int dim, int64_t per_block = 1,
+                Loc loc = Loc::current());
+  /// Declares the launch grid, up to three dimensions (the others are 1):
+  /// the host computes it from the tensors it binds, so it never repeats
+  /// the kernel's tiling. `k.grid({k.blocks(x, 0, 32), k.blocks(x, 1, 64)})`
+  void grid(const std::vector<Extent> &dims, Loc loc = Loc::current());
   /// A fragment of `shape` whose every element is `value` (of `dtype`).
   Value full(const std::vector<int64_t> &shape, double value, DType dtype,
              Loc loc = Loc::current());

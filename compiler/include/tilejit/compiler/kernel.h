@@ -1,9 +1,12 @@
 // kernel.h - A tile kernel as the compiler holds it: tile IR plus signature.
 #pragma once
 
+#include "tilejit/compiler/abi.h"
 #include "tilejit/dtype.h"
 
+#include <array>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,6 +44,9 @@ public:
   const std::string &name() const;
   int threads() const;
   const std::vector<KernelParam> &params() const;
+  /// The grid the kernel declared (KernelBuilder::grid, the `tile.grid`
+  /// attribute), or nullopt: then whoever launches it gives the grid.
+  const std::optional<std::array<GridExtent, 3>> &grid() const;
 
   /// The tile IR, as `tilejit compile --dump tile` prints it.
   std::string tile_ir() const;

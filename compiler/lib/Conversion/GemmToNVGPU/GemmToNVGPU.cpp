@@ -31,6 +31,8 @@ namespace mlir::tile {
 #include "tilejit/Conversion/Passes.h.inc"
 } // namespace mlir::tile
 
+#include <fmt/format.h>
+
 using namespace mlir;
 using namespace mlir::tile;
 
@@ -281,6 +283,28 @@ LogicalResult lower(func::FuncOp func, const GemmMatch &m, ModuleOp module) {
   kernel->setAttr(
       "tilejit.shared_bytes",
       IntegerAttr::get(IntegerType::get(ctx, 64), gemmSharedBytes(m.config)));
+  // The launch arguments the text's kernel takes, by the author's tensor
+  // names (KernelAbi's text form): the host binds them without knowing
+  // this lowering.
+  auto name = [&](BlockArgument arg) {
+    auto attr =
+        func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tile.name");
+    return attr ? attr.str() : std::string("?");
+  };
+  const std::string nameA = name(m.a), nameB = name(m.b), nameC = name(m.c);
+  const std::string &in = m.config.inputType, &out = m.config.outputType;
+  SmallVector<Attribute> abi;
+  for (const std::string &line :
+       {fmt::format("arg tensor_map {} {} 2 128 {}", nameA, in, m.config.bk),
+        fmt::format("arg tensor_map {} {} 2 {} {}", nameB, in, m.config.bn,
+                    m.config.bk),
+        fmt::format("arg pointer {} {} 2", nameC, out),
+        fmt::format("arg size {} {} 2 0", nameA, in),
+        fmt::format("arg size {} {} 2 0", nameB, in),
+        fmt::format("arg size {} {} 2 1", nameA, in),
+        fmt::format("arg row_stride {} {} 2", nameC, out)})
+    abi.push_back(StringAttr::get(ctx, line));
+  kernel->setAttr("tilejit.abi", ArrayAttr::get(ctx, abi));
 
   OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
   IndexCloner cloner(b, m, kernel);

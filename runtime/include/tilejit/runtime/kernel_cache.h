@@ -36,6 +36,8 @@ struct CacheEntry {
   int threads = 0;
   std::string ptx;
   std::vector<char> cubin;
+  /// How to launch the kernel (tilejit::KernelAbi's text; opaque here).
+  std::string abi;
 };
 
 enum class CacheSource { memory, disk, compiled };

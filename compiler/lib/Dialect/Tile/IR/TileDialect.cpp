@@ -21,6 +21,15 @@ void TileDialect::initialize() {
 /// of threads of the block, a multiple of the warp size up to 1024.
 LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
+  if (attr.getName() == getGridAttrName()) {
+    auto dims = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!isa<func::FuncOp>(op) || !dims || dims.size() != 3 ||
+        !llvm::all_of(dims, [](Attribute a) { return isa<StringAttr>(a); }))
+      return op->emitError() << "'" << getGridAttrName()
+                             << "' must be an array of three strings on a "
+                                "func.func";
+    return success();
+  }
   if (attr.getName() != getThreadsAttrName())
     return op->emitError() << "unknown tile dialect attribute '"
                            << attr.getName().getValue() << "'";

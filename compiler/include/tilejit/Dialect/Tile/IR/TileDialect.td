@@ -20,7 +20,9 @@ def Tile_Dialect : Dialect {
     memrefs with dynamic sizes and strides) and scalars. Its body works on
     *fragments*: statically shaped `tensor` values that live in the registers
     of the whole block, each thread holding a part of them. Element-wise
-    arithmetic on fragments uses the `arith` dialect directly.
+    arithmetic on fragments uses the `arith` dialect directly. An optional
+    `tile.grid` attribute gives the launch grid as a rule over the tensor
+    arguments' sizes, e.g. `tile.grid = ["ceil(x[0] / 32)", "1", "1"]`.
 
     Example:
 
@@ -51,6 +53,10 @@ def Tile_Dialect : Dialect {
     /// Argument attribute of a global tensor: its base address and row
     /// starts are multiples of this many bytes (a promise the host checks).
     static constexpr ::llvm::StringLiteral getAlignAttrName() { return "tile.align"; }
+    /// Name of the attribute that gives a kernel's launch grid: three strings,
+    /// each a product of `ceil(NAME[DIM] / N)`, `NAME[DIM]` and integers
+    /// (NAME a tensor argument's `tile.name`), which the host evaluates.
+    static constexpr ::llvm::StringLiteral getGridAttrName() { return "tile.grid"; }
   }];
 }
 
