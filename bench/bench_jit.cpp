@@ -7,7 +7,8 @@
 #include "common/abi.h"
 #include "common/jit.h"
 #include "elementwise/scale_copy.h"
-#include "registry.h"
+#include "op/typed_op.h"
+#include "run.h"
 
 #include "tilejit/error.h"
 #include "tilejit/runtime/buffer.h"
@@ -52,13 +53,15 @@ void bench_cold_compile(bool with_driver) {
   fmt::print("{:<19} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8}\n",
              "op", "build", "gpu", "mlir", "llvm", "ptx", "ptxas", "load",
              "total", "tilejit");
-  for (const ops::OpInfo &op : ops::all_ops()) {
+  for (const ops::OpDef *op : ops::all_ops()) {
     std::vector<double> stage[kStages], total, ours;
+    // The kernel of the op's default shape.
+    const harness::Resolved resolved = harness::resolve(*op, {});
+    std::vector<rt::TensorView> views;
+    const ops::Call call = harness::bind_for_compile(resolved, views);
     for (int i = 0; i < 9; ++i) {
-      ops::OpArgs args;
-      args.shape = op.default_shape;
       auto start = Clock::now();
-      Kernel k = op.kernel(args);
+      Kernel k = op->kernel(call);
       stage[0].push_back(ms_since(start));
       CompiledKernel c = compile(k);
       if (c.timings.size() != 4)
@@ -87,7 +90,7 @@ void bench_cold_compile(bool with_driver) {
       }
       total.push_back(sum);
     }
-    fmt::print("{:<19}", op.name);
+    fmt::print("{:<19}", op->name);
     for (auto &s : stage)
       fmt::print(" {:>7.2f}", median(s));
     fmt::print(" {:>8.2f} {:>8.2f}\n", median(total), median(ours));
@@ -146,17 +149,19 @@ void bench_dispatch() {
   elementwise::scale_copy(vx, vo, 2.0f); // load
   rt::synchronize(nullptr);
 
-  elementwise::ScaleCopySpec spec;
+  const ops::OpDef &def = elementwise::scale_copy_op();
+  const rt::TensorView views[2] = {vx, vo};
+  const ops::ParamValue params[1] = {2.0};
+  const ops::Call call = def.bind(views, params);
   const ops::LoadedKernel &k =
-      ops::load_kernel(elementwise::scale_copy_key(spec),
-                       [&] { return elementwise::scale_copy_kernel(spec); });
+      ops::load_kernel(def.key(call), [&] { return def.kernel(call); });
   rt::ArgPack args;
   ops::push_tensor(args, vx);
   ops::push_tensor(args, vo);
   args.push(2.0f);
   CUlaunchConfig config{};
   config.gridDimX = config.gridDimY = config.gridDimZ = 1;
-  config.blockDimX = 256;
+  config.blockDimX = static_cast<unsigned>(k.abi.threads);
   config.blockDimY = config.blockDimZ = 1;
   const rt::Driver &cu = rt::driver();
 

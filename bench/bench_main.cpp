@@ -1,9 +1,11 @@
-// bench_main.cpp - Benchmark every op at its benchmark shapes and report time,
-// bytes moved, GB/s and the fraction of a device-to-device copy of the same
-// bytes measured in the same run (the roofline; 4.25 TB/s on the H200).
-// Also times the cold compile of each op's kernel, by stage.
+// bench_main.cpp - Benchmark every op at the benchmark cases of its case
+// table (kernels/<family>/<op>_test.cpp) and report time, bytes moved, GB/s
+// and the fraction of a device-to-device copy of the same bytes measured in
+// the same run (the roofline; 4.25 TB/s on the H200), or TFLOP/s for a
+// compute-bound op. Also times the cold compile of each op's kernel, by
+// stage, the first call of a fresh process and the host cost of a call.
 #include "bench_jit.h"
-#include "registry.h"
+#include "run.h"
 
 #include "tilejit/compiler/compile.h"
 #include "tilejit/error.h"
@@ -12,63 +14,25 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <chrono>
 #include <cstdlib>
-#include <map>
-#include <optional>
 #include <vector>
 
 using namespace tilejit;
 
 namespace {
 
-struct Case {
-  std::string_view op;
-  std::vector<int64_t> shape;
-  std::optional<DType> dtype = std::nullopt;
-  std::map<std::string, std::string> set = {};
-};
-
-/// per_token_cast's benchmark flags (the original benchmarks packed UE8M0).
-std::map<std::string, std::string> packed(std::string group) {
-  return {{"num_per_channels", group}, {"use_packed_ue8m0", "1"}};
+harness::RunOptions timed(int iters) {
+  harness::RunOptions options;
+  options.warmup = 5;
+  options.iters = iters;
+  return options;
 }
-
-const Case kCases[] = {
-    {"scale_copy", {4096, 7168}},
-    {"scale_copy", {8192, 8192}},
-    {"scale_copy", {16384, 16384}},
-    {"scale_copy", {8191, 8193}},
-    {"batched_transpose", {8, 4032, 7168}, DType::bf16},
-    {"batched_transpose", {8, 4032, 7168}, DType::e4m3},
-    {"batched_transpose", {8, 4032, 7168}, DType::f32},
-    {"batched_transpose", {32, 4096, 4096}, DType::bf16},
-    {"per_token_cast", {8001, 7168}, DType::bf16, packed("128")},
-    {"per_token_cast", {8001, 2048}, DType::bf16, packed("128")},
-    {"per_token_cast", {4001, 576}, DType::bf16, packed("128")},
-    {"per_token_cast", {8001, 7168}, DType::bf16, packed("32")},
-    {"per_token_cast", {8001, 7168}, DType::bf16, packed("7168")},
-    {"per_token_cast", {8001, 7168}, DType::f32, packed("128")},
-    {"topk_gate", {8001, 256}, std::nullopt, {{"num_topk", "8"}}},
-    {"topk_gate", {8001, 72}, std::nullopt, {{"num_topk", "6"}}},
-    {"sinkhorn_normalize", {2, 4096, 4, 4}},
-};
-
-/// Compute-bound cases, reported in TFLOP/s (compare with cuBLAS through
-/// torch in the same run: tools/gpu/run.sh).
-const Case kGemmCases[] = {
-    {"gemm", {8192, 8192, 8192}, DType::bf16},
-    {"gemm", {8192, 8192, 8192}, DType::e4m3},
-    {"gemm", {8192, 8192, 8192}, DType::f32},
-    {"gemm", {4096, 4096, 4096}, DType::bf16},
-    {"gemm", {8192, 7168, 2048}, DType::bf16},
-};
 
 /// TileKernels' per_token_cast benchmark grid for bf16 input (packed UE8M0,
 /// round_sf): M = 8001 and 4001, every K, every group size, as % of copy.
 /// False when a check failed.
 bool bench_per_token_cast_grid() {
+  const ops::OpDef *op = ops::find_op("per_token_cast");
   bool all_passed = true;
   double lowest = 1e9;
   std::string lowest_at;
@@ -83,14 +47,13 @@ bool bench_per_token_cast_grid() {
     for (int64_t k : {576, 2048, 2560, 3072, 4096, 6144, 7168}) {
       fmt::print("{:>6}", k);
       for (const char *g : groups) {
-        ops::OpArgs args;
-        args.shape = {m, k};
-        args.dtype = DType::bf16;
-        args.set = packed(std::string(g) == "K" ? std::to_string(k) : g);
-        ops::RunOptions options;
-        options.warmup = 5;
-        options.iters = 50;
-        ops::RunResult r = ops::find_op("per_token_cast")->run(args, options);
+        harness::Case c{.shape = {m, k},
+                        .set = {{"num_per_channels",
+                                 std::string(g) == "K" ? std::to_string(k) : g},
+                                {"use_tma_aligned_col_major_sf", "1"},
+                                {"round_sf", "1"},
+                                {"use_packed_ue8m0", "1"}}};
+        harness::RunResult r = harness::run_case(*op, c, timed(50));
         double fraction = 100 * r.copy_ms / r.ms;
         fmt::print(" {:>11.1f}%{}", fraction, r.passed ? "" : "!");
         if (fraction < lowest) {
@@ -104,6 +67,61 @@ bool bench_per_token_cast_grid() {
   }
   fmt::print("lowest: {:.1f}% of copy at {} ('!' marks a failed check)\n",
              lowest, lowest_at);
+  return all_passed;
+}
+
+/// Every op's benchmark cases: memory-bound ones against a copy, then the
+/// compute-bound ones in TFLOP/s (compare with cuBLAS through torch in the
+/// same run: tools/gpu/run.sh).
+bool bench_cases() {
+  bool all_passed = true;
+  fmt::print("{:<18} {:>50} {:>9} {:>9} {:>9} {:>10} {:>8}  {}\n", "op",
+             "shape", "ms", "MB moved", "GB/s", "copy GB/s", "of copy",
+             "check");
+  std::vector<std::pair<const ops::OpDef *, harness::Case>> compute;
+  for (const harness::OpTest *t : harness::all_tests()) {
+    const ops::OpDef *op = ops::find_op(t->op);
+    for (const harness::Case &c : t->cases) {
+      if (!(c.kind & harness::Case::bench))
+        continue;
+      if (t->flops) {
+        compute.push_back({op, c});
+        continue;
+      }
+      harness::RunResult r;
+      try {
+        r = harness::run_case(*op, c, timed(50));
+      } catch (const Error &e) {
+        fmt::print("{:<18} {}: {}\n", op->name, harness::resolve(*op, c).label,
+                   e.what());
+        all_passed = false;
+        continue;
+      }
+      double gbps = r.bytes / (r.ms * 1e6);
+      double copy = r.bytes / (r.copy_ms * 1e6);
+      fmt::print("{:<18} {:>50} {:>9.4f} {:>9.1f} {:>9.1f} {:>10.1f} "
+                 "{:>7.1f}%  {}\n",
+                 op->name, r.shape, r.ms, r.bytes / 1e6, gbps, copy,
+                 100 * gbps / copy, r.passed ? "ok" : "FAILED");
+      all_passed &= r.passed;
+    }
+  }
+  fmt::print("\n{:<18} {:>50} {:>9} {:>9}  {}\n", "op", "shape", "ms",
+             "TFLOP/s", "check");
+  for (const auto &[op, c] : compute) {
+    harness::RunResult r;
+    try {
+      r = harness::run_case(*op, c, timed(30));
+    } catch (const Error &e) {
+      fmt::print("{:<18} {}: {}\n", op->name, harness::resolve(*op, c).label,
+                 e.what());
+      all_passed = false;
+      continue;
+    }
+    fmt::print("{:<18} {:>50} {:>9.4f} {:>9.1f}  {}\n", op->name, r.shape, r.ms,
+               r.flops / (r.ms * 1e9), r.passed ? "ok" : "FAILED");
+    all_passed &= r.passed;
+  }
   return all_passed;
 }
 
@@ -140,46 +158,11 @@ int main(int argc, char **argv) {
     }
     const rt::Device &device = rt::Device::get();
     fmt::print("\n{} ({} SMs)\n", device.name(), device.sm_count());
-    ops::settle_timing();
+    harness::settle_timing();
     if (mode == "--grid")
       return bench_per_token_cast_grid() ? 0 : 1;
-    fmt::print("{:<18} {:>42} {:>9} {:>9} {:>9} {:>10} {:>8}  {}\n", "op",
-               "shape", "ms", "MB moved", "GB/s", "copy GB/s", "of copy",
-               "check");
-    bool all_passed = true;
-    for (const Case &c : kCases) {
-      const ops::OpInfo *op = ops::find_op(c.op);
-      ops::OpArgs args;
-      args.shape = c.shape;
-      args.dtype = c.dtype;
-      args.set = c.set;
-      ops::RunOptions options;
-      options.warmup = 5;
-      options.iters = 50;
-      ops::RunResult r = op->run(args, options);
-      double gbps = r.bytes / (r.ms * 1e6);
-      double copy = r.bytes / (r.copy_ms * 1e6);
-      fmt::print("{:<18} {:>42} {:>9.4f} {:>9.1f} {:>9.1f} {:>10.1f} "
-                 "{:>7.1f}%  {}\n",
-                 op->name, r.shape, r.ms, r.bytes / 1e6, gbps, copy,
-                 100 * gbps / copy, r.passed ? "ok" : "FAILED");
-      all_passed &= r.passed;
-    }
+    bool all_passed = bench_cases();
     all_passed &= bench_per_token_cast_grid();
-    fmt::print("\n{:<18} {:>42} {:>9} {:>9}  {}\n", "op", "shape", "ms",
-               "TFLOP/s", "check");
-    for (const Case &c : kGemmCases) {
-      ops::OpArgs args;
-      args.shape = c.shape;
-      args.dtype = c.dtype;
-      ops::RunOptions options;
-      options.warmup = 5;
-      options.iters = 30;
-      ops::RunResult r = ops::find_op(c.op)->run(args, options);
-      fmt::print("{:<18} {:>42} {:>9.4f} {:>9.1f}  {}\n", c.op, r.shape, r.ms,
-                 r.flops / (r.ms * 1e9), r.passed ? "ok" : "FAILED");
-      all_passed &= r.passed;
-    }
     bench_first_call(argv[0]);
     bench_dispatch();
     return all_passed ? 0 : 1;

@@ -5,6 +5,7 @@ include(CMakePackageConfigHelpers)
 set(_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/tilejit)
 
 install(TARGETS tilejit_core tilejit_runtime tilejit_compiler tilejit_reference tilejit_kernels
+  tilejit_harness
   EXPORT tilejitTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
@@ -20,6 +21,9 @@ install(DIRECTORY compiler/include/tilejit/compiler
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tilejit)
 install(DIRECTORY kernels/
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tilejit/kernels
+  FILES_MATCHING PATTERN "*.h")
+install(DIRECTORY harness/
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tilejit/harness
   FILES_MATCHING PATTERN "*.h")
 
 install(EXPORT tilejitTargets NAMESPACE tilejit:: DESTINATION ${_cmake_dir})

@@ -6,6 +6,8 @@
 #include "tilejit/runtime/ptxas.h"
 #include "tilejit/version.h"
 
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fmt/format.h>
 
@@ -115,45 +117,56 @@ rt::Module load_cubin(const rt::CacheEntry &entry) {
 
 } // namespace
 
+JitCompile compile_entry(const rt::SpecKey &key,
+                         const std::function<Kernel()> &build,
+                         const std::vector<Stage> &keep) {
+  static const std::vector<Stage> dumps = dump_stages();
+  CompileOptions options = compile_options_from_env();
+  options.keep = dumps;
+  for (Stage s : keep)
+    if (s != Stage::sass)
+      options.keep.push_back(s);
+  auto start = std::chrono::steady_clock::now();
+  Kernel kernel = build();
+  std::chrono::duration<double, std::milli> build_ms =
+      std::chrono::steady_clock::now() - start;
+  JitCompile out;
+  out.compiled = compile(kernel, options);
+  const CompiledKernel &compiled = out.compiled;
+  if (!dumps.empty())
+    write_dumps(key, compiled);
+  rt::CacheEntry &entry = out.entry;
+  entry.key = key;
+  entry.kernel_name = compiled.name;
+  entry.threads = compiled.threads;
+  entry.abi = compiled.abi.serialize();
+  entry.ptx = compiled.ptx;
+  // ptxas needs no driver: the entry gets its cubin now (a CPU machine
+  // can precompile and bundle cubins). The driver's linker runs at load.
+  double ptxas_ms = -1;
+  if (key.get("cubin") == "ptxas") {
+    rt::LinkResult cubin = make_cubin(entry);
+    entry.cubin = std::move(cubin.cubin);
+    ptxas_ms = cubin.wall_ms;
+  }
+  if (timings_enabled()) {
+    std::string line =
+        fmt::format("tilejit: compiled {} [{}]: build {:.2f} ms", key.op(),
+                    key.digest().substr(0, 12), build_ms.count());
+    for (const StageTime &t : compiled.timings)
+      line += fmt::format(", {} {:.2f} ms", t.stage, t.ms);
+    if (ptxas_ms >= 0)
+      line += fmt::format(", ptxas {:.2f} ms", ptxas_ms);
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
+  return out;
+}
+
 rt::CacheResult compile_cached(const rt::SpecKey &key,
                                const std::function<Kernel()> &build) {
-  static const std::vector<Stage> dumps = dump_stages();
-  auto compile_now = [&] {
-    CompileOptions options = compile_options_from_env();
-    options.keep = dumps;
-    auto start = std::chrono::steady_clock::now();
-    Kernel kernel = build();
-    std::chrono::duration<double, std::milli> build_ms =
-        std::chrono::steady_clock::now() - start;
-    CompiledKernel compiled = compile(kernel, options);
-    if (!dumps.empty())
-      write_dumps(key, compiled);
-    rt::CacheEntry entry;
-    entry.key = key;
-    entry.kernel_name = compiled.name;
-    entry.threads = compiled.threads;
-    entry.ptx = std::move(compiled.ptx);
-    // ptxas needs no driver: the entry gets its cubin now (a CPU machine
-    // can precompile and bundle cubins). The driver's linker runs at load.
-    double ptxas_ms = -1;
-    if (key.get("cubin") == "ptxas") {
-      rt::LinkResult cubin = make_cubin(entry);
-      entry.cubin = std::move(cubin.cubin);
-      ptxas_ms = cubin.wall_ms;
-    }
-    if (timings_enabled()) {
-      std::string line =
-          fmt::format("tilejit: compiled {} [{}]: build {:.2f} ms", key.op(),
-                      key.digest().substr(0, 12), build_ms.count());
-      for (const StageTime &t : compiled.timings)
-        line += fmt::format(", {} {:.2f} ms", t.stage, t.ms);
-      if (ptxas_ms >= 0)
-        line += fmt::format(", ptxas {:.2f} ms", ptxas_ms);
-      std::fprintf(stderr, "%s\n", line.c_str());
-    }
-    return entry;
-  };
-  if (!dumps.empty()) {
+  static const bool dumping = !dump_stages().empty();
+  auto compile_now = [&] { return compile_entry(key, build).entry; };
+  if (dumping) {
     // A dump was asked for: compile even if cached, so it is never hidden.
     rt::CacheEntry entry = compile_now();
     rt::KernelCache::global().store(entry);
@@ -204,6 +217,13 @@ const LoadedKernel &load_kernel(const rt::SpecKey &key,
       k->module = load_cubin(*k->entry);
     }
     k->function = k->module.function(k->entry->kernel_name.c_str());
+    std::string why;
+    std::optional<KernelAbi> abi = KernelAbi::parse(k->entry->abi, why);
+    if (!abi)
+      throw InternalError(fmt::format("internal error: the cache entry of "
+                                      "'{}' has an unreadable ABI: {}",
+                                      k->entry->kernel_name, why));
+    k->abi = std::move(*abi);
     slot->kernel = std::move(k);
   });
   return *slot->kernel;

@@ -18,6 +18,8 @@ struct LoadedKernel {
   std::shared_ptr<const rt::CacheEntry> entry;
   rt::Module module;
   CUfunction function = nullptr;
+  /// How to launch it (the compiler's report, kept in the cache entry).
+  KernelAbi abi;
 };
 
 /// A key for `op` with the compiler's fingerprint already in it: tilejit's
@@ -25,6 +27,22 @@ struct LoadedKernel {
 /// change code (TILEJIT_OPT_LEVEL) and who makes the cubin (`cubin`: ptxas
 /// or driver, TILEJIT_PTXAS). Ops add their static parameters.
 rt::SpecKey make_key(std::string op);
+
+/// A compile as the JIT does it: the entry it caches and the compiler's
+/// output (with the stages asked for).
+struct JitCompile {
+  rt::CacheEntry entry;
+  CompiledKernel compiled;
+};
+
+/// Builds and compiles `build()` for `key` with this process's options
+/// (TILEJIT_OPT_LEVEL), keeping `keep` stages and TILEJIT_DUMP's (written
+/// to TILEJIT_DUMP_DIR), makes the cubin with ptxas when the key says so,
+/// and prints TILEJIT_TIMINGS' line. What compile_cached does on a miss and
+/// `tilejit compile` always does.
+JitCompile compile_entry(const rt::SpecKey &key,
+                         const std::function<Kernel()> &build,
+                         const std::vector<Stage> &keep = {});
 
 /// The PTX and cubin for `key`, compiling `build()` on a miss; no driver
 /// needed. When the driver's linker makes cubins (key field cubin=driver),

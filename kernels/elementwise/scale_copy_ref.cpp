@@ -1,6 +1,6 @@
 // scale_copy_ref.cpp - CPU reference of scale_copy: one float multiply per
 // element, so the GPU result must match it bit for bit.
-#include "elementwise/scale_copy.h"
+#include "elementwise/reference.h"
 
 namespace tilejit::elementwise {
 

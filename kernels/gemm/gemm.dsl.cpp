@@ -19,6 +19,7 @@ Kernel gemm_kernel(const GemmSpec &s) {
   auto b = k.tensor("b", s.in_dtype, 2, dsl::inner_contiguous(16));
   auto c = k.tensor("c", s.out_dtype, 2, dsl::inner_contiguous(4));
 
+  k.grid({k.blocks(a, 0, bm) * k.blocks(b, 0, bn)});
   // Grouped order: band of group_m row tiles, column tiles within a band.
   auto ceil_div = [&](dsl::Value x, int64_t d) {
     return (x + k.index(d - 1)) / k.index(d);

@@ -1,103 +1,81 @@
-// sinkhorn_normalize.cpp - Host entry of sinkhorn_normalize: validate,
-// specialise, get or compile, launch.
+// sinkhorn_normalize.cpp - sinkhorn_normalize declared: f32 (..., n, n)
+// seen as (B, n, n), 1024 elements a block of 128 threads.
 #include "mhc/sinkhorn_normalize.h"
+#include "mhc/reference.h"
 
-#include "common/abi.h"
 #include "common/check.h"
-#include "common/jit.h"
-#include "common/kernel_table.h"
+#include "op/typed_op.h"
 
 #include "tilejit/error.h"
-#include "tilejit/runtime/launch.h"
 
 #include <fmt/format.h>
 
 #include <bit>
-#include <cmath>
 
 namespace tilejit::mhc {
 
-static constexpr std::string_view kOp = "sinkhorn_normalize";
-
-rt::SpecKey sinkhorn_normalize_key(const SinkhornSpec &spec) {
-  rt::SpecKey key = ops::make_key("sinkhorn_normalize");
-  key.add("n", std::to_string(spec.n))
-      .add("repeat", std::to_string(spec.repeat))
-      .add("eps_bits", std::to_string(spec.eps_bits))
-      .add("block_b", std::to_string(spec.block_b))
-      .add("threads", std::to_string(spec.threads))
-      .add("vector_bytes", std::to_string(spec.vector_bytes));
-  return key;
-}
-
-SinkhornSpec sinkhorn_normalize_spec(int64_t n, int repeat, float eps) {
-  if (n < 1 || n > 32 || !std::has_single_bit(static_cast<uint64_t>(n)))
-    throw UserError(fmt::format("{}: argument 'x' has {} x {} matrices; "
-                                "requires n a power of two up to 32",
-                                kOp, n, n));
-  if (repeat < 1 || repeat > 100)
-    throw UserError(fmt::format("{}: argument 'repeat' is {}; requires 1 to "
-                                "100",
-                                kOp, repeat));
-  if (!(eps >= 0) || !std::isfinite(eps))
-    throw UserError(fmt::format("{}: argument 'eps' is {}; requires a finite "
-                                "eps >= 0",
-                                kOp, eps));
-  SinkhornSpec spec;
-  spec.n = static_cast<int32_t>(n);
-  spec.repeat = repeat;
-  spec.eps_bits = std::bit_cast<uint32_t>(eps);
+static SinkhornSpec spec(const ops::Call &c) {
+  SinkhornSpec s;
+  const int64_t n = c.dim("n");
+  s.n = static_cast<int32_t>(n);
+  s.repeat = static_cast<int32_t>(c.integer("repeat"));
+  s.eps_bits = std::bit_cast<uint32_t>(static_cast<float>(c.real("eps")));
   // 1024 elements a block of 128 threads: 8 each.
-  spec.block_b = static_cast<int32_t>(std::max<int64_t>(1, 1024 / (n * n)));
-  spec.vector_bytes = (n * 4) % 16 == 0 ? 16 : 0;
-  return spec;
+  s.block_b = static_cast<int32_t>(std::max<int64_t>(1, 1024 / (n * n)));
+  s.vector_bytes = ops::rows_aligned(c.tensor("x"), 16) &&
+                           ops::rows_aligned(c.tensor("out"), 16)
+                       ? 16
+                       : 0;
+  return s;
 }
+
+/// x and out as (B, n, n).
+static void batches(const ops::Call &c, const SinkhornSpec &s,
+                    ops::KernelArgs &args) {
+  for (const char *name : {"x", "out"}) {
+    const rt::TensorView &t = c.tensor(name);
+    const int64_t shape[3] = {t.numel() / (int64_t{s.n} * s.n), s.n, s.n};
+    args.tensor(name, rt::TensorView::contiguous(t.data, t.dtype, shape));
+  }
+}
+
+const ops::OpDef &sinkhorn_normalize_op() {
+  static const ops::OpDef op = ops::make_op<SinkhornSpec>(
+      {.name = "sinkhorn_normalize",
+       .summary = "Sinkhorn normalisation (softmax, then alternating column "
+                  "and row normalisation) of f32 (..., n, n) matrices, "
+                  "forward",
+       .tensors = {ops::input("x", {DType::f32}, "*, n, n",
+                              ops::Layout::contiguous),
+                   ops::output("out", {DType::f32}, "*, n, n")},
+       .params = {ops::integer("repeat", 10, 1, 100, "normalisation rounds"),
+                  ops::real("eps", 1e-6, 0, "added to every sum")},
+       .dim_rules = {{.dim = "n", .min = 1, .max = 32}},
+       .cli_shape = "*, n, n",
+       .default_shape = {2, 4096, 4, 4},
+       .check =
+           [](const ops::Call &c) {
+             if (!std::has_single_bit(static_cast<uint64_t>(c.dim("n"))))
+               throw UserError(fmt::format(
+                   "sinkhorn_normalize: argument 'x' has {} x {} matrices; "
+                   "requires n a power of two",
+                   c.dim("n"), c.dim("n")));
+           },
+       .reference =
+           [](const ops::HostCall &c) {
+             return std::vector{sinkhorn_normalize_ref(
+                 c.tensor("x"), static_cast<int>(c.integer("repeat")),
+                 static_cast<float>(c.real("eps")))};
+           }},
+      {spec, sinkhorn_normalize_kernel, batches});
+  return op;
+}
+TILEJIT_REGISTER_OP(sinkhorn_normalize_op);
 
 void sinkhorn_normalize(const rt::TensorView &x, const rt::TensorView &out,
                         int repeat, float eps, CUstream stream) {
-  if (x.rank < 2 || x.shape[x.rank - 1] != x.shape[x.rank - 2])
-    throw UserError(fmt::format("{}: argument 'x' is {}; requires (..., n, n)",
-                                kOp, x.to_string()));
-  ops::check_dtype(kOp, "x", x, DType::f32);
-  if (!x.is_contiguous())
-    throw UserError(fmt::format("{}: argument 'x' is {}; requires a "
-                                "contiguous tensor",
-                                kOp, x.to_string()));
-  ops::check_same_shape(kOp, "x", x, "out", out);
-  ops::check_dtype(kOp, "out", out, DType::f32);
-  if (!out.is_contiguous())
-    throw UserError(fmt::format("{}: argument 'out' is {}; requires a "
-                                "contiguous tensor",
-                                kOp, out.to_string()));
-  const int64_t n = x.shape[x.rank - 1];
-  SinkhornSpec spec = sinkhorn_normalize_spec(n, repeat, eps);
-  ops::check_pointer(kOp, "x", x);
-  ops::check_pointer(kOp, "out", out);
-  int64_t batches = x.numel() / std::max<int64_t>(n * n, 1);
-  if (batches == 0)
-    return;
-  if (spec.vector_bytes &&
-      (!ops::rows_aligned(x, 16) || !ops::rows_aligned(out, 16)))
-    spec.vector_bytes = 0;
-
-  static ops::KernelTable<SinkhornSpec> table;
-  const ops::LoadedKernel &kernel =
-      table.get(spec, [&]() -> const ops::LoadedKernel & {
-        return ops::load_kernel(sinkhorn_normalize_key(spec), [&] {
-          return sinkhorn_normalize_kernel(spec);
-        });
-      });
-  const int64_t shape[3] = {batches, n, n};
-  rt::ArgPack args;
-  ops::push_tensor(args, rt::TensorView::contiguous(x.data, x.dtype, shape));
-  ops::push_tensor(args,
-                   rt::TensorView::contiguous(out.data, out.dtype, shape));
-  rt::LaunchConfig config;
-  config.grid = {
-      static_cast<uint32_t>((batches + spec.block_b - 1) / spec.block_b), 1, 1};
-  config.block = {static_cast<uint32_t>(spec.threads), 1, 1};
-  config.stream = stream;
-  rt::launch(kernel.function, config, args.data());
+  sinkhorn_normalize_op().call(
+      {x, out}, {int64_t{repeat}, static_cast<double>(eps)}, stream);
 }
 
 } // namespace tilejit::mhc

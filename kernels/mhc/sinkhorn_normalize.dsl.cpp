@@ -11,12 +11,12 @@ namespace tilejit::mhc {
 
 Kernel sinkhorn_normalize_kernel(const SinkhornSpec &s) {
   dsl::KernelBuilder k("sinkhorn_normalize", s.threads);
-  dsl::Access access =
-      s.vector_bytes ? dsl::inner_contiguous(s.vector_bytes) : dsl::Access{};
+  dsl::Access access = dsl::vectors_of(s.vector_bytes);
   auto x = k.tensor("x", DType::f32, 3, access);
   auto out = k.tensor("out", DType::f32, 3, access);
 
   const int64_t n = s.n;
+  k.grid({k.blocks(x, 0, s.block_b)});
   auto b0 = k.block_id(0) * k.index(s.block_b);
   auto zero = k.index(0);
   auto y = k.load(x, {b0, zero, zero}, {s.block_b, n, n});

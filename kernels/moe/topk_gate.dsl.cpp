@@ -13,12 +13,12 @@ namespace tilejit::moe {
 
 Kernel topk_gate_kernel(const TopkGateSpec &s) {
   dsl::KernelBuilder k("topk_gate", s.threads);
-  dsl::Access access =
-      s.vector_bytes ? dsl::inner_contiguous(s.vector_bytes) : dsl::Access{};
+  dsl::Access access = dsl::vectors_of(s.vector_bytes);
   auto scores = k.tensor("scores", DType::f32, 2, access);
   auto topk_idx = k.tensor("topk_idx", DType::i64, 2);
 
   const int64_t bt = s.block_t;
+  k.grid({k.blocks(scores, 0, bt)});
   const int64_t width = std::bit_ceil(static_cast<uint64_t>(s.num_experts));
   auto t0 = k.block_id(0) * k.index(bt);
   auto x = k.load(scores, {t0, k.index(0)}, {bt, width});

@@ -1,25 +1,11 @@
 // topk_gate.h - Row-wise top-k expert indices on the GPU
-// (shared/specs/moe_engram_mhc.md §1.1); the CPU reference is topk_gate_ref
-// in reference.h.
+// (shared/specs/moe_engram_mhc.md §1.1); declared in topk_gate.cpp.
 #pragma once
 
-#include "tilejit/compiler/kernel.h"
-#include "tilejit/runtime/spec_key.h"
-#include "tilejit/runtime/tensor.h"
-
-#include <cuda.h>
+#include "op/op_def.h"
+#include "op/spec_fields.h"
 
 namespace tilejit::moe {
-
-/// Static parameters of a topk_gate kernel; also the bytewise key of the
-/// op's kernel table (all 32-bit fields).
-struct TopkGateSpec {
-  int32_t num_experts = 256;
-  int32_t num_topk = 8;
-  int32_t block_t = 2;      ///< tokens (rows) a block
-  int32_t threads = 32;     ///< one warp: every row reduces within it
-  int32_t vector_bytes = 0; ///< 16: the rows are 16-byte aligned
-};
 
 /// topk_idx[t, :] = the indices of the num_topk largest scores of row t, in
 /// descending score order, ties to the smaller index (a stable descending
@@ -30,13 +16,21 @@ struct TopkGateSpec {
 void topk_gate(const rt::TensorView &scores, int64_t num_topk,
                const rt::TensorView &topk_idx, CUstream stream = nullptr);
 
-rt::SpecKey topk_gate_key(const TopkGateSpec &spec);
+const ops::OpDef &topk_gate_op();
+
+/// Static parameters of a topk_gate kernel (32-bit fields: the bytewise key
+/// of the op's kernel table).
+struct TopkGateSpec {
+  int32_t num_experts = 256;
+  int32_t num_topk = 8;
+  int32_t block_t = 2;      ///< tokens (rows) a block
+  int32_t threads = 32;     ///< one warp: every row reduces within it
+  int32_t vector_bytes = 0; ///< 16: the rows are 16-byte aligned
+};
+TILEJIT_SPEC_FIELDS(TopkGateSpec, num_experts, num_topk, block_t, threads,
+                    vector_bytes)
 
 /// The kernel in the DSL (topk_gate.dsl.cpp).
 Kernel topk_gate_kernel(const TopkGateSpec &spec);
-
-/// The specialisation for E experts and K picks (tile rows, vector width
-/// for rows whose byte length divides by 16).
-TopkGateSpec topk_gate_spec(int64_t num_experts, int64_t num_topk);
 
 } // namespace tilejit::moe

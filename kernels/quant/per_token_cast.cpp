@@ -1,14 +1,12 @@
-// per_token_cast.cpp - Host entry of per_token_cast: validate, specialise,
-// get or compile, launch.
+// per_token_cast.cpp - per_token_cast declared: bf16/f32 (M, K) to e4m3 in
+// groups of num_per_channels, with f32 or packed UE8M0 scales; the tiling
+// (per_token_cast_tiling) picks one of the kernel's two shapes.
 #include "quant/per_token_cast.h"
 
-#include "common/abi.h"
 #include "common/check.h"
-#include "common/jit.h"
-#include "common/kernel_table.h"
+#include "op/typed_op.h"
 
 #include "tilejit/error.h"
-#include "tilejit/runtime/launch.h"
 
 #include <fmt/format.h>
 
@@ -17,22 +15,6 @@
 namespace tilejit::quant {
 
 static constexpr std::string_view kOp = "per_token_cast";
-
-rt::SpecKey per_token_cast_key(const PerTokenCastSpec &spec) {
-  rt::SpecKey key = ops::make_key("per_token_cast");
-  key.add("in_dtype", name_of(spec.in_dtype))
-      .add("group", std::to_string(spec.group))
-      .add("block_m", std::to_string(spec.block_m))
-      .add("block_k", std::to_string(spec.block_k))
-      .add("threads", std::to_string(spec.threads))
-      .add("round_sf", std::to_string(spec.round_sf))
-      .add("sf_layout", std::to_string(static_cast<int>(spec.sf_layout)))
-      .add("vector_bytes", std::to_string(spec.vector_bytes))
-      .add("inside", std::to_string(spec.inside))
-      .add("parts", std::to_string(spec.parts))
-      .add("tail", std::to_string(spec.tail));
-  return key;
-}
 
 PerTokenCastSpec per_token_cast_tiling(PerTokenCastSpec spec, int64_t m,
                                        int64_t k, int64_t num_per_channels) {
@@ -133,7 +115,7 @@ PerTokenCastSpec per_token_cast_tiling(PerTokenCastSpec spec, int64_t m,
   return spec;
 }
 
-void check_num_per_channels(int64_t g, int64_t k) {
+static void check_num_per_channels(int64_t g, int64_t k) {
   bool small = g == 16 || g == 32 || g == 64 || g == 128;
   if (!small && !(g == k && k % 64 == 0 && k > 0))
     throw UserError(fmt::format("{}: argument 'num_per_channels' is {}; "
@@ -148,131 +130,154 @@ void check_num_per_channels(int64_t g, int64_t k) {
 
 static int64_t align4(int64_t v) { return (v + 3) / 4 * 4; }
 
-namespace {
-struct Checked {
-  int64_t m, k, groups;
-};
-} // namespace
+static SfLayout sf_layout(bool col_major, bool packed) {
+  return packed ? SfLayout::packed_ue8m0
+                : col_major ? SfLayout::col_major : SfLayout::row_major;
+}
 
-static Checked check_args(const rt::TensorView &x, std::string_view fmt_name,
-                          int64_t g, const rt::TensorView &out,
-                          const rt::TensorView &out_sf, bool col_major,
-                          bool round_sf, bool packed) {
-  if (fmt_name != "e4m3")
-    throw UserError(fmt::format("{}: argument 'fmt' is '{}'; this version "
-                                "supports 'e4m3' only",
-                                kOp, fmt_name));
-  ops::check_rank(kOp, "x", x, 2);
-  if (x.dtype != DType::bf16 && x.dtype != DType::f32)
-    throw UserError(fmt::format("{}: argument 'x' has dtype {}; requires bf16 "
-                                "or f32",
-                                kOp, name_of(x.dtype)));
-  const int64_t m = x.shape[0], k = x.shape[1];
-  if (x.strides[1] != 1 && k > 1)
-    throw UserError(fmt::format("{}: argument 'x' has strides [{}, {}]; "
-                                "requires stride[1] = 1",
-                                kOp, x.strides[0], x.strides[1]));
+/// out_sf's layout (§3.3): f32 (M, groups) row-major or with strides
+/// (1, align(M, 4)); packed, int32 (M, ceil(groups / 4)) with those strides.
+static ops::TensorShape sf_shape(int64_t m, int64_t k, int64_t g,
+                                 SfLayout layout) {
+  const int64_t groups = (k + g - 1) / g;
+  ops::TensorShape t;
+  switch (layout) {
+  case SfLayout::row_major:
+    return {DType::f32, {m, groups}, {groups, 1}};
+  case SfLayout::col_major:
+    return {DType::f32, {m, groups}, {1, align4(m)}};
+  case SfLayout::packed_ue8m0:
+    return {DType::i32, {m, (groups + 3) / 4}, {1, align4(m)}};
+  }
+  return t;
+}
+
+static void check(const ops::Call &c) {
+  const int64_t m = c.dim("M"), k = c.dim("K"), g = c.integer("num_per_channels");
   check_num_per_channels(g, k);
-  if (packed && (!col_major || !round_sf))
+  const bool packed = c.flag("use_packed_ue8m0"),
+             col_major = c.flag("use_tma_aligned_col_major_sf");
+  if (packed && (!col_major || !c.flag("round_sf")))
     throw UserError(fmt::format("{}: argument 'use_packed_ue8m0' is true; "
                                 "requires use_tma_aligned_col_major_sf and "
                                 "round_sf",
                                 kOp));
-  if (out.rank != 2 || out.dtype != DType::e4m3 || out.shape[0] != m ||
-      out.shape[1] != k || !out.is_contiguous())
-    throw UserError(fmt::format("{}: argument 'out' is {}; requires a "
-                                "contiguous e4m3 [{}, {}]",
-                                kOp, out.to_string(), m, k));
-  const int64_t groups = (k + g - 1) / g;
-  DType sf_dtype = packed ? DType::i32 : DType::f32;
-  int64_t sf_cols = packed ? (groups + 3) / 4 : groups;
-  bool sf_ok = out_sf.rank == 2 && out_sf.dtype == sf_dtype &&
-               out_sf.shape[0] == m && out_sf.shape[1] == sf_cols;
-  std::string want;
+  const ops::TensorShape want = sf_shape(m, k, g, sf_layout(col_major, packed));
+  const rt::TensorView &sf = c.tensor("out_sf");
+  const int64_t cols = want.shape[1];
+  bool ok = sf.rank == 2 && sf.dtype == want.dtype && sf.shape[0] == m &&
+            sf.shape[1] == cols;
+  std::string text;
   if (col_major) {
-    sf_ok = sf_ok && (m <= 1 || out_sf.strides[0] == 1) &&
-            (sf_cols <= 1 || out_sf.strides[1] >= align4(m));
-    want = fmt::format("a {} [{}, {}] with strides [1, >= {}]",
-                       name_of(sf_dtype), m, sf_cols, align4(m));
+    ok = ok && (m <= 1 || sf.strides[0] == 1) &&
+         (cols <= 1 || sf.strides[1] >= align4(m));
+    text = fmt::format("a {} [{}, {}] with strides [1, >= {}]",
+                       name_of(want.dtype), m, cols, align4(m));
   } else {
-    sf_ok = sf_ok && out_sf.is_contiguous();
-    want =
-        fmt::format("a contiguous {} [{}, {}]", name_of(sf_dtype), m, sf_cols);
+    ok = ok && sf.is_contiguous();
+    text = fmt::format("a contiguous {} [{}, {}]", name_of(want.dtype), m, cols);
   }
-  if (!sf_ok)
+  if (!ok)
     throw UserError(fmt::format("{}: argument 'out_sf' is {}; requires {}", kOp,
-                                out_sf.to_string(), want));
-  ops::check_pointer(kOp, "x", x);
-  ops::check_pointer(kOp, "out", out);
-  ops::check_pointer(kOp, "out_sf", out_sf);
-  return {m, k, groups};
+                                sf.to_string(), text));
 }
+
+static PerTokenCastSpec spec(const ops::Call &c) {
+  PerTokenCastSpec s;
+  s.in_dtype = c.tensor("x").dtype;
+  s.round_sf = c.flag("round_sf");
+  s.sf_layout = sf_layout(c.flag("use_tma_aligned_col_major_sf"),
+                          c.flag("use_packed_ue8m0"));
+  s = per_token_cast_tiling(s, c.dim("M"), c.dim("K"),
+                            c.integer("num_per_channels"));
+  // The tiling's vectors (16 bytes unless it says less) where x's and
+  // out's rows are aligned to them.
+  const int vector_bytes = s.vector_bytes ? s.vector_bytes : 16;
+  s.vector_bytes = ops::rows_aligned(c.tensor("x"), vector_bytes) &&
+                           ops::rows_aligned(c.tensor("out"), vector_bytes)
+                       ? vector_bytes
+                       : 0;
+  return s;
+}
+
+/// With parts, (parts, M, p) views of x and out: part j of row m is columns
+/// [j p, (j + 1) p). Packed scales: byte j of int32 (m, w) is group 4w + j
+/// of row m, a (M, W, 4) u8 view.
+static void views(const ops::Call &c, const PerTokenCastSpec &s,
+                  ops::KernelArgs &args) {
+  if (s.parts > 0) {
+    const rt::TensorView &x = c.tensor("x"), &out = c.tensor("out");
+    const int64_t p = c.dim("K") / s.parts;
+    const int64_t shape[3] = {s.parts, c.dim("M"), p};
+    const int64_t x_strides[3] = {p, x.strides[0], 1};
+    const int64_t out_strides[3] = {p, out.strides[0], 1};
+    args.tensor("x_parts",
+                rt::TensorView::strided(x.data, x.dtype, shape, x_strides));
+    args.tensor("out_parts", rt::TensorView::strided(out.data, out.dtype,
+                                                     shape, out_strides));
+  }
+  if (s.sf_layout == SfLayout::packed_ue8m0) {
+    const rt::TensorView &sf = c.tensor("out_sf");
+    const int64_t shape[3] = {sf.shape[0], sf.shape[1], 4};
+    const int64_t strides[3] = {4 * sf.strides[0], 4 * sf.strides[1], 1};
+    args.tensor("out_sf",
+                rt::TensorView::strided(sf.data, DType::u8, shape, strides));
+  }
+}
+
+const ops::OpDef &per_token_cast_op() {
+  static const ops::OpDef op = ops::make_op<PerTokenCastSpec>(
+      {.name = "per_token_cast",
+       .summary = "fp8 e4m3 quantization of (M, K) bf16/f32 rows in groups of "
+                  "num_per_channels channels, with scales",
+       .tensors = {ops::input("x", {DType::bf16, DType::f32}, "M, K",
+                              ops::Layout::inner_contiguous),
+                   ops::output("out", {DType::e4m3}, "M, K"),
+                   ops::output("out_sf", {DType::f32, DType::i32}, "",
+                               ops::Layout::strided,
+                               "scales; layout by the flags (§3.3)")},
+       .params = {ops::choice("fmt", "e4m3", {"e4m3"}, "the output format"),
+                  ops::integer("num_per_channels", 128, 1, 1 << 30,
+                               "channels a group: 16, 32, 64, 128 or K"),
+                  ops::flag("use_tma_aligned_col_major_sf", false,
+                            "scales column-major, M padded to 4"),
+                  ops::flag("round_sf", false,
+                            "scales rounded up to powers of two"),
+                  ops::flag("use_packed_ue8m0", false,
+                            "scales as UE8M0 bytes, four to an int32")},
+       .cli_shape = "M, K",
+       .default_shape = {8064, 7168},
+       .check = check,
+       .shape_of =
+           [](std::string_view, const ops::ShapeArgs &a) {
+             return sf_shape(
+                 a.dim("M"), a.dim("K"), a.integer("num_per_channels"),
+                 sf_layout(a.flag("use_tma_aligned_col_major_sf"),
+                           a.flag("use_packed_ue8m0")));
+           },
+       .reference =
+           [](const ops::HostCall &c) {
+             QuantTensor q = per_token_cast_ref(
+                 c.tensor("x"), c.choice("fmt"), c.integer("num_per_channels"),
+                 std::nullopt, c.flag("use_tma_aligned_col_major_sf"),
+                 c.flag("round_sf"), c.flag("use_packed_ue8m0"));
+             return std::vector{q.data, q.sf};
+           }},
+      {spec, per_token_cast_kernel, views});
+  return op;
+}
+TILEJIT_REGISTER_OP(per_token_cast_op);
 
 void per_token_cast(const rt::TensorView &x, std::string_view fmt_name,
                     int64_t num_per_channels, const rt::TensorView &out,
                     const rt::TensorView &out_sf,
                     bool use_tma_aligned_col_major_sf, bool round_sf,
                     bool use_packed_ue8m0, CUstream stream) {
-  Checked c =
-      check_args(x, fmt_name, num_per_channels, out, out_sf,
-                 use_tma_aligned_col_major_sf, round_sf, use_packed_ue8m0);
-  if (c.m == 0 || c.k == 0)
-    return;
-  PerTokenCastSpec spec;
-  spec.in_dtype = x.dtype;
-  spec.round_sf = round_sf;
-  spec.sf_layout = use_packed_ue8m0               ? SfLayout::packed_ue8m0
-                   : use_tma_aligned_col_major_sf ? SfLayout::col_major
-                                                  : SfLayout::row_major;
-  spec = per_token_cast_tiling(spec, c.m, c.k, num_per_channels);
-  // The tiling's vectors (16 bytes unless it says less) where x's and
-  // out's rows are aligned to them.
-  const int vector_bytes = spec.vector_bytes ? spec.vector_bytes : 16;
-  spec.vector_bytes =
-      ops::rows_aligned(x, vector_bytes) && ops::rows_aligned(out, vector_bytes)
-          ? vector_bytes
-          : 0;
-
-  static ops::KernelTable<PerTokenCastSpec> table;
-  const ops::LoadedKernel &kernel =
-      table.get(spec, [&]() -> const ops::LoadedKernel & {
-        return ops::load_kernel(per_token_cast_key(spec),
-                                [&] { return per_token_cast_kernel(spec); });
-      });
-
-  rt::ArgPack args;
-  if (spec.parts > 0) {
-    // (parts, M, p) views of x and out: part j of row m is columns
-    // [j p, (j + 1) p).
-    const int64_t p = c.k / spec.parts;
-    const int64_t shape[3] = {spec.parts, c.m, p};
-    const int64_t x_strides[3] = {p, x.strides[0], 1};
-    const int64_t out_strides[3] = {p, out.strides[0], 1};
-    ops::push_tensor(
-        args, rt::TensorView::strided(x.data, x.dtype, shape, x_strides));
-    ops::push_tensor(
-        args, rt::TensorView::strided(out.data, out.dtype, shape, out_strides));
-  } else {
-    ops::push_tensor(args, x);
-    ops::push_tensor(args, out);
-  }
-  if (spec.sf_layout == SfLayout::packed_ue8m0) {
-    // Byte j of int32 (m, w) is group 4w + j of row m: a (M, W, 4) u8 view.
-    const int64_t shape[3] = {out_sf.shape[0], out_sf.shape[1], 4};
-    const int64_t strides[3] = {4 * out_sf.strides[0], 4 * out_sf.strides[1],
-                                1};
-    ops::push_tensor(
-        args, rt::TensorView::strided(out_sf.data, DType::u8, shape, strides));
-  } else {
-    ops::push_tensor(args, out_sf);
-  }
-  rt::LaunchConfig config;
-  config.grid = {static_cast<uint32_t>((c.m + spec.block_m - 1) / spec.block_m),
-                 static_cast<uint32_t>((c.k + spec.block_k - 1) / spec.block_k),
-                 1};
-  config.block = {static_cast<uint32_t>(spec.threads), 1, 1};
-  config.stream = stream;
-  rt::launch(kernel.function, config, args.data());
+  per_token_cast_op().call({x, out, out_sf},
+                           {std::string(fmt_name), num_per_channels,
+                            use_tma_aligned_col_major_sf, round_sf,
+                            use_packed_ue8m0},
+                           stream);
 }
 
 } // namespace tilejit::quant

@@ -39,8 +39,7 @@ Scales scales_of(dsl::KernelBuilder &k, dsl::Value absmax, bool round_sf) {
 
 Kernel per_token_cast_kernel(const PerTokenCastSpec &s) {
   dsl::KernelBuilder k("per_token_cast", s.threads);
-  dsl::Access access =
-      s.vector_bytes ? dsl::inner_contiguous(s.vector_bytes) : dsl::Access{};
+  dsl::Access access = dsl::vectors_of(s.vector_bytes);
   const bool packed = s.sf_layout == SfLayout::packed_ue8m0;
   const DType sf_dtype = packed ? DType::u8 : DType::f32;
   auto f32 = [&](dsl::Value v) { return k.cast(v, DType::f32); };
@@ -61,6 +60,7 @@ Kernel per_token_cast_kernel(const PerTokenCastSpec &s) {
     const int64_t p = bk / s.parts;
     auto x_parts = k.tensor("x_parts", s.in_dtype, 3, access);
     auto out_parts = k.tensor("out_parts", DType::e4m3, 3, access);
+    k.grid({k.blocks(x_parts, 1, bm)});
     auto tile = f32(k.load(x_parts, {zero, m0, zero}, {s.parts, bm, p}));
     auto sc =
         scales_of(k, k.reduce_max(k.reduce_absmax(tile, 0), 2), s.round_sf);
@@ -75,6 +75,7 @@ Kernel per_token_cast_kernel(const PerTokenCastSpec &s) {
   }
   auto x = k.tensor("x", s.in_dtype, 2, access);
   auto out = k.tensor("out", DType::e4m3, 2, access);
+  k.grid({k.blocks(x, 0, bm), k.blocks(x, 1, bk)});
   // Packed scales are bytes (m, k / 4, k % 4) of the int32 tensor.
   auto out_sf = k.tensor("out_sf", sf_dtype, packed ? 3 : 2);
   // A tile that is one whole row (see per_token_cast_tiling) is inside x

@@ -1,15 +1,11 @@
 // per_token_cast.h - Row-wise (1 x num_per_channels) fp8 e4m3 quantization
-// on the GPU (shared/specs/quant_transpose.md §3, §4); the CPU reference is
-// per_token_cast_ref in reference.h.
+// on the GPU (shared/specs/quant_transpose.md §3, §4); declared in
+// per_token_cast.cpp, the CPU reference is per_token_cast_ref in reference.h.
 #pragma once
 
+#include "op/op_def.h"
+#include "op/spec_fields.h"
 #include "quant/reference.h"
-
-#include "tilejit/compiler/kernel.h"
-#include "tilejit/runtime/spec_key.h"
-#include "tilejit/runtime/tensor.h"
-
-#include <cuda.h>
 
 #include <string_view>
 
@@ -43,6 +39,9 @@ struct PerTokenCastSpec {
   /// block_m x tail boxes
   int32_t tail = 0;
 };
+TILEJIT_SPEC_FIELDS(PerTokenCastSpec, in_dtype, group, block_m, block_k,
+                    threads, round_sf, sf_layout, vector_bytes, inside, parts,
+                    tail)
 
 /// Quantizes x (M, K) of bf16 or f32 (unit inner stride, any row stride) to
 /// fp8 e4m3 in groups of `num_per_channels` channels of a row: per group,
@@ -62,11 +61,7 @@ void per_token_cast(const rt::TensorView &x, std::string_view fmt,
                     bool round_sf = false, bool use_packed_ue8m0 = false,
                     CUstream stream = nullptr);
 
-/// UserError unless `num_per_channels` is 16, 32, 64, 128, or K (a multiple
-/// of 64, at most 8192).
-void check_num_per_channels(int64_t num_per_channels, int64_t k);
-
-rt::SpecKey per_token_cast_key(const PerTokenCastSpec &spec);
+const ops::OpDef &per_token_cast_op();
 
 /// The kernel in the DSL (per_token_cast.dsl.cpp).
 Kernel per_token_cast_kernel(const PerTokenCastSpec &spec);

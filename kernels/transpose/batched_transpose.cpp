@@ -1,121 +1,113 @@
-// batched_transpose.cpp - Host entry of batched_transpose and transpose:
-// validate, specialise, get or compile, launch.
+// batched_transpose.cpp - batched_transpose and transpose declared: one
+// kernel of 64 x 64 tiles, 64 bytes a thread where the columns allow.
 #include "transpose/batched_transpose.h"
+#include "transpose/reference.h"
 
-#include "common/abi.h"
 #include "common/check.h"
-#include "common/jit.h"
-#include "common/kernel_table.h"
+#include "op/typed_op.h"
 
 #include "tilejit/error.h"
-#include "tilejit/runtime/launch.h"
 
 #include <fmt/format.h>
 
 namespace tilejit::transpose {
 
-static constexpr std::string_view kOp = "batched_transpose";
-
-rt::SpecKey batched_transpose_key(const BatchedTransposeSpec &spec) {
-  rt::SpecKey key = ops::make_key("batched_transpose");
-  key.add("dtype", name_of(spec.dtype))
-      .add("block_x", std::to_string(spec.block_x))
-      .add("block_y", std::to_string(spec.block_y))
-      .add("tiles_y", std::to_string(spec.tiles_y))
-      .add("threads", std::to_string(spec.threads))
-      .add("vector_bytes", std::to_string(spec.vector_bytes));
-  return key;
-}
-
-BatchedTransposeSpec batched_transpose_spec(DType dtype, int64_t y,
-                                            bool aligned) {
-  BatchedTransposeSpec spec;
-  spec.dtype = dtype;
-  if (aligned)
-    spec.vector_bytes = 16;
+static BatchedTransposeSpec spec(const ops::Call &c) {
+  BatchedTransposeSpec s;
+  const rt::TensorView &x = c.tensor("x");
+  s.dtype = x.dtype;
+  if (ops::rows_aligned(x, 16) && ops::rows_aligned(c.tensor("out"), 16))
+    s.vector_bytes = 16;
   // 16 bytes a thread a tile; up to 4 tiles (64 bytes a thread).
-  int64_t tiles = 4 / static_cast<int64_t>(size_of(dtype));
-  while (tiles > 1 && y % (spec.block_y * tiles) != 0)
+  int64_t tiles = 4 / static_cast<int64_t>(size_of(s.dtype));
+  while (tiles > 1 && c.dim("Y") % (s.block_y * tiles) != 0)
     tiles /= 2;
-  spec.tiles_y = static_cast<int32_t>(tiles);
-  return spec;
+  s.tiles_y = static_cast<int32_t>(tiles);
+  return s;
 }
 
-static void check_args(const rt::TensorView &x, const rt::TensorView &out) {
-  ops::check_rank(kOp, "x", x, 3);
-  size_t bytes = size_of(x.dtype);
-  if (bytes != 1 && bytes != 2 && bytes != 4)
-    throw UserError(fmt::format("{}: argument 'x' has dtype {}; requires a "
-                                "dtype of 1, 2 or 4 bytes",
-                                kOp, name_of(x.dtype)));
-  ops::check_dtype(kOp, "out", out, x.dtype);
-  for (int d : {1, 2})
-    if (x.shape[d] % 64 != 0)
-      throw UserError(fmt::format("{}: argument 'x' has shape [{}, {}, {}]; "
-                                  "requires dims 1 and 2 to be multiples of 64",
-                                  kOp, x.shape[0], x.shape[1], x.shape[2]));
-  if (x.strides[2] != 1 || x.strides[1] % 4 != 0)
-    throw UserError(fmt::format("{}: argument 'x' has strides [{}, {}, {}]; "
-                                "requires stride[2] = 1 and stride[1] a "
-                                "multiple of 4",
-                                kOp, x.strides[0], x.strides[1], x.strides[2]));
-  if (x.shape[0] > 1 && x.strides[0] != x.shape[1] * x.strides[1])
+/// x's rows: unit stride, a row stride of a multiple of 4 elements and (3-D)
+/// batches X rows apart.
+static void check_rows(const ops::Call &c) {
+  const rt::TensorView &x = c.tensor("x");
+  const int r = x.rank;
+  if (x.strides[r - 1] != 1 || x.strides[r - 2] % 4 != 0)
+    throw UserError(fmt::format("{}: argument 'x' is {}; requires stride[{}] "
+                                "= 1 and stride[{}] a multiple of 4",
+                                c.op().name, x.to_string(), r - 1, r - 2));
+  if (r == 3 && x.shape[0] > 1 && x.strides[0] != x.shape[1] * x.strides[1])
     throw UserError(fmt::format("{}: argument 'x' has stride[0] = {}; "
                                 "requires shape[1] * stride[1] = {}",
-                                kOp, x.strides[0], x.shape[1] * x.strides[1]));
-  if (out.rank != 3 || out.shape[0] != x.shape[0] ||
-      out.shape[1] != x.shape[2] || out.shape[2] != x.shape[1] ||
-      !out.is_contiguous())
-    throw UserError(fmt::format("{}: argument 'out' is {}; requires a "
-                                "contiguous [{}, {}, {}]",
-                                kOp, out.to_string(), x.shape[0], x.shape[2],
-                                x.shape[1]));
-  ops::check_pointer(kOp, "x", x);
-  ops::check_pointer(kOp, "out", out);
+                                c.op().name, x.strides[0],
+                                x.shape[1] * x.strides[1]));
 }
+
+static const std::vector<DType> kDTypes = {DType::bf16, DType::f16, DType::f32,
+                                    DType::e4m3, DType::e5m2, DType::i8,
+                                    DType::u8,   DType::i32,  DType::u32};
+static const std::vector<ops::DimRule> kTiles = {{.dim = "X", .multiple = 64},
+                                          {.dim = "Y", .multiple = 64}};
+
+const ops::OpDef &batched_transpose_op() {
+  static const ops::OpDef op = ops::make_op<BatchedTransposeSpec>(
+      {.name = "batched_transpose",
+       .summary = "out[b, y, x] = x[b, x, y] for (B, X, Y) of 1-, 2- or "
+                  "4-byte elements, X and Y multiples of 64, bit-exact",
+       .tensors = {ops::input("x", kDTypes, "B, X, Y"),
+                   ops::output_like("out", "x", "B, Y, X")},
+       .dim_rules = kTiles,
+       .cli_shape = "B, X, Y",
+       .default_shape = {8, 4032, 7168},
+       .check = check_rows,
+       .reference =
+           [](const ops::HostCall &c) {
+             return std::vector{batched_transpose_ref(c.tensor("x"))};
+           }},
+      {spec, batched_transpose_kernel});
+  return op;
+}
+TILEJIT_REGISTER_OP(batched_transpose_op);
+
+/// (X, Y) and (Y, X) as batches of one.
+static void batch_of_one(const ops::Call &c, const BatchedTransposeSpec &,
+                         ops::KernelArgs &args) {
+  for (const char *name : {"x", "out"}) {
+    const rt::TensorView &t = c.tensor(name);
+    const int64_t shape[3] = {1, t.shape[0], t.shape[1]};
+    const int64_t strides[3] = {t.shape[0] * t.strides[0], t.strides[0],
+                                t.strides[1]};
+    args.tensor(name, rt::TensorView::strided(t.data, t.dtype, shape, strides));
+  }
+}
+
+const ops::OpDef &transpose_op() {
+  static const ops::OpDef op = ops::make_op<BatchedTransposeSpec>(
+      {.name = "transpose",
+       .summary = "out[y, x] = x[x, y] for (X, Y) of 1-, 2- or 4-byte "
+                  "elements, X and Y multiples of 64, bit-exact",
+       .tensors = {ops::input("x", kDTypes, "X, Y"),
+                   ops::output_like("out", "x", "Y, X")},
+       .dim_rules = kTiles,
+       .cli_shape = "X, Y",
+       .default_shape = {4096, 7168},
+       .check = check_rows,
+       .reference =
+           [](const ops::HostCall &c) {
+             return std::vector{transpose_ref(c.tensor("x"))};
+           }},
+      {spec, batched_transpose_kernel, batch_of_one});
+  return op;
+}
+TILEJIT_REGISTER_OP(transpose_op);
 
 void batched_transpose(const rt::TensorView &x, const rt::TensorView &out,
                        CUstream stream) {
-  check_args(x, out);
-  if (x.numel() == 0)
-    return;
-  const BatchedTransposeSpec spec = batched_transpose_spec(
-      x.dtype, x.shape[2],
-      ops::rows_aligned(x, 16) && ops::rows_aligned(out, 16));
-
-  static ops::KernelTable<BatchedTransposeSpec> table;
-  const ops::LoadedKernel &kernel =
-      table.get(spec, [&]() -> const ops::LoadedKernel & {
-        return ops::load_kernel(batched_transpose_key(spec),
-                                [&] { return batched_transpose_kernel(spec); });
-      });
-
-  rt::ArgPack args;
-  ops::push_tensor(args, x);
-  ops::push_tensor(args, out);
-  rt::LaunchConfig config;
-  config.grid = {
-      static_cast<uint32_t>(x.shape[2] / (spec.block_y * spec.tiles_y)),
-      static_cast<uint32_t>(x.shape[1] / spec.block_x),
-      static_cast<uint32_t>(x.shape[0])};
-  config.block = {static_cast<uint32_t>(spec.threads), 1, 1};
-  config.stream = stream;
-  rt::launch(kernel.function, config, args.data());
+  batched_transpose_op().call({x, out}, {}, stream);
 }
 
 void transpose(const rt::TensorView &x, const rt::TensorView &out,
                CUstream stream) {
-  ops::check_rank("transpose", "x", x, 2);
-  ops::check_rank("transpose", "out", out, 2);
-  const int64_t xs[3] = {1, x.shape[0], x.shape[1]};
-  const int64_t xst[3] = {x.shape[0] * x.strides[0], x.strides[0],
-                          x.strides[1]};
-  const int64_t os[3] = {1, out.shape[0], out.shape[1]};
-  const int64_t ost[3] = {out.shape[0] * out.strides[0], out.strides[0],
-                          out.strides[1]};
-  batched_transpose(rt::TensorView::strided(x.data, x.dtype, xs, xst),
-                    rt::TensorView::strided(out.data, out.dtype, os, ost),
-                    stream);
+  transpose_op().call({x, out}, {}, stream);
 }
 
 } // namespace tilejit::transpose

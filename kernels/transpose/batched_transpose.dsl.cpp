@@ -12,11 +12,12 @@ namespace tilejit::transpose {
 
 Kernel batched_transpose_kernel(const BatchedTransposeSpec &s) {
   dsl::KernelBuilder k("batched_transpose", s.threads);
-  dsl::Access access =
-      s.vector_bytes ? dsl::inner_contiguous(s.vector_bytes) : dsl::Access{};
+  dsl::Access access = dsl::vectors_of(s.vector_bytes);
   auto x = k.tensor("x", s.dtype, 3, access);
   auto out = k.tensor("out", s.dtype, 3, access);
 
+  k.grid({k.blocks(x, 2, s.block_y * s.tiles_y), k.blocks(x, 1, s.block_x),
+          k.blocks(x, 0)});
   auto b = k.block_id(2);
   auto x0 = k.block_id(1) * k.index(s.block_x);
   auto y0 = k.block_id(0) * k.index(s.block_y * s.tiles_y);

@@ -1,6 +1,6 @@
 // rotation_gpu_test.cpp - Rotation: how many sets, copies equal to the
 // originals, addresses moved into the right copy, and a stray address named.
-#include "common/rotation.h"
+#include "rotation.h"
 
 #include "tilejit/error.h"
 #include "tilejit/runtime/driver.h"
@@ -13,7 +13,7 @@
 #include <vector>
 
 using namespace tilejit;
-using ops::Rotation;
+using harness::Rotation;
 using rt::DeviceBuffer;
 
 TEST_CASE("Rotation copies the buffers and moves views into a set",

@@ -8,6 +8,7 @@
 // The cache directory comes from TILEJIT_CACHE_DIR.
 #include "common/jit.h"
 #include "elementwise/scale_copy.h"
+#include "op/typed_op.h"
 
 #include "tilejit/runtime/sha256.h"
 
@@ -18,9 +19,16 @@
 
 using namespace tilejit;
 
+namespace {
+/// scale_copy's key for a spec, as the op's call computes it.
+rt::SpecKey scale_copy_key(const elementwise::ScaleCopySpec &spec) {
+  return ops::spec_key("scale_copy", spec);
+}
+} // namespace
+
 int main(int argc, char **argv) {
   std::string_view mode = argc > 1 ? argv[1] : "";
-  rt::SpecKey key = elementwise::scale_copy_key({});
+  rt::SpecKey key = scale_copy_key({});
   if (mode == "key") {
     std::printf("%s\n", key.digest().c_str());
     return 0;

@@ -3,6 +3,7 @@
 // a process killed mid-compile), eviction, an unusable directory, bundles.
 #include "common/jit.h"
 #include "elementwise/scale_copy.h"
+#include "op/typed_op.h"
 
 #include "tilejit/error.h"
 #include "tilejit/runtime/kernel_cache.h"
@@ -24,6 +25,13 @@
 #include <unistd.h>
 
 using namespace tilejit;
+
+namespace {
+/// scale_copy's key for a spec, as the op's call computes it.
+rt::SpecKey scale_copy_key(const elementwise::ScaleCopySpec &spec) {
+  return ops::spec_key("scale_copy", spec);
+}
+} // namespace
 using Catch::Matchers::Contains;
 namespace fs = std::filesystem;
 
@@ -99,8 +107,8 @@ std::string probe(const std::string &mode, const TempDir &dir) {
 
 TEST_CASE("a key is the same for the same inputs, in every process",
           "[cache]") {
-  rt::SpecKey a = elementwise::scale_copy_key({});
-  rt::SpecKey b = elementwise::scale_copy_key({});
+  rt::SpecKey a = scale_copy_key({});
+  rt::SpecKey b = scale_copy_key({});
   CHECK(a == b);
   CHECK(a.digest() == b.digest());
   CHECK(a.digest().size() == 64);
@@ -116,7 +124,7 @@ TEST_CASE("a key is the same for the same inputs, in every process",
 }
 
 TEST_CASE("every component of a key changes it", "[cache]") {
-  rt::SpecKey base = elementwise::scale_copy_key({});
+  rt::SpecKey base = scale_copy_key({});
   std::set<std::string> digests = {base.digest()};
   for (const auto &[name, value] : base.fields()) {
     rt::SpecKey changed = base;
@@ -132,17 +140,17 @@ TEST_CASE("every component of a key changes it", "[cache]") {
   // Each static parameter of the op is in its key.
   elementwise::ScaleCopySpec s;
   s.block_m = 64;
-  CHECK(digests.insert(elementwise::scale_copy_key(s).digest()).second);
+  CHECK(digests.insert(scale_copy_key(s).digest()).second);
   s = {};
   s.threads = 128;
-  CHECK(digests.insert(elementwise::scale_copy_key(s).digest()).second);
+  CHECK(digests.insert(scale_copy_key(s).digest()).second);
   s = {};
   s.dtype = DType::bf16;
-  CHECK(digests.insert(elementwise::scale_copy_key(s).digest()).second);
+  CHECK(digests.insert(scale_copy_key(s).digest()).second);
 
   // An environment variable that changes code is part of the key.
   setenv("TILEJIT_OPT_LEVEL", "1", 1);
-  rt::SpecKey o1 = elementwise::scale_copy_key({});
+  rt::SpecKey o1 = scale_copy_key({});
   unsetenv("TILEJIT_OPT_LEVEL");
   CHECK(o1.get("opt_level") == "1");
   CHECK(digests.insert(o1.digest()).second);
@@ -152,9 +160,9 @@ TEST_CASE("every component of a key changes it", "[cache]") {
   // So is who makes the cubin: ptxas (any executable will do for the key)
   // or the driver's linker.
   setenv("TILEJIT_PTXAS", "0", 1);
-  rt::SpecKey by_driver = elementwise::scale_copy_key({});
+  rt::SpecKey by_driver = scale_copy_key({});
   setenv("TILEJIT_PTXAS", "/bin/sh", 1);
-  rt::SpecKey by_ptxas = elementwise::scale_copy_key({});
+  rt::SpecKey by_ptxas = scale_copy_key({});
   unsetenv("TILEJIT_PTXAS");
   CHECK(by_driver.get("cubin") == "driver");
   CHECK(by_ptxas.get("cubin") == "ptxas");
@@ -164,7 +172,7 @@ TEST_CASE("every component of a key changes it", "[cache]") {
   setenv("TILEJIT_OPT_LEVEL", "7", 1);
   std::string msg;
   try {
-    elementwise::scale_copy_key({});
+    scale_copy_key({});
   } catch (const UserError &e) {
     msg = e.what();
   }

@@ -1,6 +1,6 @@
-// per_token_cast_test.cpp - The argument checks of per_token_cast, which
-// reject before anything runs or is written (no GPU needed), and the
-// kernel's lowering: fp8 conversions and warp shuffles in its PTX.
+// per_token_cast_test.cpp - per_token_cast's tiling and the kernel's
+// lowering: fp8 conversions and warp shuffles in its PTX. Its argument
+// checks are in its case table (kernels/quant/per_token_cast_test.cpp).
 #include "quant/per_token_cast.h"
 
 #include "tilejit/compiler/compile.h"
@@ -12,60 +12,6 @@
 
 using namespace tilejit;
 using rt::TensorView;
-
-namespace {
-std::string user_error(const TensorView &x, int64_t group,
-                       const TensorView &out, const TensorView &sf,
-                       bool col = false, bool round = false,
-                       bool packed = false, std::string_view fmt = "e4m3") {
-  try {
-    quant::per_token_cast(x, fmt, group, out, sf, col, round, packed);
-  } catch (const UserError &e) {
-    return e.what();
-  }
-  return "";
-}
-} // namespace
-
-TEST_CASE("per_token_cast rejects bad arguments", "[kernels][error]") {
-  CUdeviceptr p = 0x100000;
-  auto x = TensorView::contiguous(p, DType::bf16, {100, 512});
-  auto out = TensorView::contiguous(p, DType::e4m3, {100, 512});
-  auto sf = TensorView::contiguous(p, DType::f32, {100, 4});
-  // Deliberate mistake: an unsupported format.
-  CHECK(user_error(x, 128, out, sf, false, false, false, "e2m1") ==
-        "per_token_cast: argument 'fmt' is 'e2m1'; this version supports "
-        "'e4m3' only");
-  // Deliberate mistake: an integer input.
-  CHECK(user_error(TensorView::contiguous(p, DType::i32, {100, 512}), 128, out,
-                   sf) ==
-        "per_token_cast: argument 'x' has dtype i32; requires bf16 or f32");
-  // Deliberate mistake: a group size the kernel does not have.
-  CHECK(user_error(x, 96, out, sf) ==
-        "per_token_cast: argument 'num_per_channels' is 96; requires 16, 32, "
-        "64, 128, or K = 512 when K is a multiple of 64");
-  // Deliberate mistake: packed scales without the column-major layout.
-  CHECK(user_error(x, 128, out, sf, false, true, true) ==
-        "per_token_cast: argument 'use_packed_ue8m0' is true; requires "
-        "use_tma_aligned_col_major_sf and round_sf");
-  // Deliberate mistake: out of the input's dtype.
-  CHECK(user_error(x, 128, TensorView::contiguous(p, DType::bf16, {100, 512}),
-                   sf) == "per_token_cast: argument 'out' is bf16[100, 512] "
-                          "strides [512, 1]; requires a contiguous e4m3 [100, "
-                          "512]");
-  // Deliberate mistake: scales of the wrong shape.
-  CHECK(user_error(x, 64, out, sf) ==
-        "per_token_cast: argument 'out_sf' is f32[100, 4] strides [4, 1]; "
-        "requires a contiguous f32 [100, 8]");
-  // Deliberate mistake: row-major scales where column-major are asked for.
-  CHECK(user_error(x, 128, out, sf, true) ==
-        "per_token_cast: argument 'out_sf' is f32[100, 4] strides [4, 1]; "
-        "requires a f32 [100, 4] with strides [1, >= 100]");
-  // Size 0 needs neither pointers nor a GPU.
-  CHECK(user_error(TensorView::contiguous(0, DType::bf16, {0, 512}), 128,
-                   TensorView::contiguous(0, DType::e4m3, {0, 512}),
-                   TensorView::contiguous(0, DType::f32, {0, 4})) == "");
-}
 
 TEST_CASE("per_token_cast lowers to fp8 pair conversions and warp shuffles",
           "[kernels][compiler]") {

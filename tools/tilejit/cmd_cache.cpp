@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <fstream>
 #include <mutex>
 #include <sstream>
@@ -100,7 +101,7 @@ int cache_clear(Args args) {
 int cache_explain(Args args) {
   OpCommand cmd =
       parse_op_command("cache explain", args, {"--shape", "--dtype", "--set"});
-  rt::SpecKey key = cmd.op->key(cmd.args);
+  rt::SpecKey key = key_of(cmd);
   std::string digest = key.digest();
   fmt::print("key {} of {}:\n", digest.substr(0, 12), cmd.op->name);
   for (const auto &[name, value] : key.fields())
@@ -173,10 +174,8 @@ int cache_precompile(Args args) {
     for (size_t i; (i = next++) < jobs.size();) {
       const Job &job = jobs[i];
       try {
-        rt::CacheResult r =
-            ops::compile_cached(job.cmd.op->key(job.cmd.args), [&] {
-              return job.cmd.op->kernel(job.cmd.args);
-            });
+        rt::CacheResult r = ops::compile_cached(
+            key_of(job.cmd), [&] { return kernel_of(job.cmd); });
         compiled += r.source == rt::CacheSource::compiled;
       } catch (const Error &e) {
         std::lock_guard<std::mutex> lock(print);

@@ -1,8 +1,12 @@
-// cmd_compile.cpp - `tilejit compile OP ...`: build the op's kernel for the
-// given specialisation, lower it and print the stages asked for.
+// cmd_compile.cpp - `tilejit compile OP ...`: compile the op's kernel for
+// the given case exactly as the JIT would (same key, TILEJIT_OPT_LEVEL,
+// TILEJIT_PTXAS, TILEJIT_DUMP, TILEJIT_TIMINGS), store it in the kernel
+// cache, and print the stages asked for.
 #include "commands.h"
 #include "options.h"
 #include "sass.h"
+
+#include "common/jit.h"
 
 #include <fmt/format.h>
 
@@ -17,10 +21,11 @@ int cmd_compile(Args args) {
   if (cmd.dump.empty())
     cmd.dump = {Stage::ptx};
 
-  Kernel kernel = cmd.op->kernel(cmd.args);
-  CompileOptions options;
-  options.keep = cmd.dump;
-  CompiledKernel compiled = compile(kernel, options);
+  const rt::SpecKey key = key_of(cmd);
+  ops::JitCompile jit =
+      ops::compile_entry(key, [&] { return kernel_of(cmd); }, cmd.dump);
+  rt::KernelCache::global().store(jit.entry);
+  CompiledKernel &compiled = jit.compiled;
 
   bool headers = cmd.dump.size() > 1;
   for (Stage stage : cmd.dump) {
@@ -30,7 +35,8 @@ int cmd_compile(Args args) {
       fmt::print("{}", compiled.stages[stage]);
       continue;
     }
-    SassResult sass = ptx_to_sass(compiled.ptx, options.chip);
+    SassResult sass =
+        ptx_to_sass(compiled.ptx, ops::compile_options_from_env().chip);
     if (!sass.report.empty())
       fmt::print("{}", sass.report);
     fmt::print("{}\n", sass.text);

@@ -16,6 +16,7 @@ static int run_op(std::string_view command, Args args, bool timed) {
   std::vector<std::string_view> allowed = {"--shape", "--dtype", "--set"};
   if (timed)
     allowed.push_back("--iters");
+  // Every argument is checked before the driver is.
   OpCommand cmd = parse_op_command(command, args, allowed);
   if (!rt::try_driver())
     throw NoGpuError(fmt::format("tilejit {}: no CUDA driver: {}", command,
@@ -23,22 +24,30 @@ static int run_op(std::string_view command, Args args, bool timed) {
   if (rt::device_count() == 0)
     throw NoGpuError(fmt::format("tilejit {}: no CUDA device", command));
 
-  ops::RunOptions options;
-  options.iters = timed ? std::max(cmd.iters, 1) : 0;
+  harness::RunOptions options;
+  options.iters = timed ? cmd.iters : 0;
   if (timed)
-    ops::settle_timing();
-  ops::RunResult r = cmd.op->run(cmd.args, options);
+    harness::settle_timing();
+  harness::RunResult r =
+      harness::Prepared::make(cmd.resolved, options.seed).run(options);
   const rt::Device &device = rt::Device::get();
   fmt::print("{} {} on {}: {}\n", cmd.op->name, r.shape, device.name(),
              r.check);
   if (timed && r.ms > 0) {
-    double gbps = r.bytes / (r.ms * 1e6);
-    double copy_gbps = r.copy_ms > 0 ? r.bytes / (r.copy_ms * 1e6) : 0;
-    fmt::print("{:<12} {:>12} {:>10} {:>12} {:>14} {:>9}\n", "op", "shape",
-               "ms", "GB/s", "copy GB/s", "of copy");
-    fmt::print("{:<12} {:>12} {:>10.4f} {:>12.1f} {:>14.1f} {:>8.1f}%\n",
-               cmd.op->name, r.shape, r.ms, gbps, copy_gbps,
-               copy_gbps > 0 ? 100.0 * gbps / copy_gbps : 0.0);
+    if (r.flops > 0) {
+      fmt::print("{:<12} {:>24} {:>10} {:>10}\n", "op", "shape", "ms",
+                 "TFLOP/s");
+      fmt::print("{:<12} {:>24} {:>10.4f} {:>10.1f}\n", cmd.op->name, r.shape,
+                 r.ms, r.flops / (r.ms * 1e9));
+    } else {
+      double gbps = r.bytes / (r.ms * 1e6);
+      double copy_gbps = r.copy_ms > 0 ? r.bytes / (r.copy_ms * 1e6) : 0;
+      fmt::print("{:<12} {:>24} {:>10} {:>12} {:>14} {:>9}\n", "op", "shape",
+                 "ms", "GB/s", "copy GB/s", "of copy");
+      fmt::print("{:<12} {:>24} {:>10.4f} {:>12.1f} {:>14.1f} {:>8.1f}%\n",
+                 cmd.op->name, r.shape, r.ms, gbps, copy_gbps,
+                 copy_gbps > 0 ? 100.0 * gbps / copy_gbps : 0.0);
+    }
   }
   return r.passed ? kOk : kInternalError;
 }

@@ -1,6 +1,7 @@
 // main.cpp - The tilejit command line: a table of subcommands that also
 // generates --help; errors become one message and a documented exit code.
 #include "commands.h"
+#include "options.h"
 #include "suggest.h"
 
 #include "tilejit/error.h"
@@ -9,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <vector>
@@ -24,20 +26,24 @@ struct Subcommand {
 };
 
 constexpr Subcommand kSubcommands[] = {
-    {"list", "list", "list the ops tilejit can compile, with their parameters",
+    {"list", "list [OP]",
+     "list the ops tilejit can compile, with their parameters; with OP, its "
+     "tensors, parameters and shape",
      cmd_list},
     {"compile",
-     "compile OP [--shape AxB] [--dtype T] [--set NAME=VALUE]... "
+     "compile OP [--shape AxB] [--dtype [NAME=]T]... [--set NAME=VALUE]... "
      "[--dump STAGE[,STAGE]|all] [--timings]",
-     "JIT-compile OP for a shape and print a stage (default: ptx); stages: "
+     "JIT-compile OP for a shape as a call would (same key and options, "
+     "stored in the kernel cache) and print a stage (default: ptx); stages: "
      "tile, gpu, mlir, llvm, ptx, sass",
      cmd_compile},
-    {"run", "run OP [--shape AxB] [--dtype T] [--set NAME=VALUE]...",
+    {"run", "run OP [--shape AxB] [--dtype [NAME=]T]... [--set NAME=VALUE]...",
      "run OP on the GPU with seeded inputs and check it against the CPU "
      "reference",
      cmd_run},
     {"bench",
-     "bench OP [--shape AxB] [--dtype T] [--set NAME=VALUE]... [--iters N]",
+     "bench OP [--shape AxB] [--dtype [NAME=]T]... [--set NAME=VALUE]... "
+     "[--iters N]",
      "run, check and time OP; report GB/s against a device-to-device copy",
      cmd_bench},
     {"cache",
@@ -60,6 +66,15 @@ void print_help() {
              "77 no GPU where one is needed\n");
 }
 
+/// `tilejit COMMAND --help`: the command's usage and summary, and with an
+/// op (`tilejit run OP --help`) the op's tensors and parameters.
+void print_usage(const Subcommand &s, Args rest) {
+  fmt::print("usage: tilejit {}\n\n{}\n", s.usage, s.summary);
+  if (!rest.empty() && s.name != "cache" && s.name != "list")
+    if (const ops::OpDef *op = ops::find_op(rest[0]))
+      fmt::print("\n{}", op_help(*op));
+}
+
 void print_version() {
   fmt::print("tilejit {}\nLLVM/MLIR {}\n{}\n", kVersion, kLLVMVersion,
              rt::driver_status());
@@ -79,8 +94,15 @@ int dispatch(int argc, char **argv) {
   std::vector<std::string_view> names;
   for (const Subcommand &s : kSubcommands) {
     names.push_back(s.name);
-    if (s.name == args[0])
-      return s.run(Args(args).subspan(1));
+    if (s.name != args[0])
+      continue;
+    Args rest = Args(args).subspan(1);
+    if (std::find(rest.begin(), rest.end(), "--help") != rest.end() ||
+        std::find(rest.begin(), rest.end(), "-h") != rest.end()) {
+      print_usage(s, rest);
+      return kOk;
+    }
+    return s.run(rest);
   }
   throw UserError(fmt::format("tilejit: unknown command '{}'{}; 'tilejit "
                               "--help' lists the commands",

@@ -1,7 +1,8 @@
-// options.h - Parsing of the options the op subcommands share.
+// options.h - Parsing of the options the op subcommands share, typed by the
+// op's declaration.
 #pragma once
 
-#include "registry.h"
+#include "run.h"
 
 #include "tilejit/compiler/compile.h"
 
@@ -11,10 +12,12 @@
 
 namespace tilejit::cli {
 
-/// `tilejit compile|run|bench OP [options]`, parsed.
+/// `tilejit compile|run|bench OP [options]`, parsed and resolved against
+/// the op's declaration.
 struct OpCommand {
-  const ops::OpInfo *op = nullptr;
-  ops::OpArgs args;
+  const ops::OpDef *op = nullptr;
+  harness::Case c;
+  harness::Resolved resolved;
   std::vector<Stage> dump; ///< --dump (compile)
   bool timings = false;    ///< --timings
   int iters = 20;          ///< --iters (bench)
@@ -22,9 +25,18 @@ struct OpCommand {
 
 /// Parses OP and its options; `allowed` lists the options this subcommand
 /// takes. Throws UserError for an unknown op or option (with a suggestion),
-/// a malformed value, or a --set name the op does not have.
+/// a repeated option, a malformed value, a --set name the op does not have,
+/// a value of the wrong type or range, or a shape the op does not take:
+/// everything is checked before anything needs a GPU.
 OpCommand parse_op_command(std::string_view command,
                            std::span<const std::string_view> argv,
                            const std::vector<std::string_view> &allowed);
+
+/// The key and kernel the JIT would compile for the command's case.
+rt::SpecKey key_of(const OpCommand &cmd);
+Kernel kernel_of(const OpCommand &cmd);
+
+/// `tilejit OP --help` text of an op: its tensors, parameters and shape.
+std::string op_help(const ops::OpDef &op);
 
 } // namespace tilejit::cli

@@ -1,9 +1,9 @@
 // roofline_copy.cpp - The device-to-device copy that the memory-bound
 // benchmarks compare with: the faster of the driver's copy and a plain
 // 16-byte-vector copy kernel, both timed like the ops (rt::time_graph_ms).
-#include "registry.h"
+#include "run.h"
 
-#include "common/rotation.h"
+#include "rotation.h"
 
 #include "tilejit/runtime/buffer.h"
 #include "tilejit/runtime/driver.h"
@@ -14,7 +14,7 @@
 #include <algorithm>
 #include <mutex>
 
-namespace tilejit::ops {
+namespace tilejit::harness {
 namespace {
 
 // Each thread copies four 16-byte vectors, 256 threads apart: a block moves
@@ -119,4 +119,4 @@ void settle_timing() {
   });
 }
 
-} // namespace tilejit::ops
+} // namespace tilejit::harness

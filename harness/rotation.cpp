@@ -1,5 +1,5 @@
 // rotation.cpp - Rotation: device copies of an op's buffers.
-#include "common/rotation.h"
+#include "rotation.h"
 
 #include "tilejit/error.h"
 #include "tilejit/runtime/stream.h"
@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace tilejit::ops {
+namespace tilejit::harness {
 
 Rotation::Rotation(std::vector<const rt::DeviceBuffer *> buffers,
                    double footprint)
@@ -38,4 +38,4 @@ CUdeviceptr Rotation::at(CUdeviceptr p, int set) const {
                       "rotated buffers");
 }
 
-} // namespace tilejit::ops
+} // namespace tilejit::harness

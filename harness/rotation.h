@@ -7,7 +7,7 @@
 
 #include <vector>
 
-namespace tilejit::ops {
+namespace tilejit::harness {
 
 /// Timed calls rotate among `sets()` sets of an op's buffers: set 0 is the
 /// buffers themselves, the others device copies of them. Consecutive calls
@@ -38,4 +38,4 @@ private:
   std::vector<std::vector<rt::DeviceBuffer>> copies_; ///< [set - 1][buffer]
 };
 
-} // namespace tilejit::ops
+} // namespace tilejit::harness

@@ -1,0 +1,128 @@
+// op_test.h - An op's evidence, next to it (kernels/<family>/<op>_test.cpp):
+// how its inputs are filled, how its outputs are checked, and its case table
+// (GPU cases, benchmark cases, deliberate mistakes with their messages).
+// One harness (run.h) turns every table into CPU tests, GPU tests,
+// benchmark rows and the CLI's `run` and `bench`.
+#pragma once
+
+#include "op/op_def.h"
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tilejit::harness {
+
+/// How an input is filled (seeded): normal(mean, stddev), uniform(lo, hi)
+/// or random bytes (every bit pattern, NaNs included).
+struct Fill {
+  enum class Kind { normal, uniform, bytes, byte_range } kind = Kind::normal;
+  double a = 0, b = 1;
+};
+inline Fill normal(double mean = 0, double stddev = 1) {
+  return {Fill::Kind::normal, mean, stddev};
+}
+inline Fill uniform(double lo, double hi) {
+  return {Fill::Kind::uniform, lo, hi};
+}
+inline Fill random_bytes() { return {Fill::Kind::bytes, 0, 0}; }
+/// Every byte uniform in [lo, hi] (e.g. UE8M0 scale codes).
+inline Fill bytes_in(int lo, int hi) {
+  return {Fill::Kind::byte_range, 1.0 * lo, 1.0 * hi};
+}
+
+/// What a run computed: the inputs, the parameters, the outputs the GPU
+/// wrote and the reference's (empty when the op has no reference).
+struct RunData {
+  ops::HostCall call;
+  std::vector<ref::HostTensor> outputs;  ///< in declaration order
+  std::vector<ref::HostTensor> expected; ///< from the reference
+  uint64_t seed = 0;
+  const ref::HostTensor &output(std::string_view name) const;
+};
+
+/// Compares output `got` with the reference's `want`: `fn` returns "" when
+/// they agree, else the first difference in one line; `what` says how they
+/// are compared ("bitwise equal").
+struct Compare {
+  std::string what;
+  std::function<std::string(const ref::HostTensor &got,
+                            const ref::HostTensor &want, const RunData &run)>
+      fn;
+};
+/// Every byte of every element equal.
+Compare exact();
+/// |got - want| <= atol + rtol |want| for every element
+/// (torch.testing.assert_close).
+Compare allclose(double rtol, double atol);
+
+/// One row of the case table. Shapes and parameters are written as on the
+/// command line: `shape` is `--shape`, `set` holds `--set NAME=VALUE` (the
+/// op's parameters and named dimensions) and `dtypes` `--dtype NAME=DTYPE`
+/// (a bare "" name is the first input).
+struct Case {
+  std::string label;
+  std::vector<int64_t> shape;
+  std::map<std::string, std::string> set = {};
+  std::map<std::string, DType> dtypes = {};
+  /// Inputs whose rows are padded: stride[-2] in elements.
+  std::map<std::string, int64_t> row_stride = {};
+  /// Inputs of other strides than their declared layout (in elements).
+  std::map<std::string, std::vector<int64_t>> strides = {};
+  enum Kind { gpu = 1, bench = 2, big = 4 };
+  int kind = gpu;
+};
+
+/// A deliberate mistake: the tensors and parameters of a call (tensors in
+/// declaration order; parameters by name, the others at their defaults) and
+/// the exact message of the UserError it must raise before any launch.
+struct ErrorCase {
+  std::string label;
+  std::vector<rt::TensorView> tensors;
+  std::map<std::string, ops::ParamValue> params;
+  std::string message;
+};
+
+/// A tensor of fake device memory for error cases: contiguous at a
+/// 256-byte-aligned address, or with the given strides.
+rt::TensorView fake(DType dtype, std::vector<int64_t> shape,
+                    std::vector<int64_t> strides = {},
+                    CUdeviceptr address = 0x10000);
+
+struct OpTest {
+  std::string op;
+  /// By tensor name, or "name:dtype" for one dtype of it; default normal().
+  std::map<std::string, Fill> fills = {};
+  std::map<std::string, Compare> compare = {}; ///< default: exact()
+  /// Checks the outputs itself (instead of a whole reference, which would
+  /// be too slow: gemm checks sampled rows); "" when they pass.
+  std::function<std::string(const RunData &)> check = nullptr;
+  /// Floating-point work of a compute-bound op (its benchmark reports
+  /// TFLOP/s); nullptr for a memory-bound one (GB/s against a copy).
+  std::function<double(const ops::HostCall &)> flops = nullptr;
+  /// Time back-to-back launches rather than a CUDA graph's replays (as
+  /// cuBLAS is timed: a graph runs a long gemm into power throttling).
+  bool time_launches = false;
+  std::vector<Case> cases = {};
+  std::vector<ErrorCase> errors = {};
+};
+
+/// Every registered op test, by op name; nullptr if the op has none.
+const OpTest *find_test(std::string_view op);
+std::vector<const OpTest *> all_tests();
+
+struct TestRegistrar {
+  explicit TestRegistrar(OpTest (*make)());
+};
+
+/// Registers the op test that the function body returns:
+///
+///   TILEJIT_OP_TEST(topk_gate) { return {.op = "topk_gate", ...}; }
+#define TILEJIT_OP_TEST(name)                                                  \
+  static ::tilejit::harness::OpTest make_##name##_test();                      \
+  static const ::tilejit::harness::TestRegistrar register_##name##_test(       \
+      make_##name##_test);                                                     \
+  static ::tilejit::harness::OpTest make_##name##_test()
+
+} // namespace tilejit::harness

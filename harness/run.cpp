@@ -1,0 +1,535 @@
+// run.cpp - One case of an op: resolved through its declaration, inputs
+// generated, the CPU reference, the GPU call, the check and the timing.
+#include "run.h"
+
+#include "rotation.h"
+
+#include "common/convert.h"
+
+#include "tilejit/error.h"
+#include "tilejit/runtime/buffer.h"
+#include "tilejit/runtime/stream.h"
+#include "tilejit/runtime/timer.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <future>
+#include <random>
+#include <thread>
+
+namespace tilejit::harness {
+
+namespace {
+
+/// Elements a layout's storage spans (0 when it has none).
+int64_t extent(const ops::TensorShape &t) {
+  int64_t last = 0;
+  for (size_t d = 0; d < t.shape.size(); ++d) {
+    if (t.shape[d] == 0)
+      return 0;
+    last += (t.shape[d] - 1) * t.strides[d];
+  }
+  return last + 1;
+}
+
+int64_t numel(const ops::TensorShape &t) {
+  int64_t n = 1;
+  for (int64_t s : t.shape)
+    n *= s;
+  return n;
+}
+
+std::vector<int64_t> dense_strides(const std::vector<int64_t> &shape) {
+  return ref::contiguous_strides(shape);
+}
+
+std::string dtype_list(const std::vector<DType> &dtypes) {
+  std::vector<std::string_view> names;
+  for (DType d : dtypes)
+    names.push_back(name_of(d));
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+} // namespace
+
+// --- resolving a case
+// ---------------------------------------------------------
+
+Resolved resolve(const ops::OpDef &op, const Case &c) {
+  Resolved r;
+  r.op = &op;
+  r.test = find_test(op.name);
+  // --shape binds the dimensions of the op's cli_shape.
+  const std::vector<std::string> cli = ops::shape_items(op.cli_shape);
+  const bool rest = std::find(cli.begin(), cli.end(), "*") != cli.end();
+  const size_t fixed = cli.size() - (rest ? 1 : 0);
+  const std::vector<int64_t> &shape =
+      c.shape.empty() ? op.default_shape : c.shape;
+  if (rest ? shape.size() < fixed : shape.size() != fixed)
+    throw UserError(fmt::format("{}: --shape has {} dimensions; requires {}{} "
+                                "({})",
+                                op.name, shape.size(), rest ? "at least " : "",
+                                fixed, op.cli_shape));
+  std::map<std::string, int64_t> dims;
+  std::vector<int64_t> rest_dims;
+  size_t axis = 0;
+  for (const std::string &item : cli) {
+    if (item == "*") {
+      rest_dims.assign(shape.begin() + static_cast<long>(axis),
+                       shape.begin() + static_cast<long>(axis) +
+                           static_cast<long>(shape.size() - fixed));
+      axis += shape.size() - fixed;
+      continue;
+    }
+    const int64_t v = shape[axis++];
+    auto [it, fresh] = dims.emplace(item, v);
+    if (!fresh && it->second != v)
+      throw UserError(fmt::format("{}: --shape {}: {} is {} and {}; requires "
+                                  "one size",
+                                  op.name, fmt::join(shape, "x"), item,
+                                  it->second, v));
+  }
+  // --set: parameters by type, and named dimensions.
+  r.params.clear();
+  for (const ops::ParamDecl &p : op.params)
+    r.params.push_back(p.default_value);
+  for (const auto &[name, text] : c.set) {
+    if (int i = op.param_index(name); i >= 0) {
+      r.params[i] = ops::parse_param(op, op.params[i], text);
+      continue;
+    }
+    auto dim = dims.find(name);
+    if (dim == dims.end())
+      throw UserError(fmt::format("{}: --set {}: the op has no parameter or "
+                                  "dimension '{}'",
+                                  op.name, name, name));
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || end != text.data() + text.size() || v < 0)
+      throw UserError(fmt::format("{}: --set {}={} is not a non-negative "
+                                  "integer",
+                                  op.name, name, text));
+    if (!c.shape.empty() && v != dim->second)
+      throw UserError(fmt::format("{}: --set {}={} conflicts with --shape {} "
+                                  "({} = {})",
+                                  op.name, name, text, fmt::join(c.shape, "x"),
+                                  name, dim->second));
+    dim->second = v;
+  }
+  // dtypes: --dtype (the first input), --dtype NAME=..., or the first the
+  // declaration allows.
+  std::vector<DType> dtypes(op.tensors.size());
+  std::vector<bool> given(op.tensors.size(), false);
+  for (const auto &[name, dtype] : c.dtypes) {
+    int i = name.empty() ? 0 : op.tensor_index(name);
+    if (i < 0)
+      throw UserError(fmt::format("{}: --dtype {}=...: the op has no tensor "
+                                  "'{}'",
+                                  op.name, name, name));
+    const ops::TensorDecl &t = op.tensors[i];
+    if (!t.dtypes.empty() &&
+        std::find(t.dtypes.begin(), t.dtypes.end(), dtype) == t.dtypes.end())
+      throw UserError(fmt::format("{}: --dtype {}={} is not supported; "
+                                  "requires {}",
+                                  op.name, t.name, name_of(dtype),
+                                  dtype_list(t.dtypes)));
+    if (t.dtypes.empty())
+      throw UserError(fmt::format("{}: --dtype {}: '{}' has the dtype of "
+                                  "'{}'",
+                                  op.name, t.name, t.name, t.same_dtype_as));
+    dtypes[i] = dtype;
+    given[i] = true;
+  }
+  for (size_t i = 0; i < op.tensors.size(); ++i)
+    if (!given[i] && !op.tensors[i].dtypes.empty())
+      dtypes[i] = op.tensors[i].dtypes.front();
+  for (size_t i = 0; i < op.tensors.size(); ++i)
+    if (op.tensors[i].dtypes.empty())
+      dtypes[i] = dtypes[op.tensor_index(op.tensors[i].same_dtype_as)];
+  // Shapes from the declaration, or the op's shape_of.
+  ops::ShapeArgs args{&op, {dims.begin(), dims.end()}, r.params, dtypes};
+  for (size_t i = 0; i < op.tensors.size(); ++i) {
+    const ops::TensorDecl &t = op.tensors[i];
+    ops::TensorShape layout;
+    layout.dtype = dtypes[i];
+    if (t.shape.empty()) {
+      if (!op.shape_of)
+        throw InternalError(fmt::format("internal error: {}: tensor '{}' has "
+                                        "no shape and the op no shape_of",
+                                        op.name, t.name));
+      layout = op.shape_of(t.name, args);
+    } else {
+      for (const std::string &item : ops::shape_items(t.shape)) {
+        int64_t n = 0;
+        auto [end, ec] =
+            std::from_chars(item.data(), item.data() + item.size(), n);
+        if (item == "*")
+          layout.shape.insert(layout.shape.end(), rest_dims.begin(),
+                              rest_dims.end());
+        else if (ec == std::errc() && end == item.data() + item.size())
+          layout.shape.push_back(n);
+        else if (op.param_index(item) >= 0)
+          layout.shape.push_back(args.integer(item));
+        else if (auto d = dims.find(item); d != dims.end())
+          layout.shape.push_back(d->second);
+        else
+          throw InternalError(fmt::format("internal error: {}: dimension '{}' "
+                                          "of '{}' follows from neither "
+                                          "--shape ({}) nor a parameter",
+                                          op.name, item, t.name, op.cli_shape));
+      }
+      layout.strides = dense_strides(layout.shape);
+    }
+    if (auto given = c.strides.find(t.name); given != c.strides.end()) {
+      if (given->second.size() != layout.shape.size())
+        throw UserError(fmt::format("{}: {} strides given for '{}' of rank "
+                                    "{}",
+                                    op.name, given->second.size(), t.name,
+                                    layout.shape.size()));
+      layout.strides = given->second;
+    }
+    if (auto pad = c.row_stride.find(t.name); pad != c.row_stride.end()) {
+      if (layout.shape.size() < 2 || pad->second < layout.shape.back())
+        throw UserError(fmt::format("{}: row stride {} of '{}' {}; requires "
+                                    "at least its last dimension",
+                                    op.name, pad->second, t.name,
+                                    fmt::join(layout.shape, "x")));
+      const size_t rows = layout.shape.size() - 2;
+      layout.strides[rows] = pad->second;
+      for (size_t d = rows; d-- > 0;)
+        layout.strides[d] = layout.strides[d + 1] * layout.shape[d + 1];
+    }
+    r.tensors.push_back(std::move(layout));
+  }
+  // What was asked for, as the CLI would say it.
+  std::vector<std::string> words = {fmt::format("{}", fmt::join(shape, "x"))};
+  for (const auto &[name, dtype] : c.dtypes)
+    words.push_back(name.empty() ? std::string(name_of(dtype))
+                                 : fmt::format("{}={}", name, name_of(dtype)));
+  for (const auto &[name, text] : c.set)
+    words.push_back(fmt::format("{}={}", name, text));
+  for (const auto &[name, stride] : c.row_stride)
+    words.push_back(fmt::format("{}.row_stride={}", name, stride));
+  r.label = fmt::format("{}", fmt::join(words, " "));
+  return r;
+}
+
+ops::Call bind_for_compile(const Resolved &r,
+                           std::vector<rt::TensorView> &storage) {
+  storage.clear();
+  for (size_t i = 0; i < r.tensors.size(); ++i) {
+    const ops::TensorShape &t = r.tensors[i];
+    storage.push_back(
+        rt::TensorView::strided(static_cast<CUdeviceptr>(0x10000000) * (i + 1),
+                                t.dtype, t.shape, t.strides));
+  }
+  return r.op->bind(storage, r.params);
+}
+
+// --- inputs and the reference
+// ---------------------------------------------------
+
+namespace {
+
+void fill(ref::HostTensor &t, int64_t elements, const Fill &f,
+          std::mt19937_64 &gen) {
+  std::byte *raw = t.raw();
+  const size_t elt = size_of(t.dtype());
+  if (f.kind == Fill::Kind::bytes) {
+    for (size_t i = 0; i < static_cast<size_t>(elements) * elt; ++i)
+      raw[i] = static_cast<std::byte>(gen());
+    return;
+  }
+  if (f.kind == Fill::Kind::byte_range) {
+    std::uniform_int_distribution<int> byte(static_cast<int>(f.a),
+                                            static_cast<int>(f.b));
+    for (size_t i = 0; i < static_cast<size_t>(elements) * elt; ++i)
+      raw[i] = static_cast<std::byte>(byte(gen));
+    return;
+  }
+  std::normal_distribution<double> normal(f.a, f.b);
+  std::uniform_real_distribution<double> uniform(f.a, f.b);
+  for (int64_t i = 0; i < elements; ++i) {
+    const double v = f.kind == Fill::Kind::normal ? normal(gen) : uniform(gen);
+    std::byte *at = raw + static_cast<size_t>(i) * elt;
+    auto put = [&](auto value) { std::memcpy(at, &value, sizeof(value)); };
+    switch (t.dtype()) {
+    case DType::f32:
+      put(static_cast<float>(v));
+      break;
+    case DType::f64:
+      put(v);
+      break;
+    case DType::bf16:
+      put(ref::f32_to_bf16(static_cast<float>(v)));
+      break;
+    case DType::f16:
+      put(ref::f32_to_f16(static_cast<float>(v)));
+      break;
+    case DType::e4m3:
+      put(ref::f32_to_e4m3(static_cast<float>(v)));
+      break;
+    case DType::e5m2:
+      put(ref::f32_to_e5m2(static_cast<float>(v)));
+      break;
+    case DType::i32:
+      put(static_cast<int32_t>(std::floor(v)));
+      break;
+    case DType::i64:
+      put(static_cast<int64_t>(std::floor(v)));
+      break;
+    default:
+      put(static_cast<uint8_t>(std::floor(v)));
+      break;
+    }
+  }
+}
+
+ref::HostTensor host_tensor(const ops::TensorShape &t) {
+  return ref::HostTensor::zeros_strided(t.dtype, t.shape, t.strides);
+}
+
+} // namespace
+
+const ref::HostTensor &RunData::output(std::string_view name) const {
+  return outputs.at(call.op->index_among(name, true));
+}
+
+Prepared Prepared::make(const Resolved &r, uint64_t seed) {
+  Prepared p;
+  p.r_ = r;
+  p.data_.seed = seed;
+  p.data_.call.op = r.op;
+  p.data_.call.params = r.params;
+  std::mt19937_64 gen(seed);
+  for (size_t i = 0; i < r.tensors.size(); ++i) {
+    const ops::TensorDecl &decl = r.op->tensors[i];
+    if (decl.output) {
+      p.data_.call.outputs.push_back(r.tensors[i]);
+      continue;
+    }
+    ref::HostTensor t = host_tensor(r.tensors[i]);
+    Fill how = normal();
+    if (r.test) {
+      const std::string typed =
+          fmt::format("{}:{}", decl.name, name_of(r.tensors[i].dtype));
+      if (auto it = r.test->fills.find(typed); it != r.test->fills.end())
+        how = it->second;
+      else if (auto named = r.test->fills.find(decl.name);
+               named != r.test->fills.end())
+        how = named->second;
+    }
+    // Padding between rows is filled too: the kernel must not read it.
+    fill(t, extent(r.tensors[i]), how, gen);
+    p.data_.call.inputs.push_back(std::move(t));
+  }
+  if (r.op->reference && !(r.test && r.test->check))
+    p.data_.expected = r.op->reference(p.data_.call);
+  return p;
+}
+
+// --- on the GPU
+// ------------------------------------------------------------------
+
+RunResult Prepared::run(const RunOptions &options) const {
+  const ops::OpDef &op = *r_.op;
+  std::vector<rt::DeviceBuffer> buffers;
+  std::vector<rt::TensorView> views;
+  RunResult result;
+  result.shape = r_.label;
+  int input = 0;
+  for (size_t i = 0; i < r_.tensors.size(); ++i) {
+    const ops::TensorShape &t = r_.tensors[i];
+    const size_t bytes = static_cast<size_t>(extent(t)) * size_of(t.dtype);
+    buffers.emplace_back(std::max<size_t>(bytes, 1));
+    if (op.tensors[i].output) {
+      buffers.back().fill_zero();
+    } else if (bytes > 0) {
+      buffers.back().upload(data_.call.inputs[input].raw(), bytes);
+    }
+    input += op.tensors[i].output ? 0 : 1;
+    views.push_back(rt::TensorView::strided(buffers.back().ptr(), t.dtype,
+                                            t.shape, t.strides));
+    result.bytes += static_cast<double>(numel(t) * size_of(t.dtype));
+  }
+  op.call(views, r_.params, nullptr);
+  rt::synchronize(nullptr);
+
+  RunData data = data_;
+  for (size_t i = 0; i < r_.tensors.size(); ++i) {
+    if (!op.tensors[i].output)
+      continue;
+    ref::HostTensor got = host_tensor(r_.tensors[i]);
+    const size_t bytes =
+        static_cast<size_t>(extent(r_.tensors[i])) * size_of(got.dtype());
+    if (bytes > 0)
+      buffers[i].download(got.raw(), bytes);
+    data.outputs.push_back(std::move(got));
+  }
+  std::string diff, what;
+  if (r_.test && r_.test->check) {
+    diff = r_.test->check(data);
+    what = "checked";
+  } else if (data.expected.size() != data.outputs.size()) {
+    throw InternalError(fmt::format("internal error: {}: the reference "
+                                    "gave {} outputs; the op has {}",
+                                    op.name, data.expected.size(),
+                                    data.outputs.size()));
+  } else {
+    int j = 0;
+    std::vector<std::string> whats;
+    for (const ops::TensorDecl &t : op.tensors) {
+      if (!t.output)
+        continue;
+      Compare how = exact();
+      if (r_.test)
+        if (auto it = r_.test->compare.find(t.name);
+            it != r_.test->compare.end())
+          how = it->second;
+      if (diff.empty()) {
+        std::string d = how.fn(data.outputs[j], data.expected[j], data);
+        if (!d.empty())
+          diff = fmt::format("{}: {}", t.name, d);
+      }
+      whats.push_back(fmt::format("{} {}", t.name, how.what));
+      ++j;
+    }
+    what = fmt::format("{}", fmt::join(whats, ", "));
+  }
+  result.passed = diff.empty();
+  result.check =
+      result.passed ? fmt::format("{} against the CPU reference", what) : diff;
+  if (r_.test && r_.test->flops)
+    result.flops = r_.test->flops(data.call);
+
+  if (options.iters > 0 && result.bytes > 0) {
+    if (r_.test && r_.test->time_launches) {
+      result.ms = rt::time_ms([&] { op.call(views, r_.params, nullptr); },
+                              nullptr, options.warmup, options.iters);
+    } else {
+      std::vector<const rt::DeviceBuffer *> all;
+      for (const rt::DeviceBuffer &b : buffers)
+        all.push_back(&b);
+      const Rotation rotation(all, result.bytes);
+      std::vector<rt::TensorView> moved = views;
+      result.ms = rt::time_graph_ms(
+          [&](CUstream s, int call) {
+            for (size_t i = 0; i < views.size(); ++i)
+              moved[i] = rotation.at(views[i], call);
+            op.call(moved, r_.params, s);
+          },
+          options.warmup, options.iters);
+    }
+    result.copy_ms = copy_roofline_ms(result.bytes, options);
+  }
+  return result;
+}
+
+RunResult run_case(const ops::OpDef &op, const Case &c,
+                   const RunOptions &options) {
+  return Prepared::make(resolve(op, c), options.seed).run(options);
+}
+
+void run_cases(
+    const ops::OpDef &op, const std::vector<Case> &cases,
+    const RunOptions &options,
+    const std::function<void(const Case &, const RunResult &)> &done) {
+  const size_t batch = std::max(1u, std::thread::hardware_concurrency());
+  for (size_t first = 0; first < cases.size(); first += batch) {
+    const size_t last = std::min(cases.size(), first + batch);
+    std::vector<std::future<Prepared>> prepared;
+    for (size_t i = first; i < last; ++i)
+      prepared.push_back(std::async(std::launch::async, [&, i] {
+        return Prepared::make(resolve(op, cases[i]), options.seed + i);
+      }));
+    // A case that throws fails alone; the others still run.
+    for (size_t i = first; i < last; ++i) {
+      RunResult r;
+      try {
+        r = prepared[i - first].get().run(options);
+      } catch (const Error &e) {
+        r.shape = cases[i].label;
+        r.check = e.what();
+        r.passed = false;
+      }
+      done(cases[i], r);
+    }
+  }
+}
+
+// --- comparisons and fake tensors
+// ---------------------------------------------------
+
+Compare exact() {
+  return {"bitwise equal",
+          [](const ref::HostTensor &got, const ref::HostTensor &want,
+             const RunData &) { return ref::compare_exact(got, want); }};
+}
+
+Compare allclose(double rtol, double atol) {
+  return {fmt::format("within rtol {}, atol {}", rtol, atol),
+          [rtol, atol](const ref::HostTensor &got, const ref::HostTensor &want,
+                       const RunData &) -> std::string {
+            if (got.shape() != want.shape())
+              return fmt::format("got {}, expected {}", got.to_string(),
+                                 want.to_string());
+            std::string diff;
+            std::vector<int64_t> index(got.shape().size(), 0);
+            const int64_t n = got.numel();
+            for (int64_t flat = 0; flat < n && diff.empty(); ++flat) {
+              int64_t rem = flat;
+              for (size_t d = index.size(); d-- > 0;) {
+                index[d] = rem % got.shape()[d];
+                rem /= got.shape()[d];
+              }
+              const double g = ref::element_as_double(got, index),
+                           w = ref::element_as_double(want, index);
+              if (!(std::fabs(g - w) <= atol + rtol * std::fabs(w)))
+                diff = fmt::format("[{}]: {} vs reference {}",
+                                   fmt::join(index, ", "), g, w);
+            }
+            return diff;
+          }};
+}
+
+rt::TensorView fake(DType dtype, std::vector<int64_t> shape,
+                    std::vector<int64_t> strides, CUdeviceptr address) {
+  if (strides.empty())
+    strides = ref::contiguous_strides(shape);
+  return rt::TensorView::strided(address, dtype, shape, strides);
+}
+
+// --- the registry of op tests
+// --------------------------------------------------------
+
+namespace {
+std::map<std::string, OpTest> &tests() {
+  static std::map<std::string, OpTest> t;
+  return t;
+}
+} // namespace
+
+TestRegistrar::TestRegistrar(OpTest (*make)()) {
+  OpTest t = make();
+  std::string name = t.op;
+  tests()[name] = std::move(t);
+}
+
+const OpTest *find_test(std::string_view op) {
+  auto it = tests().find(std::string(op));
+  return it == tests().end() ? nullptr : &it->second;
+}
+
+std::vector<const OpTest *> all_tests() {
+  std::vector<const OpTest *> out;
+  for (const auto &[name, t] : tests())
+    out.push_back(&t);
+  return out;
+}
+
+} // namespace tilejit::harness

@@ -1,0 +1,289 @@
+// op_def.h - An op declared once: its name and summary, its tensor
+// parameters (dtypes, symbolic shapes, layout), its typed static parameters,
+// one function to the kernel spec, the DSL kernel and the CPU reference.
+// Validation, the specialisation key, the launch (bound by name against the
+// compiled kernel's ABI), `tilejit list`, `--set` parsing and the test
+// harness all derive from it. docs/adding-an-op.md walks through one.
+#pragma once
+
+#include "common/host_tensor.h"
+
+#include "tilejit/compiler/kernel.h"
+#include "tilejit/runtime/spec_key.h"
+#include "tilejit/runtime/tensor.h"
+
+#include <cuda.h>
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace tilejit::ops {
+
+/// A static parameter's value: bool, integer, real or one of named choices.
+using ParamValue = std::variant<bool, int64_t, double, std::string>;
+
+/// A typed static parameter (TileKernels' argument name and meaning).
+struct ParamDecl {
+  enum class Type { boolean, integer, real, choice };
+  std::string name;
+  Type type = Type::integer;
+  ParamValue default_value;
+  int64_t min = std::numeric_limits<int64_t>::min(); ///< integer
+  int64_t max = std::numeric_limits<int64_t>::max(); ///< integer
+  double real_min = -std::numeric_limits<double>::infinity(); ///< real
+  std::vector<std::string> choices;                  ///< choice
+  std::string doc;
+};
+
+ParamDecl flag(std::string name, bool fallback, std::string doc);
+ParamDecl integer(std::string name, int64_t fallback, int64_t min, int64_t max,
+                  std::string doc);
+/// A finite real at least `min`.
+ParamDecl real(std::string name, double fallback, double min,
+               std::string doc);
+/// Any finite real.
+ParamDecl real(std::string name, double fallback, std::string doc);
+ParamDecl choice(std::string name, std::string fallback,
+                 std::vector<std::string> choices, std::string doc);
+
+/// What a tensor parameter's memory must be beyond its shape.
+enum class Layout {
+  strided,          ///< any non-negative strides
+  inner_contiguous, ///< stride 1 along the last dimension
+  contiguous,       ///< row-major, dense
+};
+
+/// A tensor parameter. `shape` names its dimensions, comma-separated:
+/// a name binds a dimension (the same name elsewhere must agree), an integer
+/// is a fixed size, a static integer parameter's name is its value, and one
+/// `*` stands for any number of leading dimensions ("*, n, n"). An empty
+/// shape is left to the op's own check.
+struct TensorDecl {
+  std::string name;
+  bool output = false;
+  std::vector<DType> dtypes; ///< allowed; empty: as `same_dtype_as`
+  std::string same_dtype_as; ///< another tensor whose dtype this one has
+  std::string shape;
+  Layout layout = Layout::strided;
+  std::string doc;
+};
+
+TensorDecl input(std::string name, std::vector<DType> dtypes,
+                 std::string shape, Layout layout = Layout::strided,
+                 std::string doc = "");
+TensorDecl output(std::string name, std::vector<DType> dtypes,
+                  std::string shape, Layout layout = Layout::contiguous,
+                  std::string doc = "");
+/// A tensor whose dtype is that of tensor `like`.
+TensorDecl input_like(std::string name, std::string like, std::string shape,
+                      Layout layout = Layout::strided, std::string doc = "");
+TensorDecl output_like(std::string name, std::string like, std::string shape,
+                       Layout layout = Layout::contiguous,
+                       std::string doc = "");
+
+/// A rule on a named dimension: min <= size <= max and size % multiple == 0.
+struct DimRule {
+  std::string dim;
+  int64_t min = 0;
+  int64_t max = std::numeric_limits<int64_t>::max();
+  int64_t multiple = 1;
+};
+
+class OpDef;
+
+/// A tensor's dtype, shape and strides (in elements), without memory.
+struct TensorShape {
+  DType dtype = DType::f32;
+  std::vector<int64_t> shape, strides;
+};
+
+/// What an output's layout may depend on: the named dimensions, the static
+/// parameters and the dtypes of a call (OpDef::shape_of).
+struct ShapeArgs {
+  const OpDef *op = nullptr;
+  std::vector<std::pair<std::string, int64_t>> dims;
+  std::vector<ParamValue> params;
+  std::vector<DType> dtypes; ///< per tensor
+  int64_t dim(std::string_view name) const;
+  bool flag(std::string_view name) const;
+  int64_t integer(std::string_view name) const;
+  DType dtype(std::string_view tensor) const;
+};
+
+/// One call of an op: its tensors and static parameters, in declaration
+/// order, validated, with the named dimensions bound.
+class Call {
+public:
+  Call(const OpDef &op, std::span<const rt::TensorView> tensors,
+       std::span<const ParamValue> params);
+
+  const OpDef &op() const { return *op_; }
+  const rt::TensorView &tensor(std::string_view name) const;
+  /// A named dimension's size; InternalError if the op has none of the name.
+  int64_t dim(std::string_view name) const;
+  bool flag(std::string_view name) const;
+  int64_t integer(std::string_view name) const;
+  double real(std::string_view name) const;
+  const std::string &choice(std::string_view name) const;
+  std::span<const rt::TensorView> tensors() const { return tensors_; }
+  std::span<const ParamValue> params() const { return params_; }
+
+private:
+  friend class OpDef;
+  const ParamValue &param(std::string_view name) const;
+  void bind_dims();
+  struct Dim {
+    std::string_view name;
+    int64_t value;
+    int tensor; ///< the tensor that bound it
+  };
+  const OpDef *op_;
+  std::span<const rt::TensorView> tensors_;
+  std::span<const ParamValue> params_;
+  std::array<Dim, 16> dims_{};
+  int num_dims_ = 0;
+  int rest_tensor_ = -1; ///< the tensor whose leading dims bound `*`
+  int rest_rank_ = 0;
+};
+
+/// The CPU reference's view of a call: host tensors (inputs, in declaration
+/// order) and the static parameters.
+struct HostCall {
+  const OpDef *op = nullptr;
+  std::vector<ref::HostTensor> inputs;
+  std::vector<ParamValue> params;
+  /// The layouts of the outputs, in declaration order (their dtypes are
+  /// the caller's choice where the op allows several).
+  std::vector<TensorShape> outputs;
+
+  const ref::HostTensor &tensor(std::string_view name) const;
+  const TensorShape &output(std::string_view name) const;
+  bool flag(std::string_view name) const;
+  int64_t integer(std::string_view name) const;
+  double real(std::string_view name) const;
+  const std::string &choice(std::string_view name) const;
+};
+
+/// The tensors and scalars a kernel launch binds by name: the op's tensors
+/// and parameters, or views of them an op supplies (OpDef::views).
+class KernelArgs {
+public:
+  static constexpr int kMax = 16;
+  /// Adds or replaces the tensor `name` (which must outlive this object).
+  void tensor(std::string_view name, const rt::TensorView &view);
+  /// Adds or replaces the scalar `name`, converted to the kernel's dtype.
+  void scalar(std::string_view name, double value);
+  const rt::TensorView *find_tensor(std::string_view name) const;
+  const double *find_scalar(std::string_view name) const;
+
+private:
+  std::array<std::pair<std::string_view, rt::TensorView>, kMax> tensors_;
+  std::array<std::pair<std::string_view, double>, kMax> scalars_;
+  int num_tensors_ = 0, num_scalars_ = 0;
+};
+
+/// An op. Build one with make_op<Spec> (typed_op.h); register it with
+/// TILEJIT_REGISTER_OP.
+class OpDef {
+public:
+  std::string name;    ///< TileKernels' name
+  std::string summary; ///< one line
+  std::vector<TensorDecl> tensors;
+  std::vector<ParamDecl> params;
+  std::vector<DimRule> dim_rules;
+  /// The dimensions `--shape` gives, in order (e.g. "M, K"); every other
+  /// dimension follows from them and the parameters.
+  std::string cli_shape;
+  std::vector<int64_t> default_shape;
+  /// Checks beyond the declaration (throws UserError); optional.
+  std::function<void(const Call &)> check;
+  /// Handles a call with no kernel to launch (e.g. gemm's K = 0); returns
+  /// true when it did. Optional.
+  std::function<bool(const Call &, CUstream)> special;
+  /// The layout of a tensor declared without a shape (the others are
+  /// contiguous, of their declared shape), as callers that allocate
+  /// outputs or make inputs need it. Optional.
+  std::function<TensorShape(std::string_view output, const ShapeArgs &)>
+      shape_of;
+  /// The CPU reference: the outputs, in declaration order. Optional (then
+  /// the test harness's comparison computes what it checks itself).
+  std::function<std::vector<ref::HostTensor>(const HostCall &)> reference;
+
+  // Filled by make_op<Spec>: the typed specialisation.
+  std::function<rt::SpecKey(const Call &)> key;
+  std::function<Kernel(const Call &)> kernel;
+  std::function<void(const Call &, CUstream)> launch;
+
+  /// Validates and runs: tensors and params in declaration order (params
+  /// of the declared types). Throws UserError naming the argument, its
+  /// value and the requirement; nothing is launched then.
+  void call(std::span<const rt::TensorView> tensors,
+            std::span<const ParamValue> params, CUstream stream) const;
+  void call(std::initializer_list<rt::TensorView> tensors,
+            std::initializer_list<ParamValue> params, CUstream stream) const {
+    call(std::span(tensors.begin(), tensors.size()),
+         std::span(params.begin(), params.size()), stream);
+  }
+  /// Validates without launching: the key and kernel of this call.
+  Call bind(std::span<const rt::TensorView> tensors,
+            std::span<const ParamValue> params) const;
+
+  /// Parses the declared shapes (make_op calls it); InternalError for a
+  /// malformed declaration.
+  void prepare();
+
+  /// One item of a declared shape.
+  struct ShapeItem {
+    enum class Kind { name, size, param, rest } kind;
+    std::string name;
+    int64_t size = 0;
+  };
+  std::vector<std::vector<ShapeItem>> shapes; ///< per tensor, by prepare()
+
+  const TensorDecl *find_tensor(std::string_view tensor) const;
+  const ParamDecl *find_param(std::string_view param) const;
+  int tensor_index(std::string_view tensor) const;
+  /// The position of `tensor` among the inputs (outputs: false) or the
+  /// outputs (true); InternalError if it is not one of them.
+  int index_among(std::string_view tensor, bool outputs) const;
+  int param_index(std::string_view param) const;
+};
+
+/// Every registered op, in name order.
+std::vector<const OpDef *> all_ops();
+/// nullptr if no op has this name.
+const OpDef *find_op(std::string_view name);
+
+struct OpRegistrar {
+  explicit OpRegistrar(const OpDef &(*get)());
+};
+
+/// Registers the op that `getter()` returns (a function holding a static
+/// OpDef), so that the CLI, tests and benchmarks find it by name.
+#define TILEJIT_REGISTER_OP(getter)                                            \
+  static const ::tilejit::ops::OpRegistrar tilejit_register_##getter(getter)
+
+/// The items of a declared shape: "T, E" -> {"T", "E"}, "*, n, n" ->
+/// {"*", "n", "n"}.
+std::vector<std::string> shape_items(std::string_view shape);
+
+/// The text of a parameter value ("true", "8", "1e-06", "e4m3").
+std::string param_text(const ParamValue &value);
+/// Parses `text` as a value of `param` (strict: "8.5" is no integer, "2"
+/// no bool, out-of-range integers and non-finite reals are refused).
+/// Throws UserError "OP: --set NAME=TEXT ...; requires ...".
+ParamValue parse_param(const OpDef &op, const ParamDecl &param,
+                       std::string_view text);
+/// UserError unless `value` has `param`'s type and range.
+void check_param(const OpDef &op, const ParamDecl &param,
+                 const ParamValue &value);
+
+} // namespace tilejit::ops

@@ -1,0 +1,67 @@
+// spec_fields.h - TILEJIT_SPEC_FIELDS: a kernel spec's fields named once,
+// from which its specialisation key is built. A static_assert fails when a
+// field of the struct is left out of the list.
+#pragma once
+
+#include "tilejit/dtype.h"
+#include "tilejit/runtime/spec_key.h"
+
+#include <string>
+#include <type_traits>
+
+namespace tilejit::ops {
+
+/// A spec field's text in the key: a dtype by name, a number in decimal.
+template <class T> std::string field_text(const T &value) {
+  if constexpr (std::is_same_v<T, DType>)
+    return std::string(name_of(value));
+  else if constexpr (std::is_enum_v<T>)
+    return std::to_string(static_cast<std::underlying_type_t<T>>(value));
+  else
+    return std::to_string(value);
+}
+
+} // namespace tilejit::ops
+
+#define TILEJIT_FE_1(m, s, x) m(s, x)
+#define TILEJIT_FE_2(m, s, x, ...) m(s, x) TILEJIT_FE_1(m, s, __VA_ARGS__)
+#define TILEJIT_FE_3(m, s, x, ...) m(s, x) TILEJIT_FE_2(m, s, __VA_ARGS__)
+#define TILEJIT_FE_4(m, s, x, ...) m(s, x) TILEJIT_FE_3(m, s, __VA_ARGS__)
+#define TILEJIT_FE_5(m, s, x, ...) m(s, x) TILEJIT_FE_4(m, s, __VA_ARGS__)
+#define TILEJIT_FE_6(m, s, x, ...) m(s, x) TILEJIT_FE_5(m, s, __VA_ARGS__)
+#define TILEJIT_FE_7(m, s, x, ...) m(s, x) TILEJIT_FE_6(m, s, __VA_ARGS__)
+#define TILEJIT_FE_8(m, s, x, ...) m(s, x) TILEJIT_FE_7(m, s, __VA_ARGS__)
+#define TILEJIT_FE_9(m, s, x, ...) m(s, x) TILEJIT_FE_8(m, s, __VA_ARGS__)
+#define TILEJIT_FE_10(m, s, x, ...) m(s, x) TILEJIT_FE_9(m, s, __VA_ARGS__)
+#define TILEJIT_FE_11(m, s, x, ...) m(s, x) TILEJIT_FE_10(m, s, __VA_ARGS__)
+#define TILEJIT_FE_12(m, s, x, ...) m(s, x) TILEJIT_FE_11(m, s, __VA_ARGS__)
+#define TILEJIT_FE_13(m, s, x, ...) m(s, x) TILEJIT_FE_12(m, s, __VA_ARGS__)
+#define TILEJIT_FE_14(m, s, x, ...) m(s, x) TILEJIT_FE_13(m, s, __VA_ARGS__)
+#define TILEJIT_FE_15(m, s, x, ...) m(s, x) TILEJIT_FE_14(m, s, __VA_ARGS__)
+#define TILEJIT_FE_16(m, s, x, ...) m(s, x) TILEJIT_FE_15(m, s, __VA_ARGS__)
+#define TILEJIT_FE_PICK(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12,    \
+                        _13, _14, _15, _16, NAME, ...)                         \
+  NAME
+#define TILEJIT_FOR_EACH(m, s, ...)                                            \
+  TILEJIT_FE_PICK(__VA_ARGS__, TILEJIT_FE_16, TILEJIT_FE_15, TILEJIT_FE_14,    \
+                  TILEJIT_FE_13, TILEJIT_FE_12, TILEJIT_FE_11, TILEJIT_FE_10,  \
+                  TILEJIT_FE_9, TILEJIT_FE_8, TILEJIT_FE_7, TILEJIT_FE_6,      \
+                  TILEJIT_FE_5, TILEJIT_FE_4, TILEJIT_FE_3, TILEJIT_FE_2,      \
+                  TILEJIT_FE_1)                                                \
+  (m, s, __VA_ARGS__)
+#define TILEJIT_FIELD_KEY(s, x) key.add(#x, ::tilejit::ops::field_text(s.x));
+#define TILEJIT_FIELD_SIZE(S, x) +sizeof(S::x)
+
+/// Lists every field of the spec struct `Spec` (a struct of 32-bit fields
+/// that the op's kernel table compares bytewise) once, defining
+/// `add_spec_fields(key, spec)`:
+///
+///   TILEJIT_SPEC_FIELDS(TopkGateSpec, num_experts, num_topk, block_t)
+#define TILEJIT_SPEC_FIELDS(Spec, ...)                                         \
+  static_assert(sizeof(Spec) ==                                               \
+                    0 TILEJIT_FOR_EACH(TILEJIT_FIELD_SIZE, Spec, __VA_ARGS__), \
+                "TILEJIT_SPEC_FIELDS(" #Spec                                   \
+                ", ...) must list every field of the struct once");            \
+  inline void add_spec_fields(::tilejit::rt::SpecKey &key, const Spec &spec) { \
+    TILEJIT_FOR_EACH(TILEJIT_FIELD_KEY, spec, __VA_ARGS__)                     \
+  }

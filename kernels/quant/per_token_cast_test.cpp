@@ -1,0 +1,182 @@
+// per_token_cast_test.cpp - per_token_cast's case table: small shapes with
+// every tiling (tails, parts, a last short group, one row a block), the
+// original's row stride of 2K, TileKernels' test grid, the benchmark
+// shapes, and mistakes. Data and scales are compared bytewise.
+#include "op_test.h"
+
+#include <fmt/format.h>
+
+namespace tilejit::harness {
+
+namespace {
+
+/// The flag sets the original tests use, and the unrounded row-major one.
+const std::map<std::string, std::string> kFlags[] = {
+    {{"round_sf", "true"}},
+    {{"use_tma_aligned_col_major_sf", "true"},
+     {"round_sf", "true"},
+     {"use_packed_ue8m0", "true"}},
+    {},
+};
+
+std::map<std::string, std::string> with_group(std::map<std::string, std::string> set,
+                                              int64_t group) {
+  set["num_per_channels"] = std::to_string(group);
+  return set;
+}
+
+/// Bytes of the int32 packed scales past the last group are not written
+/// (the original's clear_unused_sf): they are zeroed before comparing.
+Compare packed_scales() {
+  return {"bitwise equal",
+          [](const ref::HostTensor &got, const ref::HostTensor &want,
+             const RunData &run) {
+            if (!run.call.flag("use_packed_ue8m0"))
+              return ref::compare_exact(got, want);
+            const int64_t k = run.call.tensor("x").size(1);
+            const int64_t g = run.call.integer("num_per_channels");
+            const int64_t groups = (k + g - 1) / g;
+            ref::HostTensor strided = ref::HostTensor::zeros_strided(
+                got.dtype(), got.shape(), got.strides());
+            for (int64_t m = 0; m < got.size(0); ++m)
+              for (int64_t w = 0; w < got.size(1); ++w) {
+                int32_t v = got.at<int32_t>({m, w});
+                for (int64_t j = 0; j < 4; ++j)
+                  if (4 * w + j >= groups)
+                    reinterpret_cast<uint8_t *>(&v)[j] = 0;
+                strided.at<int32_t>({m, w}) = v;
+              }
+            return ref::compare_exact(strided, want);
+          }};
+}
+
+} // namespace
+
+TILEJIT_OP_TEST(per_token_cast) {
+  OpTest t{.op = "per_token_cast", .compare = {{"out_sf", packed_scales()}}};
+  for (DType dtype : {DType::bf16, DType::f32})
+    for (const auto &flags : kFlags)
+      for (auto [m, k, group] : {std::tuple<int64_t, int64_t, int64_t>{64, 512, 128},
+                                 {1, 128, 128},
+                                 {17, 576, 128},
+                                 {33, 576, 32},
+                                 {5, 640, 64},
+                                 {3, 192, 16},
+                                 {7, 576, 576},   // 9 parts of 64
+                                 {40, 384, 384},  // 3 parts of 128
+                                 {17, 320, 128},  // a last group of 64
+                                 {33, 704, 128},  // the same, 5 whole
+                                 {9, 1056, 64},   // 16 whole, a last of 32
+                                 {5, 200, 64},    // a last group of 8
+                                 {48, 192, 192},  // 3 parts of 64
+                                 {9, 2560, 2560}, // group 5 x 512
+                                 {2, 1280, 1280}, // group 5 x 256
+                                 {3, 3072, 3072}, // group 3 x 1024
+                                 {1, 64, 64},
+                                 {0, 512, 128},
+                                 {130, 4096, 128},
+                                 // Enough rows for the full tiles (fewer
+                                 // rows take smaller ones), with tails.
+                                 {6600, 576, 128},
+                                 {8001, 576, 64},
+                                 {2100, 2048, 128}})
+        t.cases.push_back({.shape = {m, k},
+                           .set = with_group(flags, group),
+                           .dtypes = {{"", dtype}}});
+  // The original's row stride of 2K; rows 8-byte aligned (no 16-byte
+  // vectors) and 4-byte aligned (no 8-byte ones either).
+  for (DType dtype : {DType::bf16, DType::f32}) {
+    t.cases.push_back({.shape = {301, 2048},
+                       .set = with_group(kFlags[0], 128),
+                       .dtypes = {{"", dtype}},
+                       .row_stride = {{"x", 4096}}});
+    for (int64_t group : {32, 128, 576})
+      t.cases.push_back({.shape = {301, 576},
+                         .set = with_group(kFlags[0], group),
+                         .dtypes = {{"", dtype}},
+                         .row_stride = {{"x", 1152}}});
+    for (int64_t stride : {580, 578})
+      t.cases.push_back({.shape = {301, 576},
+                         .set = with_group(kFlags[0], 576),
+                         .dtypes = {{"", dtype}},
+                         .row_stride = {{"x", stride}}});
+  }
+  // TileKernels' test grid.
+  for (int64_t m : {4001, 8001})
+    for (int64_t k : {576, 2048, 2560, 3072, 4096, 6144, 7168})
+      for (int64_t group : {int64_t{32}, int64_t{64}, int64_t{128}, k})
+        for (DType dtype : {DType::bf16, DType::f32})
+          for (int f : {0, 1})
+            t.cases.push_back({.shape = {m, k},
+                               .set = with_group(kFlags[f], group),
+                               .dtypes = {{"", dtype}},
+                               .kind = Case::big});
+  // The benchmarks (the original benchmarks packed UE8M0).
+  for (auto [m, k, group, dtype] :
+       {std::tuple<int64_t, int64_t, int64_t, DType>{8001, 7168, 128,
+                                                     DType::bf16},
+        {8001, 2048, 128, DType::bf16},
+        {4001, 576, 128, DType::bf16},
+        {8001, 7168, 32, DType::bf16},
+        {8001, 7168, 7168, DType::bf16},
+        {8001, 7168, 128, DType::f32}})
+    t.cases.push_back({.shape = {m, k},
+                       .set = with_group(kFlags[1], group),
+                       .dtypes = {{"", dtype}},
+                       .kind = Case::bench});
+
+  const auto x = fake(DType::bf16, {100, 512});
+  const auto out = fake(DType::e4m3, {100, 512}, {}, 0x100000);
+  const auto sf = fake(DType::f32, {100, 4}, {}, 0x200000);
+  auto params = [](std::map<std::string, ops::ParamValue> p) {
+    p.emplace("num_per_channels", int64_t{128});
+    return p;
+  };
+  t.errors = {
+      {"an unsupported format",
+       {x, out, sf},
+       params({{"fmt", std::string("e2m1")}}),
+       "per_token_cast: argument 'fmt' is 'e2m1'; requires e4m3"},
+      {"an integer input",
+       {fake(DType::i32, {100, 512}), out, sf},
+       params({}),
+       "per_token_cast: argument 'x' has dtype i32; requires bf16 or f32"},
+      {"a group size the kernel does not have",
+       {x, out, sf},
+       {{"num_per_channels", int64_t{96}}},
+       "per_token_cast: argument 'num_per_channels' is 96; requires 16, 32, "
+       "64, 128, or K = 512 when K is a multiple of 64"},
+      {"packed scales without the column-major layout",
+       {x, out, sf},
+       params({{"round_sf", true}, {"use_packed_ue8m0", true}}),
+       "per_token_cast: argument 'use_packed_ue8m0' is true; requires "
+       "use_tma_aligned_col_major_sf and round_sf"},
+      {"out of the input's dtype",
+       {x, fake(DType::bf16, {100, 512}), sf},
+       params({}),
+       "per_token_cast: argument 'out' has dtype bf16; requires e4m3"},
+      {"out of another shape",
+       {x, fake(DType::e4m3, {100, 256}), sf},
+       params({}),
+       "per_token_cast: argument 'out' has shape [100, 256]; requires [M, K] "
+       "= [100, 512]"},
+      {"x with strided columns",
+       {fake(DType::bf16, {100, 512}, {1024, 2}), out, sf},
+       params({}),
+       "per_token_cast: argument 'x' is bf16[100, 512] strides [1024, 2]; "
+       "requires stride[1] = 1"},
+      {"scales of the wrong shape",
+       {x, out, sf},
+       {{"num_per_channels", int64_t{64}}},
+       "per_token_cast: argument 'out_sf' is f32[100, 4] strides [4, 1]; "
+       "requires a contiguous f32 [100, 8]"},
+      {"row-major scales where column-major are asked for",
+       {x, out, sf},
+       params({{"use_tma_aligned_col_major_sf", true}}),
+       "per_token_cast: argument 'out_sf' is f32[100, 4] strides [4, 1]; "
+       "requires a f32 [100, 4] with strides [1, >= 100]"},
+  };
+  return t;
+}
+
+} // namespace tilejit::harness

@@ -1,0 +1,88 @@
+// op_cases_gpu_test.cpp - Every op's GPU cases (kernels/<family>/<op>_test.cpp)
+// on the GPU against its CPU reference; `[big]` runs TileKernels' full
+// grids. Inputs are seeded anew each run (the seed is printed on failure).
+#include "run.h"
+
+#include "elementwise/scale_copy.h"
+
+#include "tilejit/error.h"
+#include "tilejit/runtime/buffer.h"
+#include "tilejit/runtime/ptxas.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <random>
+
+using namespace tilejit;
+
+namespace {
+
+void run_kind(int kind) {
+  for (const harness::OpTest *t : harness::all_tests()) {
+    const ops::OpDef &op = *ops::find_op(t->op);
+    std::vector<harness::Case> cases;
+    for (const harness::Case &c : t->cases)
+      if ((c.kind & kind) && (kind == harness::Case::big ||
+                              !(c.kind & harness::Case::big)))
+        cases.push_back(c);
+    harness::RunOptions options;
+    options.seed = std::random_device{}();
+    harness::run_cases(op, cases, options,
+                       [&](const harness::Case &c, const harness::RunResult &r) {
+                         INFO(op.name << " " << r.shape << " (" << c.label
+                                      << ", seed " << options.seed << "): "
+                                      << r.check);
+                         CHECK(r.passed);
+                       });
+  }
+}
+
+} // namespace
+
+TEST_CASE("every op matches its CPU reference on its GPU cases", "[ops]") {
+  run_kind(harness::Case::gpu);
+}
+
+TEST_CASE("every op matches its CPU reference on TileKernels' grids",
+          "[ops][big]") {
+  run_kind(harness::Case::big);
+}
+
+TEST_CASE("a grid past the launch limits is a named error", "[ops][error]") {
+  // 2^24 columns in tiles of 128: 131072 blocks along grid dimension 1.
+  rt::DeviceBuffer x(4 << 24), out(4 << 24);
+  auto vx = rt::TensorView::contiguous(x.ptr(), DType::f32, {1, 1 << 24});
+  auto vo = rt::TensorView::contiguous(out.ptr(), DType::f32, {1, 1 << 24});
+  std::string message;
+  try {
+    elementwise::scale_copy(vx, vo, 2.0f);
+  } catch (const UserError &e) {
+    message = e.what();
+  }
+  CHECK(message == "scale_copy: the tensors' sizes need more than 65535 "
+                   "blocks along grid dimension 1 (ceil(x[1] / 128)); "
+                   "requires fewer");
+}
+
+TEST_CASE("gemm is right with cubins from the driver's linker and ptxas",
+          "[gemm]") {
+  // Two makers, two keys, two compiles: the driver's linker (relocatable,
+  // wgmma serialised) and, where there is one, ptxas (whole program).
+  std::optional<std::string> ptxas = rt::find_ptxas();
+  std::vector<std::string> makers = {"0"};
+  if (ptxas)
+    makers.push_back(*ptxas);
+  harness::RunOptions options;
+  options.seed = std::random_device{}();
+  for (const std::string &maker : makers) {
+    setenv("TILEJIT_PTXAS", maker.c_str(), 1);
+    CHECK(rt::cubin_maker() == (maker == "0" ? "driver" : "ptxas"));
+    harness::RunResult r =
+        harness::run_case(*ops::find_op("gemm"), {.shape = {256, 512, 512}},
+                          options);
+    INFO("TILEJIT_PTXAS=" << maker << ", " << r.shape << ": " << r.check);
+    CHECK(r.passed);
+  }
+  unsetenv("TILEJIT_PTXAS");
+}

@@ -1,0 +1,119 @@
+// op_cases_test.cpp - Every op's case table on the CPU: each deliberate
+// mistake raises its exact message before any launch, every case resolves
+// through the declaration, calls with nothing to write need no GPU, and the
+// kernel of every GPU and benchmark case compiles (and ptxas takes it).
+#include "run.h"
+
+#include "tilejit/compiler/compile.h"
+#include "tilejit/error.h"
+#include "tilejit/runtime/ptxas.h"
+
+#include <catch2/catch.hpp>
+
+#include <set>
+
+using namespace tilejit;
+using Catch::Matchers::Contains;
+
+namespace {
+
+std::vector<ops::ParamValue> params_of(const ops::OpDef &op,
+                                       const harness::ErrorCase &e) {
+  std::vector<ops::ParamValue> params;
+  for (const ops::ParamDecl &p : op.params) {
+    auto it = e.params.find(p.name);
+    params.push_back(it == e.params.end() ? p.default_value : it->second);
+  }
+  return params;
+}
+
+} // namespace
+
+TEST_CASE("every op has a case table with GPU, benchmark and error cases",
+          "[ops]") {
+  REQUIRE(ops::all_ops().size() >= 7);
+  for (const ops::OpDef *op : ops::all_ops()) {
+    INFO(op->name);
+    const harness::OpTest *t = harness::find_test(op->name);
+    REQUIRE(t);
+    int gpu = 0, bench = 0;
+    for (const harness::Case &c : t->cases) {
+      gpu += (c.kind & harness::Case::gpu) != 0;
+      bench += (c.kind & harness::Case::bench) != 0;
+    }
+    CHECK(gpu > 0);
+    CHECK(bench > 0);
+    CHECK(!t->errors.empty());
+    CHECK((op->reference || t->check));
+  }
+  for (const harness::OpTest *t : harness::all_tests()) {
+    INFO(t->op);
+    CHECK(ops::find_op(t->op));
+  }
+}
+
+TEST_CASE("every op rejects its case table's mistakes with their messages",
+          "[ops][error]") {
+  for (const harness::OpTest *t : harness::all_tests()) {
+    const ops::OpDef &op = *ops::find_op(t->op);
+    for (const harness::ErrorCase &e : t->errors) {
+      INFO(op.name << ": " << e.label);
+      std::string message;
+      try {
+        op.call(e.tensors, params_of(op, e), nullptr);
+      } catch (const UserError &error) {
+        message = error.what();
+      }
+      CHECK(message == e.message);
+    }
+  }
+}
+
+TEST_CASE("every case resolves; calls with nothing to write need no GPU",
+          "[ops]") {
+  for (const harness::OpTest *t : harness::all_tests()) {
+    const ops::OpDef &op = *ops::find_op(t->op);
+    for (const harness::Case &c : t->cases) {
+      harness::Resolved r = harness::resolve(op, c);
+      INFO(op.name << " " << r.label);
+      std::vector<rt::TensorView> views;
+      CHECK_NOTHROW(harness::bind_for_compile(r, views));
+      bool empty = true;
+      for (size_t i = 0; i < views.size(); ++i)
+        empty = empty && (!op.tensors[i].output || views[i].numel() == 0);
+      if (empty) // no kernel, no launch: the fake addresses are never used
+        CHECK_NOTHROW(op.call(views, r.params, nullptr));
+    }
+  }
+}
+
+TEST_CASE("every op's GPU and benchmark cases compile to PTX that ptxas "
+          "takes, with a declared grid",
+          "[ops][compile]") {
+  const std::optional<std::string> ptxas = rt::find_ptxas();
+  size_t compiled = 0;
+  for (const harness::OpTest *t : harness::all_tests()) {
+    const ops::OpDef &op = *ops::find_op(t->op);
+    std::set<std::string> seen;
+    for (const harness::Case &c : t->cases) {
+      if (c.kind & harness::Case::big)
+        continue;
+      harness::Resolved r = harness::resolve(op, c);
+      std::vector<rt::TensorView> views;
+      const ops::Call call = harness::bind_for_compile(r, views);
+      const rt::SpecKey key = op.key(call);
+      CHECK(key.op() == op.name);
+      if (!seen.insert(key.digest()).second)
+        continue;
+      INFO(op.name << " " << r.label << "\n" << key.canonical());
+      CompiledKernel k = compile(op.kernel(call));
+      CHECK_THAT(k.ptx, Contains(".target sm_90a"));
+      CHECK(k.abi.has_grid);
+      CHECK(k.abi.threads == k.threads);
+      if (ptxas)
+        CHECK_NOTHROW(rt::ptx_to_cubin(k.ptx, k.name, "ptxas"));
+      ++compiled;
+    }
+  }
+  CHECK(compiled >= 30);
+}

@@ -1,0 +1,234 @@
+// op_def_test.cpp - The op declaration on its own: strict parameter
+// parsing, the validation every call derives from the declared shapes, the
+// kernel ABI's text form, and the DSL's grid and name rules. One deliberate
+// mistake per check, each with its message.
+#include "op/typed_op.h"
+
+#include "tilejit/compiler/compile.h"
+#include "tilejit/compiler/dsl.h"
+#include "tilejit/error.h"
+
+#include <catch2/catch.hpp>
+
+using namespace tilejit;
+
+namespace {
+
+struct ToySpec {
+  int32_t n = 0;
+};
+TILEJIT_SPEC_FIELDS(ToySpec, n)
+
+ToySpec toy_spec(const ops::Call &c) { return {static_cast<int32_t>(c.dim("N"))}; }
+
+Kernel toy_kernel(const ToySpec &) {
+  dsl::KernelBuilder k("toy", 32);
+  auto x = k.tensor("x", DType::f32, 2);
+  k.grid({k.blocks(x, 0, 4)});
+  return k.build();
+}
+
+/// An op that is declared, never registered: x (*, N) f32, y (N, k) i64.
+const ops::OpDef &toy() {
+  static const ops::OpDef op = ops::make_op<ToySpec>(
+      {.name = "toy",
+       .summary = "a test op",
+       .tensors = {ops::input("x", {DType::f32, DType::bf16}, "*, N"),
+                   ops::output("y", {DType::i64}, "N, k",
+                               ops::Layout::contiguous)},
+       .params = {ops::integer("k", 2, 1, 8, "columns"),
+                  ops::flag("f", false, "a flag"),
+                  ops::real("r", 1.0, 0, "a real"),
+                  ops::choice("c", "a", {"a", "b"}, "a choice")},
+       .dim_rules = {{.dim = "N", .min = 1, .max = 64, .multiple = 2}}},
+      {toy_spec, toy_kernel});
+  return op;
+}
+
+std::string bind_error(std::vector<rt::TensorView> t,
+                       std::vector<ops::ParamValue> p = {int64_t{2}, false,
+                                                         1.0,
+                                                         std::string("a")}) {
+  try {
+    toy().bind(t, p);
+  } catch (const UserError &e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string parse_error(std::string_view param, std::string_view text) {
+  try {
+    ops::parse_param(toy(), *toy().find_param(param), text);
+  } catch (const UserError &e) {
+    return e.what();
+  }
+  return "";
+}
+
+rt::TensorView view(DType d, std::vector<int64_t> shape) {
+  return rt::TensorView::contiguous(0x10000, d, shape);
+}
+
+} // namespace
+
+TEST_CASE("--set values are parsed strictly by the parameter's type",
+          "[op][error]") {
+  CHECK(std::get<int64_t>(ops::parse_param(toy(), *toy().find_param("k"),
+                                           "8")) == 8);
+  // Deliberate mistakes, one each.
+  CHECK(parse_error("k", "8.5") == "toy: --set k=8.5 is not an integer");
+  CHECK(parse_error("k", "1e1") == "toy: --set k=1e1 is not an integer");
+  CHECK(parse_error("k", "9223372036854775808") ==
+        "toy: --set k=9223372036854775808 is out of range; requires 1 to 8");
+  CHECK(parse_error("k", "9") == "toy: --set k=9 is out of range; requires 1 "
+                                 "to 8");
+  CHECK(parse_error("f", "2") ==
+        "toy: --set f=2 is not a bool; requires true, false, 1 or 0");
+  CHECK(parse_error("r", "abc") == "toy: --set r=abc is not a finite number");
+  CHECK(parse_error("r", "inf") == "toy: --set r=inf is not a finite number");
+  CHECK(parse_error("r", "-1") ==
+        "toy: --set r=-1 is out of range; requires a finite value >= 0");
+  CHECK(parse_error("c", "z") == "toy: --set c=z is not a choice; requires "
+                                 "a, b");
+}
+
+TEST_CASE("a call is checked against the declared shapes", "[op][error]") {
+  CHECK(bind_error({view(DType::f32, {3, 4}), view(DType::i64, {4, 2})}) ==
+        "");
+  CHECK(bind_error({view(DType::f32, {4}), view(DType::i64, {4, 2})}) == "");
+  // Deliberate mistakes, one each.
+  CHECK(bind_error({view(DType::i32, {3, 4}), view(DType::i64, {4, 2})}) ==
+        "toy: argument 'x' has dtype i32; requires f32 or bf16");
+  CHECK(bind_error({view(DType::f32, {3, 4}), view(DType::i64, {4})}) ==
+        "toy: argument 'y' has shape [4] (rank 1); requires [N, k] = [4, 2]");
+  CHECK(bind_error({view(DType::f32, {3, 4}), view(DType::i64, {5, 2})}) ==
+        "toy: argument 'y' has shape [5, 2]; requires [N, k] = [4, 2]");
+  CHECK(bind_error({view(DType::f32, {3, 4}), view(DType::i64, {4, 3})}) ==
+        "toy: argument 'y' has shape [4, 3]; requires [N, k] = [4, 2]");
+  CHECK(bind_error({view(DType::f32, {3, 5}), view(DType::i64, {5, 2})}) ==
+        "toy: argument 'x' has shape [3, 5] (N = 5); requires 1 <= N <= 64 "
+        "and N a multiple of 2");
+  CHECK(bind_error({view(DType::f32, {3, 4}), view(DType::i64, {4, 2})},
+                   {int64_t{9}, false, 1.0, std::string("a")}) ==
+        "toy: argument 'k' is 9; requires 1 to 8");
+  CHECK(bind_error({view(DType::f32, {3, 4}), view(DType::i64, {4, 2})},
+                   {int64_t{2}, false, -0.5, std::string("a")}) ==
+        "toy: argument 'r' is -0.5; requires a finite value >= 0");
+  CHECK(bind_error({view(DType::f32, {3, 4}), view(DType::i64, {4, 2})},
+                   {int64_t{2}, false, 1.0, std::string("q")}) ==
+        "toy: argument 'c' is 'q'; requires a, b");
+  const int64_t shape[2] = {4, 2}, strides[2] = {4, 1};
+  CHECK(bind_error({view(DType::f32, {3, 4}),
+                    rt::TensorView::strided(0x10000, DType::i64, shape,
+                                            strides)}) ==
+        "toy: argument 'y' is i64[4, 2] strides [4, 1]; requires a "
+        "contiguous tensor");
+}
+
+TEST_CASE("a parameter of another type than declared is tilejit's bug",
+          "[op][error]") {
+  const std::vector<rt::TensorView> both = {view(DType::f32, {3, 4}),
+                                            view(DType::i64, {4, 2})};
+  const std::vector<ops::ParamValue> bool_for_int = {true, false, 1.0,
+                                                     std::string("a")};
+  CHECK_THROWS_AS(toy().bind(both, bool_for_int), InternalError);
+  const std::vector<rt::TensorView> one = {view(DType::f32, {3, 4})};
+  CHECK_THROWS_AS(toy().bind(one, {}), InternalError);
+}
+
+TEST_CASE("a spec's key names every field of TILEJIT_SPEC_FIELDS", "[op]") {
+  const rt::SpecKey key = ops::spec_key("toy", ToySpec{7});
+  CHECK(key.get("n") == "7");
+  CHECK(key.op() == "toy");
+  CHECK(ops::spec_key("toy", ToySpec{8}).digest() != key.digest());
+}
+
+TEST_CASE("the kernel ABI's text reads back as written", "[op][abi]") {
+  KernelAbi abi;
+  abi.threads = 384;
+  abi.shared_bytes = 197632;
+  abi.has_grid = true;
+  abi.grid[0].factors = {{"a", 0, 128}, {"b", 0, 256}};
+  abi.grid[2].factors = {{"", 0, 3}};
+  abi.args = {{AbiArg::Kind::tensor_map, "a", DType::bf16, 2, 0, {128, 64}},
+              {AbiArg::Kind::size, "a", DType::bf16, 2, 1, {}},
+              {AbiArg::Kind::scalar, "s", DType::f32, 0, 0, {}}};
+  std::string why;
+  std::optional<KernelAbi> back = KernelAbi::parse(abi.serialize(), why);
+  REQUIRE(back);
+  CHECK(*back == abi);
+  CHECK(abi.grid[0].to_string() == "ceil(a[0] / 128) * ceil(b[0] / 256)");
+  // Deliberate mistakes, one each.
+  CHECK(!GridExtent::parse("ceil(a[0] / 0)", why));
+  CHECK(why == "grid factor 'ceil(a[0] / 0)' is not ceil(NAME[DIM] / N)");
+  CHECK(!KernelAbi::parse("arg tensor a q32 2\n", why));
+  CHECK(why == "malformed ABI line 'arg tensor a q32 2'");
+  CHECK(!KernelAbi::parse("grid 0 1\n", why));
+  CHECK(why == "the ABI has 1 grid lines; requires 0 or 3");
+}
+
+TEST_CASE("the compiled kernel reports its calling convention", "[op][abi]") {
+  CompiledKernel k = compile(toy_kernel({}));
+  REQUIRE(k.abi.has_grid);
+  CHECK(k.abi.grid[0].to_string() == "ceil(x[0] / 4)");
+  CHECK(k.abi.grid[1].to_string() == "1");
+  REQUIRE(k.abi.args.size() == 1);
+  CHECK(k.abi.args[0].kind == AbiArg::Kind::tensor);
+  CHECK(k.abi.args[0].name == "x");
+  CHECK(k.abi.threads == 32);
+  CHECK(k.abi.shared_bytes == 0);
+}
+
+namespace {
+template <class F> std::string dsl_error(F &&build) {
+  try {
+    build();
+  } catch (const UserError &e) {
+    std::string m = e.what();
+    return m.substr(m.find("error: ") + 7);
+  }
+  return "";
+}
+} // namespace
+
+TEST_CASE("the DSL names its grid and name mistakes", "[op][dsl][error]") {
+  // Deliberate mistakes, one each.
+  CHECK(dsl_error([] { dsl::KernelBuilder k("my kernel", 32); }) ==
+        "kernel name 'my kernel' is not an identifier; requires an ASCII "
+        "letter or '_', then letters, digits or '_'");
+  CHECK(dsl_error([] { dsl::KernelBuilder k("1abc", 32); }) ==
+        "kernel name '1abc' is not an identifier; requires an ASCII letter or "
+        "'_', then letters, digits or '_'");
+  CHECK(dsl_error([] { dsl::KernelBuilder k("", 32); }) ==
+        "kernel name '' is not an identifier; requires an ASCII letter or "
+        "'_', then letters, digits or '_'");
+  CHECK(dsl_error([] { dsl::KernelBuilder k("t", 100); }) ==
+        "kernel 't' has 100 threads; requires a multiple of 32 from 32 to "
+        "1024");
+  CHECK(dsl_error([] {
+          dsl::KernelBuilder k("t", 32);
+          k.tensor("x", DType::f32, 2);
+          k.scalar("x", DType::f32);
+        }) == "scalar name 'x' is taken by another parameter of this kernel");
+  CHECK(dsl_error([] {
+          dsl::KernelBuilder k("t", 32);
+          k.tensor("a-b", DType::f32, 2);
+        }) == "tensor name 'a-b' is not an identifier; requires an ASCII "
+              "letter or '_', then letters, digits or '_'");
+  CHECK(dsl_error([] {
+          dsl::KernelBuilder k("t", 32);
+          auto x = k.tensor("x", DType::f32, 2);
+          k.blocks(x, 2);
+        }) == "blocks: dimension 2 is out of range for a tensor of rank 2");
+  CHECK(dsl_error([] {
+          dsl::KernelBuilder k("t", 32);
+          auto x = k.tensor("x", DType::f32, 2);
+          k.grid({k.blocks(x, 0)});
+          k.grid({k.blocks(x, 1)});
+        }) == "grid: the kernel's grid is declared already");
+  CHECK(dsl_error([] {
+          dsl::KernelBuilder k("t", 32);
+          k.grid({1, 1, 1, 1});
+        }) == "grid: 4 dimensions; requires 1 to 3");
+}
