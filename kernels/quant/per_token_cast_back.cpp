@@ -1,0 +1,113 @@
+// per_token_cast_back.cpp - per_token_cast_back declared: e4m3 (M, K) and
+// its per-token scales (f32 of any layout, or packed UE8M0) to bf16 or f32;
+// 128 x 32 tiles.
+#include "quant/per_token_cast_back.h"
+#include "quant/reference.h"
+
+#include "common/check.h"
+#include "op/typed_op.h"
+
+#include "tilejit/error.h"
+
+#include <fmt/format.h>
+
+namespace tilejit::quant {
+
+static constexpr std::string_view kOp = "per_token_cast_back";
+
+static int64_t groups_of(const ops::Call &c) {
+  const int64_t g = c.integer("num_per_channels");
+  return (c.dim("K") + g - 1) / g;
+}
+
+static void check(const ops::Call &c) {
+  const int64_t g = c.integer("num_per_channels"), k = c.dim("K");
+  if (g != 16 && g != 32 && g != 64 && g != 128 && g != k)
+    throw UserError(fmt::format("{}: argument 'num_per_channels' is {}; "
+                                "requires 16, 32, 64, 128, or K = {}",
+                                kOp, g, k));
+  const rt::TensorView &sf = c.tensor("x_sf");
+  const bool packed = sf.dtype == DType::i32;
+  const int64_t cols = packed ? (groups_of(c) + 3) / 4 : groups_of(c);
+  if (sf.rank != 2 || sf.shape[0] != c.dim("M") || sf.shape[1] != cols)
+    throw UserError(fmt::format("{}: argument 'x_sf' has shape {}; requires "
+                                "[{}, {}] ({} scales of {} groups a row)",
+                                kOp, sf.to_string(), c.dim("M"), cols,
+                                packed ? "int32 packed" : "float32",
+                                groups_of(c)));
+}
+
+static CastBackSpec spec(const ops::Call &c) {
+  CastBackSpec s;
+  s.out_dtype = c.tensor("out").dtype;
+  // Groups of 16, 32, 64 or 128 channels, or one a row (g = K, which may be
+  // any multiple of 64: it takes the same kernel as every other K).
+  const int64_t g = c.integer("num_per_channels");
+  s.group = g == c.dim("K") && g > 128 ? 0 : static_cast<int32_t>(g);
+  s.packed = c.tensor("x_sf").dtype == DType::i32;
+  s.vector_bytes = ops::rows_aligned(c.tensor("x_data"), 16) &&
+                           ops::rows_aligned(c.tensor("out"), 16)
+                       ? 16
+                       : 0;
+  return s;
+}
+
+/// Packed scales as the (M, W, 4) bytes of the int32 (M, W).
+static void views(const ops::Call &c, const CastBackSpec &s,
+                  ops::KernelArgs &args) {
+  if (!s.packed)
+    return;
+  const rt::TensorView &sf = c.tensor("x_sf");
+  const int64_t shape[3] = {sf.shape[0], sf.shape[1], 4};
+  const int64_t strides[3] = {4 * sf.strides[0], 4 * sf.strides[1], 1};
+  args.tensor("x_sf",
+              rt::TensorView::strided(sf.data, DType::u8, shape, strides));
+}
+
+const ops::OpDef &per_token_cast_back_op() {
+  static const ops::OpDef op = ops::make_op<CastBackSpec>(
+      {.name = "per_token_cast_back",
+       .summary = "bf16/f32 (M, K) from e4m3 data and per-token scales "
+                  "(f32, or packed UE8M0), groups of num_per_channels",
+       .tensors = {ops::input("x_data", {DType::e4m3}, "M, K",
+                              ops::Layout::contiguous),
+                   ops::input("x_sf", {DType::f32, DType::i32}, "",
+                              ops::Layout::strided,
+                              "f32 (M, groups) or packed int32"),
+                   ops::output("out", {DType::bf16, DType::f32}, "M, K")},
+       .params = {ops::integer("num_per_channels", 128, 1, 1 << 30,
+                               "channels a scale: 16, 32, 64, 128 or K")},
+       .dim_rules = {{.dim = "K", .multiple = 64}},
+       .cli_shape = "M, K",
+       .default_shape = {8001, 7168},
+       .check = check,
+       .shape_of =
+           [](std::string_view, const ops::ShapeArgs &a) {
+             const int64_t m = a.dim("M"), g = a.integer("num_per_channels");
+             const int64_t groups = (a.dim("K") + g - 1) / g;
+             if (a.dtype("x_sf") == DType::i32) // column-major, M padded
+               return ops::TensorShape{DType::i32,
+                                       {m, (groups + 3) / 4},
+                                       {1, (m + 3) / 4 * 4}};
+             return ops::TensorShape{DType::f32, {m, groups}, {groups, 1}};
+           },
+       .reference =
+           [](const ops::HostCall &c) {
+             return std::vector{per_token_cast_back_ref(
+                 QuantTensor{c.tensor("x_data"), c.tensor("x_sf")},
+                 c.output("out").dtype == DType::f32 ? "fp32" : "bf16",
+                 c.integer("num_per_channels"))};
+           }},
+      {spec, per_token_cast_back_kernel, views});
+  return op;
+}
+TILEJIT_REGISTER_OP(per_token_cast_back_op);
+
+void per_token_cast_back(const rt::TensorView &x_data,
+                         const rt::TensorView &x_sf, int64_t num_per_channels,
+                         const rt::TensorView &out, CUstream stream) {
+  per_token_cast_back_op().call({x_data, x_sf, out}, {num_per_channels},
+                                stream);
+}
+
+} // namespace tilejit::quant

@@ -1,0 +1,47 @@
+// per_token_cast_back.h - Dequantization of per-token e4m3 data to bf16 or
+// f32 (shared/specs/quant_transpose.md §6, per_token_cast_back); declared
+// in per_token_cast_back.cpp, the CPU reference is per_token_cast_back_ref.
+#pragma once
+
+#include "op/op_def.h"
+#include "op/spec_fields.h"
+
+namespace tilejit::quant {
+
+/// out[m, j] = out_dtype(float(x_data[m, j]) * sf[m, j / num_per_channels])
+/// in f32, rounded to nearest even to bf16: the inverse of per_token_cast.
+/// x_data: contiguous e4m3 (M, K), K % 64 == 0; x_sf: float32 (M, groups)
+/// of any strides (row- or column-major), or int32 (M, ceil(groups / 4))
+/// holding packed UE8M0 bytes; num_per_channels 16, 32, 64, 128 or K; out:
+/// contiguous bf16 or f32 (M, K). Bit-exact against the reference. Throws
+/// UserError naming the argument, its value and the requirement; nothing is
+/// written then.
+void per_token_cast_back(const rt::TensorView &x_data,
+                         const rt::TensorView &x_sf, int64_t num_per_channels,
+                         const rt::TensorView &out, CUstream stream = nullptr);
+
+const ops::OpDef &per_token_cast_back_op();
+
+/// Static parameters of a per_token_cast_back kernel.
+struct CastBackSpec {
+  DType out_dtype = DType::bf16;
+  /// Channels a scale: 16 (two groups a tile), 32, 64 or 128 (a tile
+  /// within one group), or 0 (one scale a row).
+  int32_t group = 128;
+  int32_t packed = 0; ///< 1: UE8M0 scale bytes, four to an int32
+  /// A block_m x block_k tile: block_m rows hold at least one scale for
+  /// each of the threads (a fragment has at least an element a thread);
+  /// 32 columns, not 64, halved the cold compile (377 -> 153 ms, the
+  /// bounds-checked row tails are straight-line code per element).
+  int32_t block_m = 128;
+  int32_t block_k = 32;
+  int32_t threads = 128;
+  int32_t vector_bytes = 0; ///< 16: rows of data and out 16-byte aligned
+};
+TILEJIT_SPEC_FIELDS(CastBackSpec, out_dtype, group, packed, block_m, block_k,
+                    threads, vector_bytes)
+
+/// The kernel in the DSL (per_token_cast_back.dsl.cpp).
+Kernel per_token_cast_back_kernel(const CastBackSpec &spec);
+
+} // namespace tilejit::quant

@@ -1,0 +1,75 @@
+// per_token_cast_back_test.cpp - per_token_cast_back's case table: bf16 and
+// f32 outputs, groups of 32 and 128 and one a row, row-major, column-major
+// and packed UE8M0 scales, tails of rows and of the last group, size 0, the
+// benchmark shapes, and mistakes.
+#include "op_test.h"
+
+namespace tilejit::harness {
+
+TILEJIT_OP_TEST(per_token_cast_back) {
+  // f32 scales N(0, 1); packed ones UE8M0 codes of 2^-27 .. 2^27.
+  OpTest t{.op = "per_token_cast_back",
+           .fills = {{"x_sf:i32", bytes_in(100, 154)}}};
+  for (DType out : {DType::bf16, DType::f32})
+    for (auto [m, k] : {std::pair<int64_t, int64_t>{1, 64},
+                        {17, 576},
+                        {130, 2048},
+                        {33, 7168},
+                        {0, 512}})
+      for (int64_t group : {int64_t{32}, int64_t{128}, k}) {
+        const std::map<std::string, std::string> set = {
+            {"num_per_channels", std::to_string(group)}};
+        t.cases.push_back({.shape = {m, k}, .set = set,
+                           .dtypes = {{"out", out}}});
+        t.cases.push_back({.shape = {m, k}, .set = set,
+                           .dtypes = {{"out", out}, {"x_sf", DType::i32}}});
+        // Column-major f32 scales, M padded to 4.
+        t.cases.push_back({.shape = {m, k}, .set = set,
+                           .dtypes = {{"out", out}},
+                           .strides = {{"x_sf", {1, (m + 3) / 4 * 4}}}});
+      }
+  for (auto [m, k, group] : {std::tuple<int64_t, int64_t, const char *>{
+                                 8001, 7168, "128"},
+                             {8001, 2048, "128"},
+                             {4001, 576, "128"},
+                             {8001, 7168, "7168"}})
+    t.cases.push_back({.shape = {m, k},
+                       .set = {{"num_per_channels", group}},
+                       .dtypes = {{"x_sf", DType::i32}},
+                       .kind = Case::bench});
+
+  const auto data = fake(DType::e4m3, {100, 512});
+  const auto sf = fake(DType::f32, {100, 4}, {}, 0x100000);
+  const auto out = fake(DType::bf16, {100, 512}, {}, 0x200000);
+  t.errors = {
+      {"bf16 data",
+       {fake(DType::bf16, {100, 512}), sf, out},
+       {},
+       "per_token_cast_back: argument 'x_data' has dtype bf16; requires "
+       "e4m3"},
+      {"K not a multiple of 64",
+       {fake(DType::e4m3, {100, 96}), fake(DType::f32, {100, 1}),
+        fake(DType::bf16, {100, 96})},
+       {},
+       "per_token_cast_back: argument 'x_data' has shape [100, 96] (K = 96); "
+       "requires K a multiple of 64"},
+      {"a group size of 96",
+       {data, sf, out},
+       {{"num_per_channels", int64_t{96}}},
+       "per_token_cast_back: argument 'num_per_channels' is 96; requires 16, "
+       "32, 64, 128, or K = 512"},
+      {"scales of another group size",
+       {data, sf, out},
+       {{"num_per_channels", int64_t{64}}},
+       "per_token_cast_back: argument 'x_sf' has shape f32[100, 4] strides "
+       "[4, 1]; requires [100, 8] (float32 scales of 8 groups a row)"},
+      {"an e4m3 out",
+       {data, sf, fake(DType::e4m3, {100, 512})},
+       {},
+       "per_token_cast_back: argument 'out' has dtype e4m3; requires bf16 or "
+       "f32"},
+  };
+  return t;
+}
+
+} // namespace tilejit::harness
