@@ -18,10 +18,12 @@ Kernel per_token_cast_back_kernel(const CastBackSpec &s) {
                      s.packed ? 3 : 2);
   auto out = k.tensor("out", s.out_dtype, 2, access);
   const int64_t bm = s.block_m, bk = s.block_k;
-  k.grid({k.blocks(x, 0, bm), k.blocks(x, 1, bk)});
+  // Consecutive blocks take consecutive column tiles of the same rows, so
+  // that the rows' bytes are read and written together.
+  k.grid({k.blocks(x, 1, bk), k.blocks(x, 0, bm)});
 
-  auto m0 = k.block_id(0) * k.index(bm);
-  auto k0 = k.block_id(1) * k.index(bk);
+  auto m0 = k.block_id(1) * k.index(bm);
+  auto k0 = k.block_id(0) * k.index(bk);
   auto v = k.cast(k.load(x, {m0, k0}, {bm, bk}), DType::f32);
   // The tile's groups: bk / group of them, or one (a group spans the tile).
   const bool several = s.group > 0 && s.group < bk;
