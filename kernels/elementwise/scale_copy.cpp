@@ -3,8 +3,7 @@
 #include "elementwise/scale_copy.h"
 #include "elementwise/reference.h"
 
-#include "common/check.h"
-#include "op/typed_op.h"
+#include "op/op.h"
 
 namespace tilejit::elementwise {
 

@@ -2,12 +2,9 @@
 // kernel's TMA maps, sizes and shared memory come from its ABI.
 #include "gemm/gemm.h"
 
-#include "op/typed_op.h"
+#include "op/op.h"
 
-#include "tilejit/error.h"
 #include "tilejit/runtime/driver.h"
-
-#include <fmt/format.h>
 
 namespace tilejit::gemm {
 

@@ -3,12 +3,7 @@
 #include "mhc/sinkhorn_normalize.h"
 #include "mhc/reference.h"
 
-#include "common/check.h"
-#include "op/typed_op.h"
-
-#include "tilejit/error.h"
-
-#include <fmt/format.h>
+#include "op/op.h"
 
 #include <bit>
 

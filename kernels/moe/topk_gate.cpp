@@ -3,12 +3,7 @@
 #include "moe/topk_gate.h"
 #include "moe/reference.h"
 
-#include "common/check.h"
-#include "op/typed_op.h"
-
-#include "tilejit/error.h"
-
-#include <fmt/format.h>
+#include "op/op.h"
 
 #include <bit>
 
@@ -27,32 +22,27 @@ static TopkGateSpec spec(const ops::Call &c) {
 }
 
 const ops::OpDef &topk_gate_op() {
-  static const ops::OpDef op = ops::make_op<TopkGateSpec>(
-      {.name = "topk_gate",
-       .summary = "indices of the num_topk largest f32 scores of each (T, E) "
-                  "row, descending, ties to the lower index",
-       .tensors = {ops::input("scores", {DType::f32}, "T, E",
-                              ops::Layout::contiguous),
-                   ops::output("topk_idx", {DType::i64}, "T, num_topk")},
-       .params = {ops::integer("num_topk", 8, 1, 1024,
-                               "experts picked per token")},
-       .dim_rules = {{.dim = "E", .min = 1, .max = 1024}},
-       .cli_shape = "T, E",
-       .default_shape = {8001, 256},
-       .check =
-           [](const ops::Call &c) {
-             if (c.integer("num_topk") > c.dim("E"))
-               throw UserError(fmt::format(
-                   "topk_gate: argument 'num_topk' is {}; requires at most "
-                   "E = {} (the experts)",
-                   c.integer("num_topk"), c.dim("E")));
-           },
-       .reference =
-           [](const ops::HostCall &c) {
-             return std::vector{
-                 topk_gate_ref(c.tensor("scores"), c.integer("num_topk"))};
-           }},
-      {spec, topk_gate_kernel});
+  static const ops::OpDef op =
+      ops::make_op<TopkGateSpec>(
+          {.name = "topk_gate",
+           .summary =
+               "indices of the num_topk largest f32 scores of each (T, E) "
+               "row, descending, ties to the lower index",
+           .tensors = {ops::input("scores", {DType::f32}, "T, E",
+                                  ops::Layout::contiguous),
+                       ops::output("topk_idx", {DType::i64}, "T, num_topk")},
+           .params = {ops::integer("num_topk", 8, 1, 1024,
+                                   "experts picked per token")},
+           .dim_rules = {{.dim = "E", .min = 1, .max = 1024},
+                         {.dim = "num_topk", .at_most = "E"}},
+           .cli_shape = "T, E",
+           .default_shape = {8001, 256},
+           .reference =
+               [](const ops::HostCall &c) {
+                 return std::vector{
+                     topk_gate_ref(c.tensor("scores"), c.integer("num_topk"))};
+               }},
+          {spec, topk_gate_kernel});
   return op;
 }
 TILEJIT_REGISTER_OP(topk_gate_op);

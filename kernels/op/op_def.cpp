@@ -35,8 +35,7 @@ ParamDecl integer(std::string name, int64_t fallback, int64_t min, int64_t max,
           .doc = std::move(doc)};
 }
 
-ParamDecl real(std::string name, double fallback, double min,
-               std::string doc) {
+ParamDecl real(std::string name, double fallback, double min, std::string doc) {
   return {.name = std::move(name),
           .type = ParamDecl::Type::real,
           .default_value = fallback,
@@ -73,8 +72,8 @@ static TensorDecl tensor_decl(std::string name, bool output,
   return t;
 }
 
-TensorDecl input(std::string name, std::vector<DType> dtypes,
-                 std::string shape, Layout layout, std::string doc) {
+TensorDecl input(std::string name, std::vector<DType> dtypes, std::string shape,
+                 Layout layout, std::string doc) {
   return tensor_decl(std::move(name), false, std::move(dtypes), "",
                      std::move(shape), layout, std::move(doc));
 }
@@ -235,13 +234,14 @@ Call::Call(const OpDef &op, std::span<const rt::TensorView> tensors,
     check_pointer(op.name, d.name, t);
   }
   for (const DimRule &r : op.dim_rules) {
-    int64_t v = dim(r.dim);
-    if (v >= r.min && v <= r.max && v % r.multiple == 0)
+    // A rule names a dimension or an integer parameter.
+    auto value = [&](const std::string &name) {
+      return op.param_index(name) >= 0 ? integer(name) : dim(name);
+    };
+    const int64_t v = value(r.dim);
+    const int64_t bound_by = r.at_most.empty() ? v : value(r.at_most);
+    if (v >= r.min && v <= r.max && v % r.multiple == 0 && v <= bound_by)
       continue;
-    const Dim *bound = nullptr;
-    for (int j = 0; j < num_dims_; ++j)
-      if (dims_[j].name == r.dim)
-        bound = &dims_[j];
     std::string want;
     if (r.max != std::numeric_limits<int64_t>::max())
       want = fmt::format("{} <= {} <= {}", r.min, r.dim, r.max);
@@ -250,10 +250,20 @@ Call::Call(const OpDef &op, std::span<const rt::TensorView> tensors,
     if (r.multiple > 1)
       want += fmt::format("{}{} a multiple of {}", want.empty() ? "" : " and ",
                           r.dim, r.multiple);
-    throw UserError(fmt::format(
-        "{}: argument '{}' has shape {} ({} = {}); requires {}", op.name,
-        op.tensors[bound->tensor].name, shape_text(tensors[bound->tensor]),
-        r.dim, v, want));
+    if (!r.at_most.empty())
+      want += fmt::format("{}{} <= {} = {}", want.empty() ? "" : " and ", r.dim,
+                          r.at_most, bound_by);
+    if (op.param_index(r.dim) >= 0)
+      throw UserError(fmt::format("{}: argument '{}' is {}; requires {}",
+                                  op.name, r.dim, v, want));
+    const Dim *bound = nullptr;
+    for (int j = 0; j < num_dims_; ++j)
+      if (dims_[j].name == r.dim)
+        bound = &dims_[j];
+    throw UserError(
+        fmt::format("{}: argument '{}' has shape {} ({} = {}); requires {}",
+                    op.name, op.tensors[bound->tensor].name,
+                    shape_text(tensors[bound->tensor]), r.dim, v, want));
   }
   if (op.check)
     op.check(*this);
@@ -359,8 +369,8 @@ void Call::bind_dims() {
 const rt::TensorView &Call::tensor(std::string_view name) const {
   int i = op_->tensor_index(name);
   if (i < 0)
-    throw InternalError(fmt::format("internal error: {} has no tensor '{}'",
-                                    op_->name, name));
+    throw InternalError(
+        fmt::format("internal error: {} has no tensor '{}'", op_->name, name));
   return tensors_[i];
 }
 
@@ -368,8 +378,8 @@ int64_t Call::dim(std::string_view name) const {
   for (int j = 0; j < num_dims_; ++j)
     if (dims_[j].name == name)
       return dims_[j].value;
-  throw InternalError(fmt::format("internal error: {} has no dimension '{}'",
-                                  op_->name, name));
+  throw InternalError(
+      fmt::format("internal error: {} has no dimension '{}'", op_->name, name));
 }
 
 const ParamValue &Call::param(std::string_view name) const {
@@ -408,8 +418,8 @@ const std::string &Call::choice(std::string_view n) const {
 static const ParamValue &host_param(const HostCall &c, std::string_view n) {
   int i = c.op->param_index(n);
   if (i < 0)
-    throw InternalError(fmt::format("internal error: {} has no parameter '{}'",
-                                    c.op->name, n));
+    throw InternalError(
+        fmt::format("internal error: {} has no parameter '{}'", c.op->name, n));
   return c.params[i];
 }
 
@@ -453,14 +463,14 @@ int64_t ShapeArgs::dim(std::string_view name) const {
   for (const auto &[n, v] : dims)
     if (n == name)
       return v;
-  throw InternalError(fmt::format("internal error: {} has no dimension '{}'",
-                                  op->name, name));
+  throw InternalError(
+      fmt::format("internal error: {} has no dimension '{}'", op->name, name));
 }
 static const ParamValue &shape_param(const ShapeArgs &a, std::string_view n) {
   int i = a.op->param_index(n);
   if (i < 0)
-    throw InternalError(fmt::format("internal error: {} has no parameter '{}'",
-                                    a.op->name, n));
+    throw InternalError(
+        fmt::format("internal error: {} has no parameter '{}'", a.op->name, n));
   return a.params[i];
 }
 bool ShapeArgs::flag(std::string_view n) const {

@@ -36,10 +36,10 @@ struct ParamDecl {
   std::string name;
   Type type = Type::integer;
   ParamValue default_value;
-  int64_t min = std::numeric_limits<int64_t>::min(); ///< integer
-  int64_t max = std::numeric_limits<int64_t>::max(); ///< integer
+  int64_t min = std::numeric_limits<int64_t>::min();          ///< integer
+  int64_t max = std::numeric_limits<int64_t>::max();          ///< integer
   double real_min = -std::numeric_limits<double>::infinity(); ///< real
-  std::vector<std::string> choices;                  ///< choice
+  std::vector<std::string> choices;                           ///< choice
   std::string doc;
 };
 
@@ -47,8 +47,7 @@ ParamDecl flag(std::string name, bool fallback, std::string doc);
 ParamDecl integer(std::string name, int64_t fallback, int64_t min, int64_t max,
                   std::string doc);
 /// A finite real at least `min`.
-ParamDecl real(std::string name, double fallback, double min,
-               std::string doc);
+ParamDecl real(std::string name, double fallback, double min, std::string doc);
 /// Any finite real.
 ParamDecl real(std::string name, double fallback, std::string doc);
 ParamDecl choice(std::string name, std::string fallback,
@@ -76,9 +75,8 @@ struct TensorDecl {
   std::string doc;
 };
 
-TensorDecl input(std::string name, std::vector<DType> dtypes,
-                 std::string shape, Layout layout = Layout::strided,
-                 std::string doc = "");
+TensorDecl input(std::string name, std::vector<DType> dtypes, std::string shape,
+                 Layout layout = Layout::strided, std::string doc = "");
 TensorDecl output(std::string name, std::vector<DType> dtypes,
                   std::string shape, Layout layout = Layout::contiguous,
                   std::string doc = "");
@@ -89,12 +87,15 @@ TensorDecl output_like(std::string name, std::string like, std::string shape,
                        Layout layout = Layout::contiguous,
                        std::string doc = "");
 
-/// A rule on a named dimension: min <= size <= max and size % multiple == 0.
+/// A rule on a named dimension or an integer parameter: min <= value <=
+/// max, value % multiple == 0 and, with `at_most`, value <= the value of
+/// that dimension or parameter (`{.dim = "num_topk", .at_most = "E"}`).
 struct DimRule {
   std::string dim;
   int64_t min = 0;
   int64_t max = std::numeric_limits<int64_t>::max();
   int64_t multiple = 1;
+  std::string at_most = {};
 };
 
 class OpDef;

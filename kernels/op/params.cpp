@@ -68,16 +68,15 @@ void check_param(const OpDef &op, const ParamDecl &p, const ParamValue &v) {
                                     op.name, p.name, type_text(p.type)));
   if (const int64_t *n = std::get_if<int64_t>(&v);
       n && (*n < p.min || *n > p.max))
-    throw UserError(fmt::format("{}: argument '{}' is {}; requires {}",
-                                op.name, p.name, *n, range_text(p)));
+    throw UserError(fmt::format("{}: argument '{}' is {}; requires {}", op.name,
+                                p.name, *n, range_text(p)));
   if (const double *d = std::get_if<double>(&v);
       d && (!std::isfinite(*d) || *d < p.real_min))
     throw UserError(fmt::format("{}: argument '{}' is {}; requires a finite "
                                 "value{}",
                                 op.name, p.name, *d, real_range(p)));
   if (const std::string *s = std::get_if<std::string>(&v);
-      s && std::find(p.choices.begin(), p.choices.end(), *s) ==
-               p.choices.end())
+      s && std::find(p.choices.begin(), p.choices.end(), *s) == p.choices.end())
     throw UserError(fmt::format("{}: argument '{}' is '{}'; requires {}",
                                 op.name, p.name, *s,
                                 fmt::join(p.choices, ", ")));
@@ -86,8 +85,8 @@ void check_param(const OpDef &op, const ParamDecl &p, const ParamValue &v) {
 ParamValue parse_param(const OpDef &op, const ParamDecl &p,
                        std::string_view text) {
   auto bad = [&](std::string_view requirement) {
-    return UserError(fmt::format("{}: --set {}={} {}", op.name, p.name, text,
-                                 requirement));
+    return UserError(
+        fmt::format("{}: --set {}={} {}", op.name, p.name, text, requirement));
   };
   const char *first = text.data(), *last = text.data() + text.size();
   switch (p.type) {

@@ -39,7 +39,7 @@ template <class T> std::string field_text(const T &value) {
 #define TILEJIT_FE_14(m, s, x, ...) m(s, x) TILEJIT_FE_13(m, s, __VA_ARGS__)
 #define TILEJIT_FE_15(m, s, x, ...) m(s, x) TILEJIT_FE_14(m, s, __VA_ARGS__)
 #define TILEJIT_FE_16(m, s, x, ...) m(s, x) TILEJIT_FE_15(m, s, __VA_ARGS__)
-#define TILEJIT_FE_PICK(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12,    \
+#define TILEJIT_FE_PICK(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12,     \
                         _13, _14, _15, _16, NAME, ...)                         \
   NAME
 #define TILEJIT_FOR_EACH(m, s, ...)                                            \
@@ -58,7 +58,7 @@ template <class T> std::string field_text(const T &value) {
 ///
 ///   TILEJIT_SPEC_FIELDS(TopkGateSpec, num_experts, num_topk, block_t)
 #define TILEJIT_SPEC_FIELDS(Spec, ...)                                         \
-  static_assert(sizeof(Spec) ==                                               \
+  static_assert(sizeof(Spec) ==                                                \
                     0 TILEJIT_FOR_EACH(TILEJIT_FIELD_SIZE, Spec, __VA_ARGS__), \
                 "TILEJIT_SPEC_FIELDS(" #Spec                                   \
                 ", ...) must list every field of the struct once");            \

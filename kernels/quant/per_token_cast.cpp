@@ -3,12 +3,7 @@
 // (per_token_cast_tiling) picks one of the kernel's two shapes.
 #include "quant/per_token_cast.h"
 
-#include "common/check.h"
-#include "op/typed_op.h"
-
-#include "tilejit/error.h"
-
-#include <fmt/format.h>
+#include "op/op.h"
 
 #include <bit>
 
@@ -131,8 +126,9 @@ static void check_num_per_channels(int64_t g, int64_t k) {
 static int64_t align4(int64_t v) { return (v + 3) / 4 * 4; }
 
 static SfLayout sf_layout(bool col_major, bool packed) {
-  return packed ? SfLayout::packed_ue8m0
-                : col_major ? SfLayout::col_major : SfLayout::row_major;
+  return packed      ? SfLayout::packed_ue8m0
+         : col_major ? SfLayout::col_major
+                     : SfLayout::row_major;
 }
 
 /// out_sf's layout (§3.3): f32 (M, groups) row-major or with strides
@@ -153,7 +149,8 @@ static ops::TensorShape sf_shape(int64_t m, int64_t k, int64_t g,
 }
 
 static void check(const ops::Call &c) {
-  const int64_t m = c.dim("M"), k = c.dim("K"), g = c.integer("num_per_channels");
+  const int64_t m = c.dim("M"), k = c.dim("K"),
+                g = c.integer("num_per_channels");
   check_num_per_channels(g, k);
   const bool packed = c.flag("use_packed_ue8m0"),
              col_major = c.flag("use_tma_aligned_col_major_sf");
@@ -175,7 +172,8 @@ static void check(const ops::Call &c) {
                        name_of(want.dtype), m, cols, align4(m));
   } else {
     ok = ok && sf.is_contiguous();
-    text = fmt::format("a contiguous {} [{}, {}]", name_of(want.dtype), m, cols);
+    text =
+        fmt::format("a contiguous {} [{}, {}]", name_of(want.dtype), m, cols);
   }
   if (!ok)
     throw UserError(fmt::format("{}: argument 'out_sf' is {}; requires {}", kOp,
@@ -213,8 +211,8 @@ static void views(const ops::Call &c, const PerTokenCastSpec &s,
     const int64_t out_strides[3] = {p, out.strides[0], 1};
     args.tensor("x_parts",
                 rt::TensorView::strided(x.data, x.dtype, shape, x_strides));
-    args.tensor("out_parts", rt::TensorView::strided(out.data, out.dtype,
-                                                     shape, out_strides));
+    args.tensor("out_parts", rt::TensorView::strided(out.data, out.dtype, shape,
+                                                     out_strides));
   }
   if (s.sf_layout == SfLayout::packed_ue8m0) {
     const rt::TensorView &sf = c.tensor("out_sf");
@@ -250,10 +248,10 @@ const ops::OpDef &per_token_cast_op() {
        .check = check,
        .shape_of =
            [](std::string_view, const ops::ShapeArgs &a) {
-             return sf_shape(
-                 a.dim("M"), a.dim("K"), a.integer("num_per_channels"),
-                 sf_layout(a.flag("use_tma_aligned_col_major_sf"),
-                           a.flag("use_packed_ue8m0")));
+             return sf_shape(a.dim("M"), a.dim("K"),
+                             a.integer("num_per_channels"),
+                             sf_layout(a.flag("use_tma_aligned_col_major_sf"),
+                                       a.flag("use_packed_ue8m0")));
            },
        .reference =
            [](const ops::HostCall &c) {

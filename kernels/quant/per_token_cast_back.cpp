@@ -4,12 +4,7 @@
 #include "quant/per_token_cast_back.h"
 #include "quant/reference.h"
 
-#include "common/check.h"
-#include "op/typed_op.h"
-
-#include "tilejit/error.h"
-
-#include <fmt/format.h>
+#include "op/op.h"
 
 namespace tilejit::quant {
 
@@ -86,9 +81,8 @@ const ops::OpDef &per_token_cast_back_op() {
              const int64_t m = a.dim("M"), g = a.integer("num_per_channels");
              const int64_t groups = (a.dim("K") + g - 1) / g;
              if (a.dtype("x_sf") == DType::i32) // column-major, M padded
-               return ops::TensorShape{DType::i32,
-                                       {m, (groups + 3) / 4},
-                                       {1, (m + 3) / 4 * 4}};
+               return ops::TensorShape{
+                   DType::i32, {m, (groups + 3) / 4}, {1, (m + 3) / 4 * 4}};
              return ops::TensorShape{DType::f32, {m, groups}, {groups, 1}};
            },
        .reference =

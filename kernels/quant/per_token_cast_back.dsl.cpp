@@ -14,8 +14,8 @@ Kernel per_token_cast_back_kernel(const CastBackSpec &s) {
   dsl::Access access = dsl::vectors_of(s.vector_bytes);
   auto x = k.tensor("x_data", DType::e4m3, 2, access);
   // Packed scales are bytes (m, w, j) of the int32 tensor: group 4w + j.
-  auto sf = k.tensor("x_sf", s.packed ? DType::u8 : DType::f32,
-                     s.packed ? 3 : 2);
+  auto sf =
+      k.tensor("x_sf", s.packed ? DType::u8 : DType::f32, s.packed ? 3 : 2);
   auto out = k.tensor("out", s.out_dtype, 2, access);
   const int64_t bm = s.block_m, bk = s.block_k;
   // Consecutive blocks take consecutive column tiles of the same rows, so

@@ -19,20 +19,22 @@ TILEJIT_OP_TEST(per_token_cast_back) {
       for (int64_t group : {int64_t{32}, int64_t{128}, k}) {
         const std::map<std::string, std::string> set = {
             {"num_per_channels", std::to_string(group)}};
-        t.cases.push_back({.shape = {m, k}, .set = set,
-                           .dtypes = {{"out", out}}});
-        t.cases.push_back({.shape = {m, k}, .set = set,
+        t.cases.push_back(
+            {.shape = {m, k}, .set = set, .dtypes = {{"out", out}}});
+        t.cases.push_back({.shape = {m, k},
+                           .set = set,
                            .dtypes = {{"out", out}, {"x_sf", DType::i32}}});
         // Column-major f32 scales, M padded to 4.
-        t.cases.push_back({.shape = {m, k}, .set = set,
+        t.cases.push_back({.shape = {m, k},
+                           .set = set,
                            .dtypes = {{"out", out}},
                            .strides = {{"x_sf", {1, (m + 3) / 4 * 4}}}});
       }
-  for (auto [m, k, group] : {std::tuple<int64_t, int64_t, const char *>{
-                                 8001, 7168, "128"},
-                             {8001, 2048, "128"},
-                             {4001, 576, "128"},
-                             {8001, 7168, "7168"}})
+  for (auto [m, k, group] :
+       {std::tuple<int64_t, int64_t, const char *>{8001, 7168, "128"},
+        {8001, 2048, "128"},
+        {4001, 576, "128"},
+        {8001, 7168, "7168"}})
     t.cases.push_back({.shape = {m, k},
                        .set = {{"num_per_channels", group}},
                        .dtypes = {{"x_sf", DType::i32}},

@@ -19,8 +19,8 @@ const std::map<std::string, std::string> kFlags[] = {
     {},
 };
 
-std::map<std::string, std::string> with_group(std::map<std::string, std::string> set,
-                                              int64_t group) {
+std::map<std::string, std::string>
+with_group(std::map<std::string, std::string> set, int64_t group) {
   set["num_per_channels"] = std::to_string(group);
   return set;
 }
@@ -28,9 +28,8 @@ std::map<std::string, std::string> with_group(std::map<std::string, std::string>
 /// Bytes of the int32 packed scales past the last group are not written
 /// (the original's clear_unused_sf): they are zeroed before comparing.
 Compare packed_scales() {
-  return {"bitwise equal",
-          [](const ref::HostTensor &got, const ref::HostTensor &want,
-             const RunData &run) {
+  return {"bitwise equal", [](const ref::HostTensor &got,
+                              const ref::HostTensor &want, const RunData &run) {
             if (!run.call.flag("use_packed_ue8m0"))
               return ref::compare_exact(got, want);
             const int64_t k = run.call.tensor("x").size(1);
@@ -56,30 +55,31 @@ TILEJIT_OP_TEST(per_token_cast) {
   OpTest t{.op = "per_token_cast", .compare = {{"out_sf", packed_scales()}}};
   for (DType dtype : {DType::bf16, DType::f32})
     for (const auto &flags : kFlags)
-      for (auto [m, k, group] : {std::tuple<int64_t, int64_t, int64_t>{64, 512, 128},
-                                 {1, 128, 128},
-                                 {17, 576, 128},
-                                 {33, 576, 32},
-                                 {5, 640, 64},
-                                 {3, 192, 16},
-                                 {7, 576, 576},   // 9 parts of 64
-                                 {40, 384, 384},  // 3 parts of 128
-                                 {17, 320, 128},  // a last group of 64
-                                 {33, 704, 128},  // the same, 5 whole
-                                 {9, 1056, 64},   // 16 whole, a last of 32
-                                 {5, 200, 64},    // a last group of 8
-                                 {48, 192, 192},  // 3 parts of 64
-                                 {9, 2560, 2560}, // group 5 x 512
-                                 {2, 1280, 1280}, // group 5 x 256
-                                 {3, 3072, 3072}, // group 3 x 1024
-                                 {1, 64, 64},
-                                 {0, 512, 128},
-                                 {130, 4096, 128},
-                                 // Enough rows for the full tiles (fewer
-                                 // rows take smaller ones), with tails.
-                                 {6600, 576, 128},
-                                 {8001, 576, 64},
-                                 {2100, 2048, 128}})
+      for (auto [m, k, group] :
+           {std::tuple<int64_t, int64_t, int64_t>{64, 512, 128},
+            {1, 128, 128},
+            {17, 576, 128},
+            {33, 576, 32},
+            {5, 640, 64},
+            {3, 192, 16},
+            {7, 576, 576},   // 9 parts of 64
+            {40, 384, 384},  // 3 parts of 128
+            {17, 320, 128},  // a last group of 64
+            {33, 704, 128},  // the same, 5 whole
+            {9, 1056, 64},   // 16 whole, a last of 32
+            {5, 200, 64},    // a last group of 8
+            {48, 192, 192},  // 3 parts of 64
+            {9, 2560, 2560}, // group 5 x 512
+            {2, 1280, 1280}, // group 5 x 256
+            {3, 3072, 3072}, // group 3 x 1024
+            {1, 64, 64},
+            {0, 512, 128},
+            {130, 4096, 128},
+            // Enough rows for the full tiles (fewer
+            // rows take smaller ones), with tails.
+            {6600, 576, 128},
+            {8001, 576, 64},
+            {2100, 2048, 128}})
         t.cases.push_back({.shape = {m, k},
                            .set = with_group(flags, group),
                            .dtypes = {{"", dtype}}});

@@ -3,12 +3,7 @@
 #include "transpose/batched_transpose.h"
 #include "transpose/reference.h"
 
-#include "common/check.h"
-#include "op/typed_op.h"
-
-#include "tilejit/error.h"
-
-#include <fmt/format.h>
+#include "op/op.h"
 
 namespace tilejit::transpose {
 
@@ -42,11 +37,11 @@ static void check_rows(const ops::Call &c) {
                                 x.shape[1] * x.strides[1]));
 }
 
-static const std::vector<DType> kDTypes = {DType::bf16, DType::f16, DType::f32,
-                                    DType::e4m3, DType::e5m2, DType::i8,
-                                    DType::u8,   DType::i32,  DType::u32};
+static const std::vector<DType> kDTypes = {
+    DType::bf16, DType::f16, DType::f32, DType::e4m3, DType::e5m2,
+    DType::i8,   DType::u8,  DType::i32, DType::u32};
 static const std::vector<ops::DimRule> kTiles = {{.dim = "X", .multiple = 64},
-                                          {.dim = "Y", .multiple = 64}};
+                                                 {.dim = "Y", .multiple = 64}};
 
 const ops::OpDef &batched_transpose_op() {
   static const ops::OpDef op = ops::make_op<BatchedTransposeSpec>(

@@ -10,9 +10,8 @@ TILEJIT_OP_TEST(batched_transpose) {
   // Random bytes are valid data for a copy (NaN patterns included).
   OpTest t{.op = "batched_transpose", .fills = {{"x", random_bytes()}}};
   for (DType dtype : {DType::e4m3, DType::bf16, DType::f32}) {
-    for (auto shape : {std::vector<int64_t>{2, 128, 192},
-                       {8, 64, 64},
-                       {1, 448, 576}})
+    for (auto shape :
+         {std::vector<int64_t>{2, 128, 192}, {8, 64, 64}, {1, 448, 576}})
       t.cases.push_back({.shape = shape, .dtypes = {{"", dtype}}});
     t.cases.push_back({.shape = {3, 0, 64}, .dtypes = {{"", dtype}}});
   }

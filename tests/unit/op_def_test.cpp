@@ -40,7 +40,8 @@ const ops::OpDef &toy() {
                   ops::flag("f", false, "a flag"),
                   ops::real("r", 1.0, 0, "a real"),
                   ops::choice("c", "a", {"a", "b"}, "a choice")},
-       .dim_rules = {{.dim = "N", .min = 1, .max = 64, .multiple = 2}}},
+       .dim_rules = {{.dim = "N", .min = 1, .max = 64, .multiple = 2},
+                     {.dim = "k", .at_most = "N"}}},
       {toy_spec, toy_kernel});
   return op;
 }
@@ -118,6 +119,9 @@ TEST_CASE("a call is checked against the declared shapes", "[op][error]") {
   CHECK(bind_error({view(DType::f32, {3, 4}), view(DType::i64, {4, 2})},
                    {int64_t{2}, false, 1.0, std::string("q")}) ==
         "toy: argument 'c' is 'q'; requires a, b");
+  CHECK(bind_error({view(DType::f32, {3, 4}), view(DType::i64, {4, 6})},
+                   {int64_t{6}, false, 1.0, std::string("a")}) ==
+        "toy: argument 'k' is 6; requires k <= N = 4");
   const int64_t shape[2] = {4, 2}, strides[2] = {4, 1};
   CHECK(bind_error({view(DType::f32, {3, 4}),
                     rt::TensorView::strided(0x10000, DType::i64, shape,
