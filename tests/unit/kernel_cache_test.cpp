@@ -380,6 +380,36 @@ TEST_CASE("an unusable directory degrades to memory only", "[cache]") {
   CHECK_FALSE(rt::KernelCache(c).disk_usable());
 }
 
+TEST_CASE("a directory that cannot be written still serves its entries",
+          "[cache]") {
+  TempDir dir;
+  {
+    rt::KernelCache warm(config_in(dir));
+    warm.get_or_compile(test_key("shipped"),
+                        [] { return fake_entry(test_key("shipped")); });
+  }
+  // Writes fail (here: the staging area is a file; a read-only mount or a
+  // full disk is the same), reads still work.
+  std::filesystem::remove_all(dir.path / "v1" / "staging");
+  std::ofstream(dir.path / "v1" / "staging") << "x";
+  rt::KernelCache cache(config_in(dir));
+  CHECK_FALSE(cache.disk_usable());
+  CHECK_THAT(cache.disk_problem(), Catch::Matchers::Contains("is read-only"));
+  int compiles = 0;
+  auto r = cache.get_or_compile(test_key("shipped"), [&] {
+    ++compiles;
+    return fake_entry(test_key("shipped"));
+  });
+  CHECK(r.source == rt::CacheSource::disk);
+  CHECK(compiles == 0);
+  // A new key is compiled and kept in memory.
+  CHECK(cache
+            .get_or_compile(test_key("new"),
+                            [] { return fake_entry(test_key("new")); })
+            .source == rt::CacheSource::compiled);
+  CHECK_FALSE(cache.load(test_key("new").digest()));
+}
+
 TEST_CASE("TILEJIT_CACHE=0 and TILEJIT_CACHE_MAX_MB are honoured", "[cache]") {
   setenv("TILEJIT_CACHE", "0", 1);
   setenv("TILEJIT_CACHE_MAX_MB", "5", 1);

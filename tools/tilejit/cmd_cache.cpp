@@ -2,6 +2,7 @@
 // kernel cache (runtime/include/tilejit/runtime/kernel_cache.h).
 #include "commands.h"
 #include "options.h"
+#include "output.h"
 #include "suggest.h"
 
 #include "common/jit.h"
@@ -18,6 +19,7 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <unistd.h>
 
 namespace tilejit::cli {
 
@@ -65,13 +67,19 @@ void need_args(std::string_view verb, Args args, size_t n,
 int cache_ls(Args args) {
   need_args("ls", args, 0, "ls");
   auto entries = cache().list();
-  fmt::print("{:<14} {:<12} {:>10} {:>7} {:<5} {}\n", "digest", "op", "size",
-             "age", "cubin", "parameters");
+  // Columns as wide as their widest cell.
+  size_t op_width = 2;
   for (const rt::DiskEntry &e : entries)
-    fmt::print("{:<14} {:<12} {:>10} {:>7} {:<5} {}\n", e.digest.substr(0, 12),
-               e.key.op(), human_bytes(e.bytes), human_age(e.age_seconds),
-               e.has_cubin ? "yes" : "no", params_of(e.key));
-  fmt::print("{} entries in {}\n", entries.size(), cache().config().dir);
+    op_width = std::max(op_width, e.key.op().size());
+  fmt::print("{:<12} {:<{}} {:>10} {:>7} {:<5} {}\n", "digest", "op", op_width,
+             "size", "age", "cubin", "parameters");
+  for (const rt::DiskEntry &e : entries)
+    fmt::print("{:<12} {:<{}} {:>10} {:>7} {:<5} {}\n", e.digest.substr(0, 12),
+               e.key.op(), op_width, human_bytes(e.bytes),
+               human_age(e.age_seconds), e.has_cubin ? "yes" : "no",
+               params_of(e.key));
+  fmt::print("{} in {}\n", counted(entries.size(), "entry", "entries"),
+             cache().config().dir);
   return kOk;
 }
 
@@ -93,7 +101,8 @@ int cache_stats(Args args) {
 
 int cache_clear(Args args) {
   need_args("clear", args, 0, "clear");
-  fmt::print("removed {} entries from {}\n", cache().clear(),
+  const size_t removed = cache().clear();
+  fmt::print("removed {} from {}\n", counted(removed, "entry", "entries"),
              cache().config().dir);
   return kOk;
 }
@@ -139,20 +148,32 @@ int cache_explain(Args args) {
   return kOk;
 }
 
-int cache_precompile(Args args) {
-  need_args("precompile", args, 1, "precompile FILE");
-  std::ifstream file{std::string(args[0])};
+/// The specialisations a precompile list names, a line each; the file and
+/// its lines are bounded (a list, not /dev/zero).
+std::vector<std::pair<int, OpCommand>>
+read_precompile_list(std::string_view path) {
+  constexpr size_t kMaxBytes = 16 << 20, kMaxLine = 4096;
+  std::ifstream file{std::string(path), std::ios::binary};
   if (!file)
     throw UserError(
-        fmt::format("tilejit cache precompile: cannot read '{}'", args[0]));
-  struct Job {
-    int line;
-    OpCommand cmd;
-  };
-  std::vector<Job> jobs;
-  std::string text;
-  for (int line = 1; std::getline(file, text); ++line) {
-    std::istringstream words(text);
+        fmt::format("tilejit cache precompile: cannot read '{}'", path));
+  std::string text(kMaxBytes + 1, '\0');
+  file.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(file.gcount()));
+  if (text.size() > kMaxBytes)
+    throw UserError(fmt::format("tilejit cache precompile: '{}' is larger "
+                                "than 16 MiB; requires a list of "
+                                "specialisations, one a line",
+                                path));
+  std::vector<std::pair<int, OpCommand>> jobs;
+  std::istringstream lines(text);
+  std::string line;
+  for (int number = 1; std::getline(lines, line); ++number) {
+    if (line.size() > kMaxLine)
+      throw UserError(fmt::format("{}:{}: a line of {} characters; requires "
+                                  "at most {}",
+                                  path, number, line.size(), kMaxLine));
+    std::istringstream words(line);
     std::vector<std::string> owned;
     for (std::string w; words >> w && w[0] != '#';)
       owned.push_back(w);
@@ -160,32 +181,48 @@ int cache_precompile(Args args) {
       continue;
     std::vector<std::string_view> view(owned.begin(), owned.end());
     try {
-      jobs.push_back({line, parse_op_command("cache precompile", view,
-                                             {"--shape", "--dtype", "--set"})});
+      jobs.emplace_back(number,
+                        parse_op_command("cache precompile", view,
+                                         {"--shape", "--dtype", "--set"}));
     } catch (const UserError &e) {
-      throw UserError(fmt::format("{}:{}: {}", args[0], line, e.what()));
+      throw UserError(fmt::format("{}:{}: {}", path, number, e.what()));
     }
   }
+  return jobs;
+}
+
+int cache_precompile(Args args) {
+  need_args("precompile", args, 1, "precompile FILE");
+  const auto jobs = read_precompile_list(args[0]);
   std::atomic<size_t> next{0}, done{0}, compiled{0};
   std::mutex print;
   std::string failure;
+  std::vector<std::string> digests(jobs.size());
+  // A progress bar only where someone watches it; a log gets none.
+  const bool progress = ::isatty(STDERR_FILENO) == 1;
   auto start = std::chrono::steady_clock::now();
   auto worker = [&] {
     for (size_t i; (i = next++) < jobs.size();) {
-      const Job &job = jobs[i];
+      const auto &[line, cmd] = jobs[i];
+      // Nothing escapes a worker thread: every failure is reported.
       try {
-        rt::CacheResult r = ops::compile_cached(
-            key_of(job.cmd), [&] { return kernel_of(job.cmd); });
+        const rt::SpecKey key = key_of(cmd);
+        digests[i] = key.digest();
+        rt::CacheResult r =
+            ops::compile_cached(key, [&] { return kernel_of(cmd); });
         compiled += r.source == rt::CacheSource::compiled;
-      } catch (const Error &e) {
+      } catch (const std::exception &e) {
         std::lock_guard<std::mutex> lock(print);
-        failure = fmt::format("{}:{}: {}", args[0], job.line, e.what());
+        if (failure.empty())
+          failure = fmt::format("{}:{}: {}", args[0], line, e.what());
       }
       size_t n = ++done;
-      std::lock_guard<std::mutex> lock(print);
-      int bar = static_cast<int>(30 * n / jobs.size());
-      fmt::print(stderr, "\r[{:<30}] {}/{}", std::string(bar, '#'), n,
-                 jobs.size());
+      if (progress) {
+        std::lock_guard<std::mutex> lock(print);
+        int bar = static_cast<int>(30 * n / jobs.size());
+        print_err(fmt::format("\r[{:<30}] {}/{}", std::string(bar, '#'), n,
+                              jobs.size()));
+      }
     }
   };
   unsigned threads =
@@ -198,27 +235,49 @@ int cache_precompile(Args args) {
     t.join();
   std::chrono::duration<double, std::milli> ms =
       std::chrono::steady_clock::now() - start;
-  fmt::print(stderr, "\n");
+  if (progress)
+    print_err("\n");
   if (!failure.empty())
     throw UserError(failure);
-  fmt::print("precompiled {} specialisations ({} compiled, {} already "
-             "cached) in {:.0f} ms on {} threads into {}\n",
-             jobs.size(), compiled.load(), jobs.size() - compiled.load(),
-             ms.count(), threads, cache().config().dir);
+  // Success means stored: count the entries that are on disk now.
+  std::vector<std::string> unique = digests;
+  std::sort(unique.begin(), unique.end());
+  unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
+  size_t stored = 0;
+  for (const std::string &d : unique)
+    stored += cache().load(d).has_value();
+  if (stored < unique.size()) {
+    std::string why = cache().disk_problem();
+    if (why.empty())
+      why = fmt::format("evicted at once: the cache's size bound is {} MiB "
+                        "(TILEJIT_CACHE_MAX_MB)",
+                        cache().config().max_bytes >> 20);
+    throw UserError(fmt::format("tilejit cache precompile: stored {} of {} "
+                                "specialisations in '{}': {}",
+                                stored, unique.size(), cache().config().dir,
+                                why));
+  }
+  fmt::print("precompiled {} ({} compiled, {} already cached) in {:.0f} ms "
+             "on {} into {}\n",
+             counted(jobs.size(), "specialisation", "specialisations"),
+             compiled.load(), jobs.size() - compiled.load(), ms.count(),
+             counted(threads, "thread", "threads"), cache().config().dir);
   return kOk;
 }
 
 int cache_bundle(Args args) {
   need_args("bundle", args, 1, "bundle OUT_FILE");
   size_t n = cache().write_bundle(std::string(args[0]));
-  fmt::print("bundled {} entries into {}\n", n, args[0]);
+  fmt::print("bundled {} into {}\n", counted(n, "entry", "entries"), args[0]);
   return kOk;
 }
 
 int cache_import(Args args) {
   need_args("import", args, 1, "import BUNDLE_FILE");
-  size_t n = cache().read_bundle(std::string(args[0]));
-  fmt::print("imported {} entries into {}\n", n, cache().config().dir);
+  size_t present = 0;
+  size_t n = cache().read_bundle(std::string(args[0]), &present);
+  fmt::print("imported {} into {} ({} already there)\n",
+             counted(n, "entry", "entries"), cache().config().dir, present);
   return kOk;
 }
 

@@ -4,6 +4,7 @@
 // cache, and print the stages asked for.
 #include "commands.h"
 #include "options.h"
+#include "output.h"
 #include "sass.h"
 
 #include "common/jit.h"
@@ -22,8 +23,8 @@ int cmd_compile(Args args) {
     cmd.dump = {Stage::ptx};
 
   const rt::SpecKey key = key_of(cmd);
-  ops::JitCompile jit =
-      ops::compile_entry(key, [&] { return kernel_of(cmd); }, cmd.dump);
+  ops::JitCompile jit = ops::compile_entry(
+      key, [&] { return kernel_of(cmd); }, cmd.dump);
   rt::KernelCache::global().store(jit.entry);
   CompiledKernel &compiled = jit.compiled;
 
@@ -45,10 +46,11 @@ int cmd_compile(Args args) {
     std::fflush(stdout); // keep the stages before the timings in a shared log
     double total = 0;
     for (const StageTime &t : compiled.timings) {
-      fmt::print(stderr, "tilejit: stage {:<5} {:8.2f} ms\n", t.stage, t.ms);
+      print_err(
+          fmt::format("tilejit: stage {:<5} {:8.2f} ms\n", t.stage, t.ms));
       total += t.ms;
     }
-    fmt::print(stderr, "tilejit: total       {:8.2f} ms\n", total);
+    print_err(fmt::format("tilejit: total       {:8.2f} ms\n", total));
   }
   return kOk;
 }

@@ -2,6 +2,7 @@
 // generates --help; errors become one message and a documented exit code.
 #include "commands.h"
 #include "options.h"
+#include "output.h"
 #include "suggest.h"
 
 #include "tilejit/error.h"
@@ -117,11 +118,12 @@ int main(int argc, char **argv) {
     return tilejit::cli::dispatch(argc, argv);
   } catch (const tilejit::Error &e) {
     std::fflush(stdout);
-    fmt::print(stderr, "{}\n", e.what());
+    tilejit::cli::print_err(fmt::format("{}\n", e.what()));
     return e.exit_code();
   } catch (const std::exception &e) {
     std::fflush(stdout);
-    fmt::print(stderr, "tilejit: internal error: {}\n", e.what());
+    tilejit::cli::print_err(
+        fmt::format("tilejit: internal error: {}\n", e.what()));
     return tilejit::cli::kInternalError;
   }
 }

@@ -68,15 +68,14 @@ static std::vector<Stage> parse_stages(std::string_view command,
   return stages;
 }
 
-static DType parse_dtype_name(std::string_view command,
-                              std::string_view text) {
+static DType parse_dtype_name(std::string_view command, std::string_view text) {
   if (std::optional<DType> d = parse_dtype(text))
     return *d;
   std::vector<std::string_view> names;
   for (DType t : kAllDTypes)
     names.push_back(name_of(t));
-  throw UserError(fmt::format("tilejit {}: unknown dtype '{}'{}", command,
-                              text, did_you_mean(text, names)));
+  throw UserError(fmt::format("tilejit {}: unknown dtype '{}'{}", command, text,
+                              did_you_mean(text, names)));
 }
 
 /// The names `--set` takes: the op's parameters, then its --shape dims.
@@ -122,8 +121,8 @@ OpCommand parse_op_command(std::string_view command,
       throw UserError(fmt::format("tilejit {}: unknown option '{}'{}", command,
                                   opt, did_you_mean(opt, allowed)));
     if (opt != "--set" && opt != "--dtype" && !seen.insert(opt).second)
-      throw UserError(fmt::format("tilejit {}: option {} is given twice",
-                                  command, opt));
+      throw UserError(
+          fmt::format("tilejit {}: option {} is given twice", command, opt));
     if (opt == "--timings") {
       if (!has_value || value == "1" || value == "true")
         out.timings = true;
@@ -149,10 +148,9 @@ OpCommand parse_op_command(std::string_view command,
       DType dtype = parse_dtype_name(
           command, eq == std::string_view::npos ? value : value.substr(eq + 1));
       if (!out.c.dtypes.emplace(name, dtype).second)
-        throw UserError(fmt::format("tilejit {}: --dtype {} is given twice",
-                                    command,
-                                    name.empty() ? "(of the first input)"
-                                                 : name));
+        throw UserError(
+            fmt::format("tilejit {}: --dtype {} is given twice", command,
+                        name.empty() ? "(of the first input)" : name));
     } else if (opt == "--set") {
       size_t eq = value.find('=');
       if (eq == std::string_view::npos || eq == 0)
@@ -171,8 +169,8 @@ OpCommand parse_op_command(std::string_view command,
                           : fmt::format("{}", fmt::join(names, ", "))));
       }
       if (!out.c.set.emplace(name, value.substr(eq + 1)).second)
-        throw UserError(fmt::format("tilejit {}: --set {} is given twice",
-                                    command, name));
+        throw UserError(
+            fmt::format("tilejit {}: --set {} is given twice", command, name));
     } else if (opt == "--dump") {
       out.dump = parse_stages(command, value);
     } else if (opt == "--iters") {
@@ -224,11 +222,10 @@ std::string op_help(const ops::OpDef &op) {
     else
       for (DType d : t.dtypes)
         dtypes += fmt::format("{}{}", dtypes.empty() ? "" : "|", name_of(d));
-    out += fmt::format("  {:<7} {:<8} {:<32} [{}] {}{}\n",
-                       t.output ? "output" : "input", t.name, dtypes,
-                       t.shape.empty() ? "see below" : t.shape,
-                       layout_text(t.layout),
-                       t.doc.empty() ? "" : "; " + t.doc);
+    out += fmt::format(
+        "  {:<7} {:<8} {:<32} [{}] {}{}\n", t.output ? "output" : "input",
+        t.name, dtypes, t.shape.empty() ? "see below" : t.shape,
+        layout_text(t.layout), t.doc.empty() ? "" : "; " + t.doc);
   }
   out += "parameters (--set NAME=VALUE):\n";
   if (op.params.empty())
@@ -260,8 +257,8 @@ std::string op_help(const ops::OpDef &op) {
       out += fmt::format(" a multiple of {}", r.multiple);
     out += "\n";
   }
-  out += fmt::format("--shape {} (default {})\n",
-                     op.cli_shape, fmt::join(op.default_shape, "x"));
+  out += fmt::format("--shape {} (default {})\n", op.cli_shape,
+                     fmt::join(op.default_shape, "x"));
   return out;
 }
 

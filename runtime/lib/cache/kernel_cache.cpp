@@ -54,20 +54,46 @@ struct KernelCache::Slot {
 };
 
 KernelCache::KernelCache(CacheConfig config) : config_(std::move(config)) {
-  if (!config_.disk)
+  if (!config_.disk) {
+    set_problem("the disk cache is off (TILEJIT_CACHE=0, or no directory)");
     return;
+  }
   for (const std::string &dir :
        {entries_dir(config_.dir), staging_dir(config_.dir),
         locks_dir(config_.dir)}) {
     std::string err = make_dirs(dir);
     if (err.empty() && ::access(dir.c_str(), W_OK) != 0)
       err = std::strerror(errno);
-    if (!err.empty()) {
-      disable_disk(err);
+    if (err.empty())
+      continue;
+    // Entries that can be read still serve hits (a warm cache shipped in a
+    // read-only layer); only writes stay in memory.
+    if (::access(entries_dir(config_.dir).c_str(), R_OK | X_OK) == 0) {
+      disk_read_ok_ = true;
+      set_problem(fmt::format("'{}' is read-only ({})", config_.dir, err));
+      if (!warned_.exchange(true))
+        std::fprintf(stderr,
+                     "tilejit: warning: kernel cache directory '%s' is "
+                     "read-only (%s); its entries are used, new ones are "
+                     "kept in memory only\n",
+                     config_.dir.c_str(), err.c_str());
       return;
     }
+    disable_disk(err);
+    return;
   }
   disk_ok_ = true;
+  disk_read_ok_ = true;
+}
+
+void KernelCache::set_problem(std::string why) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  problem_ = std::move(why);
+}
+
+std::string KernelCache::disk_problem() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return problem_;
 }
 
 KernelCache::~KernelCache() { flush_persistent(); }
@@ -81,6 +107,7 @@ void KernelCache::disable_disk(const std::string &why) {
   // Called when the directory cannot be set up or a write fails: either way
   // one warning per cache, from one thread.
   disk_ok_ = false;
+  set_problem(fmt::format("'{}' is not usable ({})", config_.dir, why));
   if (!warned_.exchange(true))
     std::fprintf(stderr,
                  "tilejit: warning: kernel cache directory '%s' is not usable "
@@ -146,12 +173,14 @@ KernelCache::get_or_compile(const SpecKey &key,
     ran = true;
     // Another process may be compiling this key: take its lock, then look.
     std::optional<FileLock> lock;
-    if (disk_ok_) {
+    if (disk_read_ok_) {
       if (auto hit = read_verified(digest); hit && hit->key == key) {
         slot.entry = std::make_shared<const CacheEntry>(std::move(*hit));
         source = CacheSource::disk;
         return;
       }
+    }
+    if (disk_ok_) {
       lock.emplace(locks_dir(config_.dir) + "/" + digest + ".lock");
       if (auto hit = read_verified(digest); hit && hit->key == key) {
         slot.entry = std::make_shared<const CacheEntry>(std::move(*hit));
@@ -245,10 +274,21 @@ std::vector<DiskEntry> KernelCache::list() const {
 
 size_t KernelCache::clear() {
   size_t n = 0;
-  for (const DiskEntry &e : list())
-    n += ::unlink(entry_path(config_.dir, e.digest).c_str()) == 0;
+  std::string failed;
+  for (const DiskEntry &e : list()) {
+    const std::string path = entry_path(config_.dir, e.digest);
+    if (::unlink(path.c_str()) == 0)
+      ++n;
+    else if (failed.empty())
+      failed = fmt::format("{}: {}", path, std::strerror(errno));
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   slots_.clear();
+  if (!failed.empty())
+    throw UserError(fmt::format("cache clear: removed {} {} from {}; could "
+                                "not remove the others ({})",
+                                n, n == 1 ? "entry" : "entries", config_.dir,
+                                failed));
   return n;
 }
 
@@ -327,7 +367,7 @@ size_t KernelCache::write_bundle(const std::string &path) const {
   return n;
 }
 
-size_t KernelCache::read_bundle(const std::string &path) {
+size_t KernelCache::read_bundle(const std::string &path, size_t *present) {
   std::string bytes;
   if (!read_file(path, bytes))
     throw UserError(fmt::format("cache import: cannot read '{}'", path));
@@ -361,7 +401,17 @@ size_t KernelCache::read_bundle(const std::string &path) {
     entries.emplace_back(digest, entry);
     rest.remove_prefix(nl + 1 + size);
   }
+  size_t added = 0;
+  if (present)
+    *present = 0;
   for (const auto &[digest, entry] : entries) {
+    std::string have;
+    if (read_file(entry_path(config_.dir, digest), have) && have == entry) {
+      if (present)
+        ++*present;
+      continue;
+    }
+    ++added;
     std::string err =
         atomic_write(staging_dir(config_.dir), entry_path(config_.dir, digest),
                      /*durable=*/true, entry);
@@ -369,7 +419,7 @@ size_t KernelCache::read_bundle(const std::string &path) {
       throw UserError(
           fmt::format("cache import: cannot write entry {}: {}", digest, err));
   }
-  return entries.size();
+  return added;
 }
 
 CacheStats KernelCache::in_process_stats() const {

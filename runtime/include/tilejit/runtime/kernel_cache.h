@@ -90,7 +90,8 @@ public:
   /// Verified entry by digest from disk, or nullopt.
   std::optional<CacheEntry> load(const std::string &digest) const;
   std::vector<DiskEntry> list() const;
-  /// Removes every entry; returns how many.
+  /// Removes every entry; returns how many. UserError naming the first
+  /// entry it could not remove (a read-only directory) when any is left.
   size_t clear();
   /// Drops the oldest entries until the directory holds at most max_bytes.
   void evict();
@@ -98,15 +99,20 @@ public:
   /// Writes every valid entry into one bundle file (to ship a warm cache to
   /// another machine); returns how many. UserError if it cannot be written.
   size_t write_bundle(const std::string &path) const;
-  /// Verifies and adds every entry of a bundle; returns how many. A damaged
-  /// bundle or entry is a UserError naming it; nothing partial is added.
-  size_t read_bundle(const std::string &path);
+  /// Verifies and adds every entry of a bundle; returns how many were new
+  /// (`present`: how many the directory held already). A damaged bundle or
+  /// entry is a UserError naming it; nothing partial is added.
+  size_t read_bundle(const std::string &path, size_t *present = nullptr);
 
   CacheStats in_process_stats() const;
   CacheStats persistent_stats() const;
   const CacheConfig &config() const { return config_; }
-  /// False when the directory could not be used (then memory only).
+  /// False when entries cannot be written to the directory (then new ones
+  /// are kept in memory; a read-only directory's entries are still read).
   bool disk_usable() const { return disk_ok_; }
+  /// Why entries are not written to disk ("" while they are): the cache is
+  /// off, the directory is read-only or not usable, or a write failed.
+  std::string disk_problem() const;
 
 private:
   struct Slot;
@@ -114,14 +120,17 @@ private:
   std::optional<CacheEntry> read_verified(const std::string &digest);
   void write_disk(const CacheEntry &entry, const std::string &digest);
   void disable_disk(const std::string &why);
+  void set_problem(std::string why);
   void bump_persistent(const CacheStats &delta);
   void add_pending(const CacheStats &delta);
   void flush_persistent();
 
   CacheConfig config_;
-  std::atomic<bool> disk_ok_{false};
+  std::atomic<bool> disk_ok_{false};      ///< entries are written
+  std::atomic<bool> disk_read_ok_{false}; ///< entries are read
   std::atomic<bool> warned_{false}; ///< the one "not usable" warning was given
   mutable std::mutex mutex_;
+  std::string problem_; ///< disk_problem(), under mutex_
   std::unordered_map<std::string, std::unique_ptr<Slot>> slots_;
   CacheStats stats_;
   CacheStats pending_; ///< not yet added to the directory's counters
