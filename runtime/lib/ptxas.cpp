@@ -1,6 +1,7 @@
 // ptxas.cpp - Find ptxas, run it on a PTX text, choose it or the driver's
 // JIT linker.
 #include "tilejit/runtime/ptxas.h"
+#include "tilejit/runtime/scratch_dir.h"
 
 #include "tilejit/error.h"
 
@@ -35,27 +36,6 @@ std::string read_all(const std::filesystem::path &path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
-
-/// A private directory under $TMPDIR (or /tmp), removed with the object.
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    const char *tmp = std::getenv("TMPDIR");
-    std::string pattern =
-        fmt::format("{}/tilejit-ptxas-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    std::vector<char> buf(pattern.begin(), pattern.end());
-    buf.push_back('\0');
-    if (!mkdtemp(buf.data()))
-      throw InternalError(
-          fmt::format("ptxas: cannot create a temporary directory '{}': {}",
-                      pattern, std::strerror(errno)));
-    path = buf.data();
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-};
 
 /// Runs `argv` with stdout and stderr to `log`; the exit status, or -1 when
 /// it could not be started.
@@ -143,17 +123,10 @@ LinkResult compile_with_ptxas(const std::string &ptxas_path,
     throw UserError(fmt::format("ptxas: PTX '{}' has no .target directive; "
                                 "requires one (e.g. '.target sm_90a')",
                                 name_for_messages));
-  TempDir dir;
-  std::filesystem::path in = dir.path / "kernel.ptx";
-  std::filesystem::path out = dir.path / "kernel.cubin";
-  std::filesystem::path log = dir.path / "ptxas.log";
-  {
-    std::ofstream file(in, std::ios::binary);
-    file.write(ptx.data(), static_cast<std::streamsize>(ptx.size()));
-    if (!file)
-      throw InternalError(fmt::format("ptxas: cannot write '{}': {}",
-                                      in.string(), std::strerror(errno)));
-  }
+  ScratchDir dir("ptxas");
+  std::filesystem::path in = dir.write("kernel.ptx", ptx);
+  std::filesystem::path out = dir.path() / "kernel.cubin";
+  std::filesystem::path log = dir.path() / "ptxas.log";
   int status = run_to_log(
       {ptxas_path, "-arch=" + target, "-O3", in.string(), "-o", out.string()},
       log.string());

@@ -3,9 +3,11 @@
 // any machine; tests/lit/tools/cache_ptxas.test runs the real one.
 #include "tilejit/error.h"
 #include "tilejit/runtime/ptxas.h"
+#include "tilejit/runtime/scratch_dir.h"
 
 #include <catch2/catch.hpp>
 
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -151,4 +153,45 @@ TEST_CASE("compile_with_ptxas runs ptxas on the PTX's own target", "[ptxas]") {
         "ptxas: PTX 'k.ptx' has no .target directive; requires "
         "one (e.g. '.target sm_90a')");
   }
+}
+
+TEST_CASE("scratch directories of processes that are gone are swept",
+          "[ptxas]") {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() /
+                        ("tilejit-sweep-test-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root);
+  // A pid no process has (pids stop at 2^22 on Linux).
+  long dead = 4194304 + 17;
+  REQUIRE(::kill(static_cast<pid_t>(dead), 0) != 0);
+  const fs::path gone =
+      root / ("tilejit-probe-" + std::to_string(dead) + "-a1b2c3");
+  const fs::path mine =
+      root / ("tilejit-probe-" + std::to_string(::getpid()) + "-d4e5f6");
+  const fs::path other = root / "tilejit-probe-notapid";
+  for (const fs::path &d : {gone, mine, other})
+    fs::create_directories(d / "x");
+  CHECK(rt::sweep_scratch_dirs(root, "probe") == 1);
+  CHECK_FALSE(fs::exists(gone));
+  CHECK(fs::exists(mine));
+  CHECK(fs::exists(other));
+  fs::remove_all(root);
+}
+
+TEST_CASE("a scratch directory names an unusable TMPDIR", "[ptxas][error]") {
+  setenv("TMPDIR", "/nonexistent-tilejit-tmp", 1);
+  std::string message;
+  try {
+    rt::ScratchDir dir("probe");
+  } catch (const UserError &e) {
+    message = e.what();
+  }
+  unsetenv("TMPDIR");
+  CHECK_THAT(message, Catch::Matchers::StartsWith(
+                          "cannot create a temporary directory "
+                          "'/nonexistent-tilejit-tmp/tilejit-probe-"));
+  CHECK_THAT(message, Catch::Matchers::EndsWith(
+                          "XXXXXX': No such file or directory; requires a "
+                          "writable TMPDIR"));
 }

@@ -1,6 +1,9 @@
 // sass.cpp - Run ptxas and nvdisasm/cuobjdump on a PTX text.
 #include "sass.h"
 
+#include "tilejit/error.h"
+#include "tilejit/runtime/scratch_dir.h"
+
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -8,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -26,7 +30,8 @@ static std::string find_tool(const std::string &name) {
   return access(fallback.c_str(), X_OK) == 0 ? fallback : std::string();
 }
 
-/// Runs a shell command, returning its exit status and combined output.
+/// Runs a shell command, returning its exit status (128 + the signal when
+/// killed) and combined output.
 static int run(const std::string &command, std::string &output) {
   FILE *pipe = popen((command + " 2>&1").c_str(), "r");
   if (!pipe)
@@ -35,7 +40,8 @@ static int run(const std::string &command, std::string &output) {
   size_t n;
   while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0)
     output.append(buffer, n);
-  return pclose(pipe);
+  const int status = pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 SassResult ptx_to_sass(const std::string &ptx, const std::string &chip) {
@@ -46,39 +52,35 @@ SassResult ptx_to_sass(const std::string &ptx, const std::string &chip) {
                   "install the CUDA toolkit to see SASS";
     return result;
   }
-  fs::path dir = fs::temp_directory_path() /
-                 fmt::format("tilejit-sass-{}", static_cast<long>(getpid()));
-  fs::create_directories(dir);
-  std::ofstream(dir / "kernel.ptx") << ptx;
+  rt::ScratchDir dir("sass");
+  const fs::path ptx_file = dir.write("kernel.ptx", ptx);
+  const fs::path cubin = dir.path() / "kernel.cubin";
   std::string out;
   int status = run(fmt::format("'{}' -v -arch={} -o '{}' '{}'", ptxas, chip,
-                               (dir / "kernel.cubin").string(),
-                               (dir / "kernel.ptx").string()),
+                               cubin.string(), ptx_file.string()),
                    out);
   result.report = out;
-  if (status != 0) {
-    result.text = "sass: ptxas failed:\n" + out;
-    fs::remove_all(dir);
-    return result;
-  }
+  if (status != 0)
+    throw InternalError(fmt::format("sass: ptxas '{}' failed on the PTX of "
+                                    "this kernel (status {}):\n{}",
+                                    ptxas, status, out));
   std::string disasm = find_tool("nvdisasm");
   std::string cuobjdump = find_tool("cuobjdump");
   if (disasm.empty() && cuobjdump.empty()) {
     result.text = "sass: neither nvdisasm nor cuobjdump found; install the "
                   "CUDA toolkit to see SASS";
-    fs::remove_all(dir);
     return result;
   }
   std::string sass;
-  std::string command = disasm.empty()
-                            ? fmt::format("'{}' -sass '{}'", cuobjdump,
-                                          (dir / "kernel.cubin").string())
-                            : fmt::format("'{}' -c '{}'", disasm,
-                                          (dir / "kernel.cubin").string());
+  std::string command =
+      disasm.empty() ? fmt::format("'{}' -sass '{}'", cuobjdump, cubin.string())
+                     : fmt::format("'{}' -c '{}'", disasm, cubin.string());
   status = run(command, sass);
-  fs::remove_all(dir);
-  result.available = status == 0;
-  result.text = status == 0 ? sass : "sass: disassembly failed:\n" + sass;
+  if (status != 0)
+    throw InternalError(
+        fmt::format("sass: disassembly failed (status {}):\n{}", status, sass));
+  result.available = true;
+  result.text = sass;
   return result;
 }
 

@@ -13,7 +13,8 @@ struct SassResult {
 };
 
 /// Assembles `ptx` for `chip` with ptxas (PATH, then /usr/local/cuda/bin)
-/// and disassembles the cubin.
+/// and disassembles the cubin. UserError when TMPDIR cannot take the PTX;
+/// InternalError when ptxas or the disassembler fails (exit 2, not 0).
 SassResult ptx_to_sass(const std::string &ptx, const std::string &chip);
 
 } // namespace tilejit::cli
