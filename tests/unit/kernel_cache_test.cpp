@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <fcntl.h>
 #include <filesystem>
+#include <fmt/format.h>
 #include <fstream>
 #include <set>
 #include <sys/stat.h>
@@ -408,6 +409,52 @@ TEST_CASE("a directory that cannot be written still serves its entries",
                             [] { return fake_entry(test_key("new")); })
             .source == rt::CacheSource::compiled);
   CHECK_FALSE(cache.load(test_key("new").digest()));
+}
+
+TEST_CASE("a stopped lock holder is waited for with a notice, then not",
+          "[cache]") {
+  TempDir dir;
+  rt::KernelCache holder(config_in(dir)), waiter(config_in(dir));
+  // stderr to a file, to read the notices.
+  const std::string log = (dir.path / "stderr.log").string();
+  std::fflush(stderr);
+  const int saved = ::dup(2);
+  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ::dup2(fd, 2);
+  ::close(fd);
+  setenv("TILEJIT_LOCK_TIMEOUT_S", "2.5", 1);
+  int compiles = 0;
+  auto started = std::chrono::steady_clock::now();
+  double waited = 0;
+  // The holder compiles the key and, while it holds the key's lock (a
+  // process stopped mid-compile), another cache asks for the same key.
+  holder.get_or_compile(test_key("held"), [&] {
+    ++compiles;
+    auto t = std::chrono::steady_clock::now();
+    waiter.get_or_compile(test_key("held"), [&] {
+      ++compiles;
+      return fake_entry(test_key("held"));
+    });
+    waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
+                 .count();
+    return fake_entry(test_key("held"));
+  });
+  unsetenv("TILEJIT_LOCK_TIMEOUT_S");
+  std::fflush(stderr);
+  ::dup2(saved, 2);
+  ::close(saved);
+  (void)started;
+  std::ifstream in(log);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  CHECK(compiles == 2);
+  CHECK(waited >= 2.5);
+  CHECK(waited < 10);
+  const std::string who = fmt::format("pid {} ", static_cast<long>(::getpid()));
+  CHECK_THAT(text,
+             Contains("tilejit: waiting for " + who + "compiling test_op ["));
+  CHECK_THAT(text, Contains("tilejit: warning: " + who +
+                            "has held the lock of test_op ["));
+  CHECK_THAT(text, Contains("going on without it (TILEJIT_LOCK_TIMEOUT_S)"));
 }
 
 TEST_CASE("TILEJIT_CACHE=0 and TILEJIT_CACHE_MAX_MB are honoured", "[cache]") {

@@ -5,9 +5,13 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <mutex>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <thread>
@@ -225,17 +229,71 @@ std::string atomic_write(const std::string &staging, const std::string &path,
   return "";
 }
 
-FileLock::FileLock(const std::string &path) {
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd_ < 0)
+double lock_timeout_s() {
+  const char *env = std::getenv("TILEJIT_LOCK_TIMEOUT_S");
+  if (!env || !*env)
+    return 300;
+  char *end = nullptr;
+  const double v = std::strtod(env, &end);
+  if (end && *end == '\0' && v > 0 && v < 1e9)
+    return v;
+  static std::once_flag warned;
+  std::call_once(warned, [&] {
+    std::fprintf(stderr,
+                 "tilejit: warning: TILEJIT_LOCK_TIMEOUT_S='%s' is not a "
+                 "positive number of seconds; using 300\n",
+                 env);
+  });
+  return 300;
+}
+
+FileLock::FileLock(const std::string &path, std::string_view what,
+                   double timeout_s, double notice_s, Say say) {
+  if (!say)
+    say = [](const std::string &line) {
+      (void)std::fwrite(line.data(), 1, line.size(), stderr);
+    };
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0)
     return;
-  while (::flock(fd_, LOCK_EX) != 0) {
-    if (errno != EINTR) {
-      ::close(fd_);
-      fd_ = -1;
+  const auto start = std::chrono::steady_clock::now();
+  bool noticed = false;
+  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EINTR)
+      continue;
+    if (errno != EWOULDBLOCK) {
+      ::close(fd);
       return;
     }
+    const double waited =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    auto holder = [&] {
+      char buf[32] = {};
+      ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+      return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "?";
+    };
+    if (waited >= timeout_s) {
+      say(fmt::format("tilejit: warning: pid {} has held the lock of {} for "
+                      "{:.0f} s; going on without it "
+                      "(TILEJIT_LOCK_TIMEOUT_S)\n",
+                      holder(), what.empty() ? path : std::string(what),
+                      waited));
+      ::close(fd);
+      return;
+    }
+    if (!noticed && waited >= notice_s) {
+      noticed = true;
+      say(fmt::format("tilejit: waiting for pid {} compiling {}\n", holder(),
+                      what.empty() ? path : std::string(what)));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+  // The holder's pid, for whoever waits.
+  const std::string pid = std::to_string(static_cast<long>(::getpid()));
+  if (::ftruncate(fd, 0) == 0)
+    (void)::pwrite(fd, pid.data(), pid.size(), 0);
+  fd_ = fd;
 }
 
 FileLock::~FileLock() {

@@ -4,6 +4,7 @@
 
 #include "tilejit/runtime/kernel_cache.h"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -43,9 +44,21 @@ std::string make_dirs(const std::string &path);
 
 /// An exclusive flock held for the object's lifetime; released by the kernel
 /// if the process dies.
+/// TILEJIT_LOCK_TIMEOUT_S (seconds, > 0), default 300.
+double lock_timeout_s();
+
+/// An exclusive flock on `path` that never waits silently or forever: after
+/// `notice_s` of waiting it says once "waiting for pid N compiling WHAT"
+/// (the holder writes its pid into the file), and after `timeout_s` it
+/// gives up, says so, and is not locked() (the caller works without it;
+/// entries are written atomically either way). A holder that died released
+/// the lock already (flock). Messages go to `say` (default: stderr).
 class FileLock {
 public:
-  explicit FileLock(const std::string &path);
+  using Say = std::function<void(const std::string &)>;
+  explicit FileLock(const std::string &path, std::string_view what = "",
+                    double timeout_s = lock_timeout_s(), double notice_s = 2.0,
+                    Say say = nullptr);
   ~FileLock();
   FileLock(const FileLock &) = delete;
   FileLock &operator=(const FileLock &) = delete;

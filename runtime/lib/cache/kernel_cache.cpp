@@ -181,7 +181,8 @@ KernelCache::get_or_compile(const SpecKey &key,
       }
     }
     if (disk_ok_) {
-      lock.emplace(locks_dir(config_.dir) + "/" + digest + ".lock");
+      lock.emplace(locks_dir(config_.dir) + "/" + digest + ".lock",
+                   fmt::format("{} [{}]", key.op(), digest.substr(0, 12)));
       if (auto hit = read_verified(digest); hit && hit->key == key) {
         slot.entry = std::make_shared<const CacheEntry>(std::move(*hit));
         source = CacheSource::disk;
