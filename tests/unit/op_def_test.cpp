@@ -19,7 +19,9 @@ struct ToySpec {
 };
 TILEJIT_SPEC_FIELDS(ToySpec, n)
 
-ToySpec toy_spec(const ops::Call &c) { return {static_cast<int32_t>(c.dim("N"))}; }
+ToySpec toy_spec(const ops::Call &c) {
+  return {static_cast<int32_t>(c.dim("N"))};
+}
 
 Kernel toy_kernel(const ToySpec &) {
   dsl::KernelBuilder k("toy", 32);
@@ -47,8 +49,7 @@ const ops::OpDef &toy() {
 }
 
 std::string bind_error(std::vector<rt::TensorView> t,
-                       std::vector<ops::ParamValue> p = {int64_t{2}, false,
-                                                         1.0,
+                       std::vector<ops::ParamValue> p = {int64_t{2}, false, 1.0,
                                                          std::string("a")}) {
   try {
     toy().bind(t, p);
@@ -75,8 +76,8 @@ rt::TensorView view(DType d, std::vector<int64_t> shape) {
 
 TEST_CASE("--set values are parsed strictly by the parameter's type",
           "[op][error]") {
-  CHECK(std::get<int64_t>(ops::parse_param(toy(), *toy().find_param("k"),
-                                           "8")) == 8);
+  CHECK(std::get<int64_t>(
+            ops::parse_param(toy(), *toy().find_param("k"), "8")) == 8);
   // Deliberate mistakes, one each.
   CHECK(parse_error("k", "8.5") == "toy: --set k=8.5 is not an integer");
   CHECK(parse_error("k", "1e1") == "toy: --set k=1e1 is not an integer");
@@ -95,8 +96,7 @@ TEST_CASE("--set values are parsed strictly by the parameter's type",
 }
 
 TEST_CASE("a call is checked against the declared shapes", "[op][error]") {
-  CHECK(bind_error({view(DType::f32, {3, 4}), view(DType::i64, {4, 2})}) ==
-        "");
+  CHECK(bind_error({view(DType::f32, {3, 4}), view(DType::i64, {4, 2})}) == "");
   CHECK(bind_error({view(DType::f32, {4}), view(DType::i64, {4, 2})}) == "");
   // Deliberate mistakes, one each.
   CHECK(bind_error({view(DType::i32, {3, 4}), view(DType::i64, {4, 2})}) ==
@@ -123,9 +123,9 @@ TEST_CASE("a call is checked against the declared shapes", "[op][error]") {
                    {int64_t{6}, false, 1.0, std::string("a")}) ==
         "toy: argument 'k' is 6; requires k <= N = 4");
   const int64_t shape[2] = {4, 2}, strides[2] = {4, 1};
-  CHECK(bind_error({view(DType::f32, {3, 4}),
-                    rt::TensorView::strided(0x10000, DType::i64, shape,
-                                            strides)}) ==
+  CHECK(bind_error(
+            {view(DType::f32, {3, 4}),
+             rt::TensorView::strided(0x10000, DType::i64, shape, strides)}) ==
         "toy: argument 'y' is i64[4, 2] strides [4, 1]; requires a "
         "contiguous tensor");
 }
@@ -235,4 +235,17 @@ TEST_CASE("the DSL names its grid and name mistakes", "[op][dsl][error]") {
           dsl::KernelBuilder k("t", 32);
           k.grid({1, 1, 1, 1});
         }) == "grid: 4 dimensions; requires 1 to 3");
+  CHECK(dsl_error([] {
+          dsl::KernelBuilder a("a", 32), b("b", 32);
+          auto x = a.constant(1.0, DType::f32);
+          b.add(x, b.constant(2.0, DType::f32));
+        }) == "add: a value comes from another kernel's builder; a "
+              "dsl::Value is used only in the kernel that made it");
+  CHECK(
+      dsl_error([] {
+        dsl::KernelBuilder a("a", 32), b("b", 32);
+        auto t = b.tensor("t", DType::f32, 2);
+        b.store(a.full({32, 32}, 0.0, DType::f32), t, {b.index(0), b.index(0)});
+      }) == "store: a value comes from another kernel's builder; a "
+            "dsl::Value is used only in the kernel that made it");
 }

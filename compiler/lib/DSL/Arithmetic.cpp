@@ -120,6 +120,8 @@ static std::pair<mlir::Value, mlir::Value> unify(KernelBuilder::Impl &impl,
                                                  Value b, const Loc &loc) {
   if (!a.valid() || !b.valid())
     impl.fail(loc, fmt::format("cannot {} an empty dsl::Value", verb));
+  impl.checkOwn(a, loc, verb);
+  impl.checkOwn(b, loc, verb);
   mlir::Value lhs = unwrap(a), rhs = unwrap(b);
   Type le = getElementTypeOrSelf(lhs.getType());
   Type re = getElementTypeOrSelf(rhs.getType());
@@ -347,6 +349,7 @@ Value KernelBuilder::cast(Value a, DType to, Loc loc) {
   Location l = impl_->loc(loc);
   if (!a.valid())
     impl_->fail(loc, "cannot cast an empty dsl::Value");
+  impl_->checkOwn(a, loc, "cast");
   OpBuilder &b = impl_->builder;
   mlir::Value v = unwrap(a);
   Type from = getElementTypeOrSelf(v.getType());

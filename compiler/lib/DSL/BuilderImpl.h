@@ -48,6 +48,16 @@ struct KernelBuilder::Impl {
                                 l.column(), message));
   }
 
+  /// A value used in this kernel must come from this kernel's builder (a
+  /// value of another lives in another MLIRContext).
+  void checkOwn(const Value &v, const Loc &l, std::string_view verb) {
+    if (v.valid() && v.builder() != self)
+      fail(l, fmt::format("{}: a value comes from another kernel's builder; "
+                          "a dsl::Value is used only in the kernel that made "
+                          "it",
+                          verb));
+  }
+
   Value wrap(mlir::Value v, DType dtype) {
     return Value(self, v.getAsOpaquePointer(), dtype);
   }

@@ -158,6 +158,7 @@ static SmallVector<mlir::Value> unwrapAll(const std::vector<Value> &values,
   for (const Value &v : values) {
     if (!v.valid())
       impl.fail(loc, "an index of the tile origin is an empty dsl::Value");
+    impl.checkOwn(v, loc, "tile origin");
     out.push_back(unwrap(v.raw()));
   }
   return out;
@@ -179,6 +180,9 @@ void KernelBuilder::store(Value fragment, const Tensor &dst,
                           const std::vector<Value> &origin, Bounds bounds,
                           Loc loc) {
   Location l = impl_->loc(loc);
+  if (!fragment.valid())
+    impl_->fail(loc, "store: the value is an empty dsl::Value");
+  impl_->checkOwn(fragment, loc, "store");
   mlir::Value v = unwrap(fragment.raw());
   if (!isa<RankedTensorType>(v.getType()))
     impl_->fail(loc, fmt::format("store: the value has type {}; requires a "
