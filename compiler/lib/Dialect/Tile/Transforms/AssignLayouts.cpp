@@ -146,6 +146,38 @@ static int64_t accessWidth(func::FuncOp kernel, Value memref,
 /// bytes at most; 1 when any access cannot; no more than a shuffle's inner
 /// dimensions hold. (Splats and constants take their users' layouts and do
 /// not count, nor do fragments the author laid out with k.relayout.)
+/// A fragment lives in its threads' registers: one that needs more than a
+/// thread's 255 32-bit registers cannot be held and would compile for
+/// minutes into spills, so it is refused at once, at the author's line.
+static LogicalResult checkRegisterBudget(func::FuncOp kernel, int64_t threads) {
+  constexpr int64_t kBudgetBytes = 255 * 4;
+  WalkResult result = kernel.walk([&](Operation *op) {
+    for (Value v : op->getResults()) {
+      auto type = dyn_cast<RankedTensorType>(v.getType());
+      if (!type || !type.hasStaticShape())
+        continue;
+      const int64_t bits = type.getElementType().isIntOrFloat()
+                               ? type.getElementType().getIntOrFloatBitWidth()
+                               : 32;
+      const int64_t perThread = (type.getNumElements() + threads - 1) / threads;
+      const int64_t bytes = perThread * std::max<int64_t>(bits, 8) / 8;
+      if (bytes <= kBudgetBytes)
+        continue;
+      op->emitOpError() << "fragment "
+                        << RankedTensorType::get(type.getShape(),
+                                                 type.getElementType())
+                        << " holds " << perThread << " elements (" << bytes
+                        << " bytes) in each of the kernel's " << threads
+                        << " threads; requires at most " << kBudgetBytes
+                        << " bytes a thread (255 registers): a smaller tile "
+                           "or more threads";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
 static int64_t chooseVectorWidth(func::FuncOp kernel, int64_t threads) {
   llvm::DenseSet<Value> reduced = reducedValues(kernel);
   int64_t width = 16; // elements; lowered below by the element sizes
@@ -694,6 +726,8 @@ struct AssignLayoutsPass
           kernel->getAttrOfType<IntegerAttr>(TileDialect::getThreadsAttrName());
       if (!threads)
         continue;
+      if (failed(checkRegisterBudget(kernel, threads.getInt())))
+        return signalPassFailure();
       int64_t width = chooseVectorWidth(kernel, threads.getInt());
       if (failed(LayoutAssigner(kernel, threads.getInt(), width).run()))
         return signalPassFailure();
