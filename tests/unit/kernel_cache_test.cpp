@@ -19,6 +19,8 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
+#include <optional>
+#include <random>
 #include <set>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -339,8 +341,8 @@ TEST_CASE("a process killed mid-compile does not block the key", "[cache]") {
 
 TEST_CASE("the oldest entries are evicted past the size bound", "[cache]") {
   TempDir dir;
-  // Each fake entry is about 2.3 KB; the bound holds three of them.
-  rt::KernelCache cache(config_in(dir, 7500));
+  // Each fake entry is about 2.4 KB; the bound holds three of them.
+  rt::KernelCache cache(config_in(dir, 8000));
   for (int i = 0; i < 3; ++i) {
     rt::SpecKey key = test_key("evict" + std::to_string(i));
     cache.get_or_compile(key, [&] { return fake_entry(key, 2000); });
@@ -533,4 +535,80 @@ TEST_CASE("an unusable directory is reported once, in one line", "[cache]") {
                     "'/proc/tilejit-cache-test' is not usable (No such file "
                     "or directory); caching in memory only\n");
   CHECK_THAT(lines[1], Catch::Matchers::StartsWith("compiled "));
+}
+
+TEST_CASE("cache fault fuzzer: damaged entries are never served, and heal",
+          "[cache][fuzz]") {
+  // Random bit flips, truncations, deletions, appended bytes and garbage
+  // in entry files and the stats file, each followed by a fresh cache (a new
+  // process) asking for every key: what it serves is always the entry as
+  // compiled, and afterwards the file on disk is whole again.
+  TempDir dir;
+  std::vector<rt::SpecKey> keys;
+  for (std::string v : {"a", "b", "c"})
+    keys.push_back(test_key(v));
+  auto entry_for = [](const rt::SpecKey &key) {
+    rt::CacheEntry e = fake_entry(key, 300);
+    e.kernel_name = "kernel_" + key.get("variant");
+    e.threads = 256;
+    e.abi = "threads 256\nshared_bytes 0\narg tensor x f32 2\n";
+    return e;
+  };
+  {
+    rt::KernelCache warm(config_in(dir));
+    for (const rt::SpecKey &k : keys)
+      warm.get_or_compile(k, [&] { return entry_for(k); });
+  }
+  const uint64_t seed = std::random_device{}();
+  std::mt19937_64 gen(seed);
+  INFO("seed " << seed);
+  const int kMutations = 400;
+  int served_from_disk = 0, recompiled = 0;
+  for (int i = 0; i < kMutations; ++i) {
+    const rt::SpecKey &victim = keys[gen() % keys.size()];
+    const fs::path file =
+        (gen() % 10 == 0) ? dir.path / "v1" / "stats" : entry_file(dir, victim);
+    std::string bytes;
+    {
+      std::ifstream in(file, std::ios::binary);
+      bytes.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    const int kind = static_cast<int>(gen() % 5);
+    if (kind == 0 && !bytes.empty()) { // flip a bit
+      bytes[gen() % bytes.size()] ^= static_cast<char>(1u << (gen() % 8));
+    } else if (kind == 1) { // truncate
+      bytes.resize(bytes.empty() ? 0 : gen() % bytes.size());
+    } else if (kind == 2) { // delete
+      fs::remove(file);
+      bytes.clear();
+    } else if (kind == 3) { // append
+      bytes += std::string(1 + gen() % 64, static_cast<char>(gen()));
+    } else { // garbage
+      bytes = std::string(gen() % 512, '\0');
+      for (char &c : bytes)
+        c = static_cast<char>(gen());
+    }
+    if (kind != 2)
+      std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
+    rt::KernelCache fresh(config_in(dir));
+    for (const rt::SpecKey &k : keys) {
+      const rt::CacheEntry want = entry_for(k);
+      rt::CacheResult r;
+      REQUIRE_NOTHROW(r = fresh.get_or_compile(k, [&] { return want; }));
+      served_from_disk += r.source == rt::CacheSource::disk;
+      recompiled += r.source == rt::CacheSource::compiled;
+      CHECK(r.entry->kernel_name == want.kernel_name);
+      CHECK(r.entry->threads == want.threads);
+      CHECK(r.entry->ptx == want.ptx);
+      CHECK(r.entry->cubin == want.cubin);
+      CHECK(r.entry->abi == want.abi);
+      // Healed: the file reads back whole.
+      std::optional<rt::CacheEntry> disk = fresh.load(k.digest());
+      REQUIRE(disk);
+      CHECK(disk->ptx == want.ptx);
+      CHECK(disk->kernel_name == want.kernel_name);
+    }
+  }
+  CHECK(recompiled > 0);
+  CHECK(served_from_disk > 0);
 }

@@ -36,8 +36,13 @@ std::string serialize_entry(const CacheEntry &entry) {
   std::string key = entry.key.canonical();
   std::string_view cubin(entry.cubin.data(), entry.cubin.size());
   std::string out(kMagic);
-  out += fmt::format("digest {}\nkernel {}\nthreads {}\n", sha256_hex(key),
-                     entry.kernel_name, entry.threads);
+  // The header's own lines are checksummed too: a flipped byte of the
+  // kernel name or the thread count is a damaged entry, not another kernel.
+  const std::string head =
+      fmt::format("digest {}\nkernel {}\nthreads {}\n", sha256_hex(key),
+                  entry.kernel_name, entry.threads);
+  out += head;
+  out += fmt::format("head {}\n", sha256_hex(head));
   out += fmt::format("key {} {}\n", key.size(), sha256_hex(key));
   out += fmt::format("ptx {} {}\n", entry.ptx.size(), sha256_hex(entry.ptx));
   out += fmt::format("cubin {} {}\n", cubin.size(), sha256_hex(cubin));
@@ -91,6 +96,7 @@ std::optional<CacheEntry> parse_entry(std::string_view bytes,
   bytes.remove_prefix(kMagic.size());
   std::string_view rest;
   CacheEntry entry;
+  const std::string_view head_start = bytes;
   constexpr int kBlobs = 4;
   size_t sizes[kBlobs];
   std::string shas[kBlobs];
@@ -108,6 +114,12 @@ std::optional<CacheEntry> parse_entry(std::string_view bytes,
     return std::nullopt;
   }
   entry.threads = std::atoi(std::string(rest).c_str());
+  const std::string_view head =
+      head_start.substr(0, head_start.size() - bytes.size());
+  if (!take_line(bytes, "head", rest) || rest != sha256_hex(head)) {
+    why = "header checksum mismatch";
+    return std::nullopt;
+  }
   const char *blobs[kBlobs] = {"key", "ptx", "cubin", "abi"};
   for (int i = 0; i < kBlobs; ++i)
     if (!take_line(bytes, blobs[i], rest) ||
