@@ -130,6 +130,12 @@ static std::pair<mlir::Value, mlir::Value> unify(KernelBuilder::Impl &impl,
     impl.fail(loc, fmt::format("cannot {} values of dtypes {} and {}; cast "
                                "one of them first",
                                verb, dtypeName(a), dtypeName(b)));
+  // fp8 is a storage format: the GPU has no arithmetic on it (the lowering
+  // would leave it unconverted).
+  if (isa<FloatType>(le) && cast<FloatType>(le).getWidth() == 8)
+    impl.fail(loc, fmt::format("cannot {} values of dtype {}: 8-bit floats "
+                               "are for storage; cast them to f32 first",
+                               verb, dtypeName(a)));
   return broadcastPair(impl, verb, lhs, rhs, loc);
 }
 
