@@ -244,6 +244,12 @@ TEST_CASE("the DSL names its grid and name mistakes", "[op][dsl][error]") {
         }) == "cannot add values of dtype e4m3: 8-bit floats are for "
               "storage; cast them to f32 first");
   CHECK(dsl_error([] {
+          dsl::KernelBuilder k("t", 32);
+          auto x = k.tensor("x", DType::e5m2, 2);
+          k.reduce_max(k.load(x, {k.index(0), k.index(0)}, {32, 32}), 1);
+        }) == "reduce_max: a fragment of dtype e5m2: 8-bit floats are for "
+              "storage; cast it to f32 first");
+  CHECK(dsl_error([] {
           dsl::KernelBuilder a("a", 32), b("b", 32);
           auto x = a.constant(1.0, DType::f32);
           b.add(x, b.constant(2.0, DType::f32));

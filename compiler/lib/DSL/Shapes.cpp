@@ -25,6 +25,12 @@ static Value reduce(KernelBuilder::Impl &impl, tile::ReduceKind kind,
                     Value fragment, int dim, const Loc &loc) {
   std::string what = fmt::format("reduce_{}", tile::stringifyReduceKind(kind));
   RankedTensorType type = fragmentType(impl, fragment, what.c_str(), loc);
+  impl.checkOwn(fragment, loc, what);
+  if (auto f = dyn_cast<FloatType>(type.getElementType());
+      f && f.getWidth() == 8)
+    impl.fail(loc, fmt::format("{}: a fragment of dtype {}: 8-bit floats are "
+                               "for storage; cast it to f32 first",
+                               what, name_of(fragment.dtype())));
   if (dim < 0 || dim >= type.getRank())
     impl.fail(loc, fmt::format("{}: dim {} is out of range for a fragment of "
                                "rank {}",
