@@ -23,18 +23,18 @@ void run_kind(int kind) {
     const ops::OpDef &op = *ops::find_op(t->op);
     std::vector<harness::Case> cases;
     for (const harness::Case &c : t->cases)
-      if ((c.kind & kind) && (kind == harness::Case::big ||
-                              !(c.kind & harness::Case::big)))
+      if ((c.kind & kind) &&
+          (kind == harness::Case::big || !(c.kind & harness::Case::big)))
         cases.push_back(c);
     harness::RunOptions options;
     options.seed = std::random_device{}();
-    harness::run_cases(op, cases, options,
-                       [&](const harness::Case &c, const harness::RunResult &r) {
-                         INFO(op.name << " " << r.shape << " (" << c.label
-                                      << ", seed " << options.seed << "): "
-                                      << r.check);
-                         CHECK(r.passed);
-                       });
+    harness::run_cases(
+        op, cases, options,
+        [&](const harness::Case &c, const harness::RunResult &r) {
+          INFO(op.name << " " << r.shape << " (" << c.label << ", seed "
+                       << options.seed << "): " << r.check);
+          CHECK(r.passed);
+        });
   }
 }
 
@@ -78,9 +78,8 @@ TEST_CASE("gemm is right with cubins from the driver's linker and ptxas",
   for (const std::string &maker : makers) {
     setenv("TILEJIT_PTXAS", maker.c_str(), 1);
     CHECK(rt::cubin_maker() == (maker == "0" ? "driver" : "ptxas"));
-    harness::RunResult r =
-        harness::run_case(*ops::find_op("gemm"), {.shape = {256, 512, 512}},
-                          options);
+    harness::RunResult r = harness::run_case(
+        *ops::find_op("gemm"), {.shape = {256, 512, 512}}, options);
     INFO("TILEJIT_PTXAS=" << maker << ", " << r.shape << ": " << r.check);
     CHECK(r.passed);
   }
