@@ -196,6 +196,22 @@ template <class F> std::string dsl_error(F &&build) {
 }
 } // namespace
 
+TEST_CASE("integers cast to fp8 through f32", "[op][dsl]") {
+  // Found by the DSL fuzzer: sitofp to f8E4M3FN reached the LLVM translation.
+  for (DType fp8 : {DType::e4m3, DType::e5m2}) {
+    dsl::KernelBuilder k("int_to_fp8", 32);
+    auto x = k.tensor("x", DType::i32, 2);
+    auto y = k.tensor("y", fp8, 2);
+    k.grid({k.blocks(x, 0, 32)});
+    auto origin = std::vector{k.index(0), k.index(0)};
+    k.store(k.cast(k.load(x, origin, {32, 32}), fp8), y, origin);
+    CompiledKernel c = compile(k.build());
+    CHECK_THAT(c.ptx, Catch::Matchers::Contains("cvt.rn.f32.s32"));
+    CHECK_THAT(c.ptx, Catch::Matchers::Contains(
+                          fp8 == DType::e4m3 ? "e4m3x2.f32" : "e5m2x2.f32"));
+  }
+}
+
 TEST_CASE("the DSL names its grid and name mistakes", "[op][dsl][error]") {
   // Deliberate mistakes, one each.
   CHECK(dsl_error([] { dsl::KernelBuilder k("my kernel", 32); }) ==

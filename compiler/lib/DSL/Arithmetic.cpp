@@ -368,6 +368,10 @@ Value KernelBuilder::cast(Value a, DType to, Loc loc) {
   if ((src == DType::e4m3 || src == DType::e5m2) && !isFloatDType(to))
     // fp8 -> integer: through f32 (exact), then toward zero.
     return cast(cast(a, DType::f32, loc), to, loc);
+  if ((to == DType::e4m3 || to == DType::e5m2) && !isFloatDType(src))
+    // integer -> fp8: through f32 (every integer past 2^24 saturates in
+    // fp8 anyway, so one rounding). Found by the DSL fuzzer.
+    return cast(cast(a, DType::f32, loc), to, loc);
   if (isFloatDType(src) && isFloatDType(to)) {
     unsigned fw = from.getIntOrFloatBitWidth(),
              tw = target.getIntOrFloatBitWidth();
