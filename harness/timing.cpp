@@ -1,4 +1,4 @@
-// roofline_copy.cpp - The device-to-device copy that the memory-bound
+// timing.cpp - The device-to-device copy that the memory-bound
 // benchmarks compare with: the faster of the driver's copy and a plain
 // 16-byte-vector copy kernel, both timed like the ops (rt::time_graph_ms).
 #include "run.h"
