@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <array>
 #include <span>
 
 namespace tilejit::ops {
@@ -62,6 +63,24 @@ void check_pointer(std::string_view op, std::string_view arg,
     throw UserError(fmt::format(
         "{}: argument '{}' has address {:#x}; requires {}-byte alignment", op,
         arg, static_cast<uint64_t>(t.data), align));
+}
+
+rt::TensorView as_bytes(const rt::TensorView &t) {
+  if (t.rank >= rt::TensorView::kMaxRank)
+    throw InternalError(fmt::format("internal error: as_bytes of {}: no room "
+                                    "for the byte dimension",
+                                    t.to_string()));
+  const int64_t elt = static_cast<int64_t>(size_of(t.dtype));
+  std::array<int64_t, rt::TensorView::kMaxRank> shape{}, strides{};
+  for (int i = 0; i < t.rank; ++i) {
+    shape[i] = t.shape[i];
+    strides[i] = t.strides[i] * elt;
+  }
+  shape[t.rank] = elt;
+  strides[t.rank] = 1;
+  return rt::TensorView::strided(t.data, DType::u8,
+                                 std::span(shape.data(), t.rank + 1),
+                                 std::span(strides.data(), t.rank + 1));
 }
 
 bool rows_aligned(const rt::TensorView &t, int bytes) {

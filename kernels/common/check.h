@@ -20,6 +20,11 @@ void check_same_shape(std::string_view op, std::string_view a_name,
 void check_pointer(std::string_view op, std::string_view arg,
                    const rt::TensorView &t);
 
+/// `t`'s elements as their bytes: a u8 view with one more, innermost
+/// dimension of size_of(dtype) (an int32 (M, W) of packed UE8M0 scales is
+/// the u8 (M, W, 4) whose byte j of (m, w) is group 4w + j).
+rt::TensorView as_bytes(const rt::TensorView &t);
+
 /// True when `t` has unit inner stride (or one column) and its base address
 /// and every row start are multiples of `bytes`: the promise of
 /// dsl::inner_contiguous(bytes).

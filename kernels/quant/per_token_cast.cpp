@@ -214,13 +214,8 @@ static void views(const ops::Call &c, const PerTokenCastSpec &s,
     args.tensor("out_parts", rt::TensorView::strided(out.data, out.dtype, shape,
                                                      out_strides));
   }
-  if (s.sf_layout == SfLayout::packed_ue8m0) {
-    const rt::TensorView &sf = c.tensor("out_sf");
-    const int64_t shape[3] = {sf.shape[0], sf.shape[1], 4};
-    const int64_t strides[3] = {4 * sf.strides[0], 4 * sf.strides[1], 1};
-    args.tensor("out_sf",
-                rt::TensorView::strided(sf.data, DType::u8, shape, strides));
-  }
+  if (s.sf_layout == SfLayout::packed_ue8m0)
+    args.tensor("out_sf", ops::as_bytes(c.tensor("out_sf")));
 }
 
 const ops::OpDef &per_token_cast_op() {

@@ -50,13 +50,8 @@ static CastBackSpec spec(const ops::Call &c) {
 /// Packed scales as the (M, W, 4) bytes of the int32 (M, W).
 static void views(const ops::Call &c, const CastBackSpec &s,
                   ops::KernelArgs &args) {
-  if (!s.packed)
-    return;
-  const rt::TensorView &sf = c.tensor("x_sf");
-  const int64_t shape[3] = {sf.shape[0], sf.shape[1], 4};
-  const int64_t strides[3] = {4 * sf.strides[0], 4 * sf.strides[1], 1};
-  args.tensor("x_sf",
-              rt::TensorView::strided(sf.data, DType::u8, shape, strides));
+  if (s.packed)
+    args.tensor("x_sf", ops::as_bytes(c.tensor("x_sf")));
 }
 
 const ops::OpDef &per_token_cast_back_op() {

@@ -2,6 +2,7 @@
 // parsing, the validation every call derives from the declared shapes, the
 // kernel ABI's text form, and the DSL's grid and name rules. One deliberate
 // mistake per check, each with its message.
+#include "common/check.h"
 #include "op/typed_op.h"
 
 #include "tilejit/compiler/compile.h"
@@ -146,6 +147,16 @@ TEST_CASE("a spec's key names every field of TILEJIT_SPEC_FIELDS", "[op]") {
   CHECK(key.get("n") == "7");
   CHECK(key.op() == "toy");
   CHECK(ops::spec_key("toy", ToySpec{8}).digest() != key.digest());
+}
+
+TEST_CASE("as_bytes views packed int32 scales as their bytes", "[op]") {
+  // Column-major int32 (3, 2), M padded to 4: byte j of (m, w) is group
+  // 4w + j of row m.
+  const int64_t shape[2] = {3, 2}, strides[2] = {1, 4};
+  const rt::TensorView bytes = ops::as_bytes(
+      rt::TensorView::strided(0x1000, DType::i32, shape, strides));
+  CHECK(bytes.to_string() == "u8[3, 2, 4] strides [4, 16, 1]");
+  CHECK(bytes.data == 0x1000);
 }
 
 TEST_CASE("the kernel ABI's text reads back as written", "[op][abi]") {
