@@ -355,3 +355,45 @@ TEST_CASE("atomics lower to PTX atom instructions", "[compiler]") {
                         Contains("atom.global.max.u32") &&
                         Contains(".global.cas.b32"));
 }
+
+TEST_CASE("compile options are checked before LLVM sees them",
+          "[compiler][hardening]") {
+  Kernel kernel = scale_kernel();
+  auto with = [&](std::string chip, std::string features, int level) {
+    CompileOptions options;
+    options.chip = std::move(chip);
+    options.features = std::move(features);
+    options.opt_level = level;
+    return user_error([&] { compile(kernel, options); });
+  };
+  // LLVM only warns about these, on stderr, and compiles for its default.
+  CHECK(with("sm_999", "+ptx80", 3) ==
+        "CompileOptions.chip: 'sm_999' is not a processor that LLVM's NVPTX "
+        "target knows (tilejit's kernels are written for sm_90a)");
+  CHECK(with("sm_90a", "+ptx80,+banana", 3) ==
+        "CompileOptions.features: '+banana' is not an NVPTX feature (a "
+        "comma-separated list of +name or -name, e.g. +ptx80 or +ptx86)");
+  CHECK_THAT(with("sm_90a", "ptx80", 3), StartsWith("CompileOptions.features: "
+                                                    "'ptx80' is not"));
+  CHECK(with("sm_90a", "+ptx80", 4) ==
+        "CompileOptions.opt_level: 4 is out of range (0 to 3)");
+  CHECK(with("sm_90a", "+ptx80,+ptx86", 3).empty());
+}
+
+TEST_CASE("an LLVM fatal error in a compile is an error, not an exit",
+          "[compiler][hardening]") {
+  // LLVM's NVPTX subtarget reports this with report_fatal_error, which exits
+  // the process unless tilejit's handler turns it into an error.
+  Kernel kernel = scale_kernel();
+  CompileOptions old_ptx;
+  old_ptx.features = "+ptx60";
+  for (int attempt = 0; attempt < 2; ++attempt)
+    CHECK(user_error([&] { compile(kernel, old_ptx); }) ==
+          "LLVM stopped compiling kernel 'scale' for sm_90a (+ptx60): PTX "
+          "version 6.0 does not support target 'sm_90a'. Minimum required PTX "
+          "version is 8.0. Either remove the PTX version to use the default, "
+          "or increase it to at least 8.0.");
+  // The thread compiles normally afterwards.
+  CompiledKernel ok = compile(kernel);
+  CHECK_THAT(ok.ptx, Contains(".entry scale("));
+}

@@ -1,5 +1,6 @@
 //===- Compile.cpp - tilejit::compile: a Kernel to PTX via the pipeline --===//
 #include "Diagnostics.h"
+#include "FatalErrors.h"
 #include "KernelImpl.h"
 
 #include "tilejit/Pipeline/Pipeline.h"
@@ -107,9 +108,27 @@ CompiledKernel compile(const Kernel &kernel, const CompileOptions &options) {
   pipeline.chip = options.chip;
   pipeline.features = options.features;
   pipeline.optLevel = options.opt_level;
+  if (std::string why = checkTargetOptions(pipeline); !why.empty())
+    throw UserError(why);
 
   DiagnosticCollector diags(impl.context.get());
-  FailureOr<std::string> ptx = lowerToPTX(*module, pipeline, observer);
+  FailureOr<std::string> ptx = failure();
+  std::string fatal;
+  if (!runCatchingFatalErrors(
+          [&] { ptx = lowerToPTX(*module, pipeline, observer); }, fatal)) {
+    discardTargetMachines();
+    (void)module.release(); // its state is unknown: leaked, not destroyed
+    // With the default target a fatal error is tilejit's bug; with the
+    // caller's chip or features it is most likely their combination (LLVM:
+    // "PTX version 6.0 does not support target 'sm_90a'").
+    CompileOptions defaults;
+    std::string what =
+        fmt::format("LLVM stopped compiling kernel '{}' for {} ({}): {}",
+                    impl.name, options.chip, options.features, fatal);
+    if (options.chip == defaults.chip && options.features == defaults.features)
+      throw InternalError("internal error: " + what);
+    throw UserError(what);
+  }
   // The tile passes (the first stage) report programs they cannot lower --
   // a layout, a gemm or a shared-memory size out of reach -- at the author's
   // line: that is the author's to fix. A conversion that fails to legalize,

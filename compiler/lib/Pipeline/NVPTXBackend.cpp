@@ -16,10 +16,14 @@
 //===----------------------------------------------------------------------===//
 #include "NVPTXBackend.h"
 
+#include "tilejit/InitTilejit.h"
+
 #include "mlir/Target/LLVMIR/Export.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/raw_ostream.h"
@@ -49,12 +53,15 @@ static llvm::CodeGenOptLevel codeGenLevel(int level) {
   }
 }
 
+using MachineKey = std::tuple<std::string, std::string, int>;
+/// This thread's target machines, one per (chip, features, level).
+static thread_local std::map<MachineKey, std::unique_ptr<llvm::TargetMachine>>
+    machines;
+
 /// This thread's target machine for `options` (created on first use).
 static FailureOr<llvm::TargetMachine *>
 targetMachine(const tilejit::PipelineOptions &options, std::string &error) {
-  using Key = std::tuple<std::string, std::string, int>;
-  thread_local std::map<Key, std::unique_ptr<llvm::TargetMachine>> machines;
-  Key key{options.chip, options.features, options.optLevel};
+  MachineKey key{options.chip, options.features, options.optLevel};
   auto it = machines.find(key);
   if (it != machines.end())
     return it->second.get();
@@ -135,4 +142,42 @@ FailureOr<std::string> tilejit::emitPTX(
   }
   lap("ptx");
   return ptx;
+}
+
+void tilejit::discardTargetMachines() {
+  for (auto &entry : machines)
+    (void)entry.second.release();
+  machines.clear();
+}
+
+std::string tilejit::checkTargetOptions(const PipelineOptions &options) {
+  if (options.optLevel < 0 || options.optLevel > 3)
+    return "CompileOptions.opt_level: " + std::to_string(options.optLevel) +
+           " is out of range (0 to 3)";
+  initializeNVPTXBackend();
+  llvm::Triple triple(kTriple);
+  std::string error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return "the NVPTX target is missing: " + error;
+  std::unique_ptr<llvm::MCSubtargetInfo> info(
+      target->createMCSubtargetInfo(triple, "", ""));
+  if (!info->isCPUStringValid(options.chip))
+    return "CompileOptions.chip: '" + options.chip +
+           "' is not a processor that LLVM's NVPTX target knows (tilejit's "
+           "kernels are written for sm_90a)";
+  llvm::SmallVector<llvm::StringRef> features;
+  llvm::StringRef(options.features).split(features, ',', -1, false);
+  for (llvm::StringRef feature : features) {
+    llvm::StringRef name = feature.drop_front();
+    bool known = llvm::any_of(
+        info->getAllProcessorFeatures(),
+        [&](const llvm::SubtargetFeatureKV &kv) { return name == kv.Key; });
+    if ((!feature.starts_with("+") && !feature.starts_with("-")) || !known)
+      return "CompileOptions.features: '" + feature.str() +
+             "' is not an NVPTX feature (a comma-separated list of +name or "
+             "-name, e.g. +ptx80 or +ptx86)";
+  }
+  return "";
 }

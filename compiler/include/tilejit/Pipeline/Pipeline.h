@@ -17,6 +17,15 @@ struct PipelineOptions {
   int optLevel = 3;
 };
 
+/// Why `options` cannot be compiled for -- a chip or a feature that LLVM's
+/// NVPTX target does not know, an optimisation level out of range -- as a
+/// named error; "" when they can. (LLVM itself would only warn and go on.)
+std::string checkTargetOptions(const PipelineOptions &options);
+
+/// Drops this thread's cached NVPTX target machines without destroying them:
+/// after an LLVM fatal error inside a compile, their state is unknown.
+void discardTargetMachines();
+
 /// Called after each stage with its name ("tile", "gpu", "mlir", "llvm",
 /// "ptx") and printed form; `wantsText` says whether the text is needed (so
 /// printing is skipped when nobody asks).
