@@ -5,7 +5,15 @@
 //   cache_probe compile        compile_cached; print "<source> <sha256 of PTX>"
 //   cache_probe hang           take the key's compile lock, print "compiling",
 //                              then sleep (the test kills it mid-compile)
+//   cache_probe churn SEED     store versions of the churn keys' entries, of
+//                              random sizes, without end (the test kills it
+//                              at random points)
+//   cache_probe read MS        for MS milliseconds, read the churn keys from
+//                              disk with fresh caches and ask for them; print
+//                              "loaded L compiled C bad B" (B: an entry that
+//                              no writer wrote was served)
 // The cache directory comes from TILEJIT_CACHE_DIR.
+#include "churn_entry.h"
 #include "common/jit.h"
 #include "elementwise/scale_copy.h"
 #include "op/typed_op.h"
@@ -14,6 +22,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <random>
 #include <string_view>
 #include <thread>
 
@@ -51,6 +61,36 @@ int main(int argc, char **argv) {
     });
     return 1;
   }
-  std::fprintf(stderr, "cache_probe: mode must be key, compile or hang\n");
+  if (mode == "churn" && argc > 2) {
+    std::mt19937 gen(static_cast<unsigned>(std::atoll(argv[2])));
+    rt::KernelCache cache(rt::CacheConfig::from_env());
+    for (;;) {
+      const rt::SpecKey key = test::churn_key(static_cast<int>(gen() % 8));
+      cache.store(test::churn_entry(key, static_cast<int>(gen() % 300000)));
+    }
+  }
+  if (mode == "read" && argc > 2) {
+    const auto end = std::chrono::steady_clock::now() +
+                     std::chrono::milliseconds(std::atoll(argv[2]));
+    int loaded = 0, compiled = 0, bad = 0;
+    while (std::chrono::steady_clock::now() < end) {
+      rt::KernelCache cache(rt::CacheConfig::from_env());
+      for (int i = 0; i < 8; ++i) {
+        const rt::SpecKey key = test::churn_key(i);
+        if (std::optional<rt::CacheEntry> e = cache.load(key.digest())) {
+          ++loaded;
+          bad += !test::churn_entry_ok(key, *e);
+        }
+        rt::CacheResult r = cache.get_or_compile(
+            key, [&] { return test::churn_entry(key, 7); });
+        compiled += r.source == rt::CacheSource::compiled;
+        bad += !test::churn_entry_ok(key, *r.entry);
+      }
+    }
+    std::printf("loaded %d compiled %d bad %d\n", loaded, compiled, bad);
+    return 0;
+  }
+  std::fprintf(stderr, "cache_probe: mode must be key, compile, hang, churn "
+                       "SEED or read MS\n");
   return 2;
 }
