@@ -13,6 +13,7 @@
 #include <charconv>
 #include <map>
 #include <mutex>
+#include <optional>
 
 namespace tilejit::ops {
 
@@ -267,6 +268,53 @@ Call::Call(const OpDef &op, std::span<const rt::TensorView> tensors,
   }
   if (op.check)
     op.check(*this);
+  check_shaped();
+}
+
+/// Tensors declared without a shape, against what shape_of lays out.
+void Call::check_shaped() const {
+  const OpDef &op = *op_;
+  std::optional<ShapeArgs> args;
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    const TensorDecl &d = op.tensors[i];
+    if (!d.shape.empty())
+      continue;
+    if (!op.shape_of)
+      throw InternalError(fmt::format("internal error: {}: tensor '{}' has no "
+                                      "shape and the op no shape_of",
+                                      op.name, d.name));
+    if (!args) {
+      args.emplace();
+      args->op = &op;
+      for (int j = 0; j < num_dims_; ++j)
+        args->dims.emplace_back(std::string(dims_[j].name), dims_[j].value);
+      args->params.assign(params_.begin(), params_.end());
+      for (const rt::TensorView &t : tensors_)
+        args->dtypes.push_back(t.dtype);
+    }
+    const TensorShape want = op.shape_of(d.name, *args);
+    const rt::TensorView &t = tensors_[i];
+    const size_t rank = want.shape.size();
+    const bool as_shaped = d.layout == Layout::as_shaped;
+    bool ok = t.dtype == want.dtype && t.rank == static_cast<int>(rank) &&
+              std::equal(want.shape.begin(), want.shape.end(), t.shape.begin());
+    for (size_t a = 0; ok && as_shaped && a < rank; ++a)
+      if (want.shape[a] > 1)
+        ok = want.strides[a] == 1 ? t.strides[a] == 1
+                                  : t.strides[a] >= want.strides[a];
+    if (ok)
+      continue;
+    std::string text =
+        fmt::format("{}[{}]", name_of(want.dtype), fmt::join(want.shape, ", "));
+    if (as_shaped) {
+      std::vector<std::string> strides;
+      for (int64_t s : want.strides)
+        strides.push_back(s == 1 ? "1" : fmt::format(">= {}", s));
+      text += fmt::format(" strides [{}]", fmt::join(strides, ", "));
+    }
+    throw UserError(fmt::format("{}: argument '{}' is {}; requires {}", op.name,
+                                d.name, t.to_string(), text));
+  }
 }
 
 void Call::bind_dims() {

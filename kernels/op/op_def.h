@@ -58,13 +58,17 @@ enum class Layout {
   strided,          ///< any non-negative strides
   inner_contiguous, ///< stride 1 along the last dimension
   contiguous,       ///< row-major, dense
+  /// The strides OpDef::shape_of gives (a shape-less tensor): a stride of 1
+  /// must be 1, any other may be larger (rows padded further).
+  as_shaped,
 };
 
 /// A tensor parameter. `shape` names its dimensions, comma-separated:
 /// a name binds a dimension (the same name elsewhere must agree), an integer
 /// is a fixed size, a static integer parameter's name is its value, and one
-/// `*` stands for any number of leading dimensions ("*, n, n"). An empty
-/// shape is left to the op's own check.
+/// `*` stands for any number of leading dimensions ("*, n, n"). A tensor with
+/// an empty shape is laid out by OpDef::shape_of: a call's tensor must have
+/// that dtype and shape, and its strides follow `layout`.
 struct TensorDecl {
   std::string name;
   bool output = false;
@@ -141,6 +145,7 @@ private:
   friend class OpDef;
   const ParamValue &param(std::string_view name) const;
   void bind_dims();
+  void check_shaped() const;
   struct Dim {
     std::string_view name;
     int64_t value;
@@ -210,8 +215,9 @@ public:
   /// true when it did. Optional.
   std::function<bool(const Call &, CUstream)> special;
   /// The layout of a tensor declared without a shape (the others are
-  /// contiguous, of their declared shape), as callers that allocate
-  /// outputs or make inputs need it. Optional.
+  /// contiguous, of their declared shape): what a call's tensor is checked
+  /// against (after `check`), and what callers that allocate outputs or make
+  /// inputs create. Required when a tensor has no shape.
   std::function<TensorShape(std::string_view output, const ShapeArgs &)>
       shape_of;
   /// The CPU reference: the outputs, in declaration order. Optional (then

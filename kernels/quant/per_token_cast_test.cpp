@@ -169,12 +169,19 @@ TILEJIT_OP_TEST(per_token_cast) {
        {x, out, sf},
        {{"num_per_channels", int64_t{64}}},
        "per_token_cast: argument 'out_sf' is f32[100, 4] strides [4, 1]; "
-       "requires a contiguous f32 [100, 8]"},
+       "requires f32[100, 8] strides [>= 8, 1]"},
       {"row-major scales where column-major are asked for",
        {x, out, sf},
        params({{"use_tma_aligned_col_major_sf", true}}),
        "per_token_cast: argument 'out_sf' is f32[100, 4] strides [4, 1]; "
-       "requires a f32 [100, 4] with strides [1, >= 100]"},
+       "requires f32[100, 4] strides [1, >= 100]"},
+      {"f32 scales where packed ones are asked for",
+       {x, out, sf},
+       params({{"use_tma_aligned_col_major_sf", true},
+               {"round_sf", true},
+               {"use_packed_ue8m0", true}}),
+       "per_token_cast: argument 'out_sf' is f32[100, 4] strides [4, 1]; "
+       "requires i32[100, 1] strides [1, >= 100]"},
   };
   return t;
 }

@@ -208,6 +208,8 @@ static std::string_view layout_text(ops::Layout l) {
     return "unit inner stride";
   case ops::Layout::contiguous:
     return "contiguous";
+  case ops::Layout::as_shaped:
+    return "strides as laid out (outer ones may be larger)";
   }
   return "?";
 }
