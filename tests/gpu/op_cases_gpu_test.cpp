@@ -18,9 +18,22 @@ using namespace tilejit;
 
 namespace {
 
+/// Whether TILEJIT_TEST_SKIP_OPS (comma-separated op names) names `op`:
+/// tools/gpu/run.sh leaves gemm out of synccheck, under which its WGMMA
+/// kernel dies with a launch failure (rewritten in the pipelining issue).
+bool skipped(const std::string &op) {
+  const char *env = std::getenv("TILEJIT_TEST_SKIP_OPS");
+  const std::string list = "," + std::string(env ? env : "") + ",";
+  return list.find("," + op + ",") != std::string::npos;
+}
+
 void run_kind(int kind) {
   for (const harness::OpTest *t : harness::all_tests()) {
     const ops::OpDef &op = *ops::find_op(t->op);
+    if (skipped(op.name)) {
+      WARN(op.name << ": left out (TILEJIT_TEST_SKIP_OPS)");
+      continue;
+    }
     std::vector<harness::Case> cases;
     for (const harness::Case &c : t->cases)
       if ((c.kind & kind) &&
