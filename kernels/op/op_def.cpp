@@ -527,6 +527,9 @@ bool ShapeArgs::flag(std::string_view n) const {
 int64_t ShapeArgs::integer(std::string_view n) const {
   return value_as<int64_t>(*op, n, shape_param(*this, n));
 }
+const std::string &ShapeArgs::choice(std::string_view n) const {
+  return value_as<std::string>(*op, n, shape_param(*this, n));
+}
 DType ShapeArgs::dtype(std::string_view tensor) const {
   return dtypes.at(op->tensor_index(tensor));
 }

@@ -120,6 +120,7 @@ struct ShapeArgs {
   int64_t dim(std::string_view name) const;
   bool flag(std::string_view name) const;
   int64_t integer(std::string_view name) const;
+  const std::string &choice(std::string_view name) const;
   DType dtype(std::string_view tensor) const;
 };
 

@@ -2,6 +2,7 @@
 // groups of num_per_channels, with f32 or packed UE8M0 scales; the tiling
 // (per_token_cast_tiling) picks one of the kernel's two shapes.
 #include "quant/per_token_cast.h"
+#include "quant/scale_layout.h"
 
 #include "op/op.h"
 
@@ -123,31 +124,6 @@ static void check_num_per_channels(int64_t g, int64_t k) {
                                 kOp, k));
 }
 
-static int64_t align4(int64_t v) { return (v + 3) / 4 * 4; }
-
-static SfLayout sf_layout(bool col_major, bool packed) {
-  return packed      ? SfLayout::packed_ue8m0
-         : col_major ? SfLayout::col_major
-                     : SfLayout::row_major;
-}
-
-/// out_sf's layout (§3.3): f32 (M, groups) row-major or with strides
-/// (1, align(M, 4)); packed, int32 (M, ceil(groups / 4)) with those strides.
-static ops::TensorShape sf_shape(int64_t m, int64_t k, int64_t g,
-                                 SfLayout layout) {
-  const int64_t groups = (k + g - 1) / g;
-  ops::TensorShape t;
-  switch (layout) {
-  case SfLayout::row_major:
-    return {DType::f32, {m, groups}, {groups, 1}};
-  case SfLayout::col_major:
-    return {DType::f32, {m, groups}, {1, align4(m)}};
-  case SfLayout::packed_ue8m0:
-    return {DType::i32, {m, (groups + 3) / 4}, {1, align4(m)}};
-  }
-  return t;
-}
-
 static void check(const ops::Call &c) {
   check_num_per_channels(c.integer("num_per_channels"), c.dim("K"));
   if (c.flag("use_packed_ue8m0") &&
@@ -221,8 +197,8 @@ const ops::OpDef &per_token_cast_op() {
        .check = check,
        .shape_of =
            [](std::string_view, const ops::ShapeArgs &a) {
-             return sf_shape(a.dim("M"), a.dim("K"),
-                             a.integer("num_per_channels"),
+             const int64_t g = a.integer("num_per_channels");
+             return sf_shape(a.dim("M"), (a.dim("K") + g - 1) / g,
                              sf_layout(a.flag("use_tma_aligned_col_major_sf"),
                                        a.flag("use_packed_ue8m0")));
            },

@@ -4,38 +4,11 @@
 // per_token_cast_tiling): block_m x block_k boxes, or, for one group a row
 // of K = parts x p, rows seen as parts.
 #include "quant/per_token_cast.h"
+#include "quant/scale_dsl.h"
 
 #include "tilejit/compiler/dsl.h"
 
 namespace tilejit::quant {
-
-namespace {
-
-/// A group's scale from its absmax: sf, 1 / sf and, with round_sf, the
-/// biased exponent of sf (a power of two).
-struct Scales {
-  dsl::Value sf, sf_inv, biased;
-};
-
-Scales scales_of(dsl::KernelBuilder &k, dsl::Value absmax, bool round_sf) {
-  auto amax = k.max(absmax, k.constant(1e-4, DType::f32));
-  Scales s;
-  s.sf = amax / k.constant(448, DType::f32);
-  s.sf_inv = k.constant(448, DType::f32) / amax; // a second IEEE division
-  if (round_sf) {
-    auto one = k.constant(1, DType::u32);
-    s.biased =
-        (((k.bitcast(s.sf, DType::u32) - one) >> k.constant(23, DType::u32)) +
-         one);
-    auto exponent = k.constant(23, DType::u32);
-    s.sf = k.bitcast(s.biased << exponent, DType::f32);
-    s.sf_inv = k.bitcast((k.constant(254, DType::u32) - s.biased) << exponent,
-                         DType::f32);
-  }
-  return s;
-}
-
-} // namespace
 
 Kernel per_token_cast_kernel(const PerTokenCastSpec &s) {
   dsl::KernelBuilder k("per_token_cast", s.threads);
@@ -62,8 +35,8 @@ Kernel per_token_cast_kernel(const PerTokenCastSpec &s) {
     auto out_parts = k.tensor("out_parts", DType::e4m3, 3, access);
     k.grid({k.blocks(x_parts, 1, bm)});
     auto tile = f32(k.load(x_parts, {zero, m0, zero}, {s.parts, bm, p}));
-    auto sc =
-        scales_of(k, k.reduce_max(k.reduce_absmax(tile, 0), 2), s.round_sf);
+    auto sc = scales_of(k, k.reduce_max(k.reduce_absmax(tile, 0), 2),
+                        kE4m3Limits, s.round_sf);
     k.store(e4m3(tile * sc.sf_inv), out_parts, {zero, m0, zero});
     auto out_sf = k.tensor("out_sf", sf_dtype, packed ? 3 : 2);
     auto sf = stored(sc);
@@ -95,7 +68,7 @@ Kernel per_token_cast_kernel(const PerTokenCastSpec &s) {
                              : k.reshape(tile, {rows, n, parts, p});
     auto absmax = parts == 1 ? k.reduce_absmax(groups, 2)
                              : k.reduce_max(k.reduce_absmax(groups, 2), 3);
-    auto sc = scales_of(k, absmax, s.round_sf);
+    auto sc = scales_of(k, absmax, kE4m3Limits, s.round_sf);
     k.store(k.reshape(e4m3(groups * sc.sf_inv), {rows, cols}), out, {r0, c0},
             bounds);
     auto sf = stored(sc);

@@ -3,6 +3,7 @@
 // 128 x 32 tiles.
 #include "quant/per_token_cast_back.h"
 #include "quant/reference.h"
+#include "quant/scale_layout.h"
 
 #include "op/op.h"
 
@@ -59,14 +60,12 @@ const ops::OpDef &per_token_cast_back_op() {
        .check = check,
        .shape_of =
            [](std::string_view, const ops::ShapeArgs &a) {
-             const int64_t m = a.dim("M"), g = a.integer("num_per_channels");
-             const int64_t groups = (a.dim("K") + g - 1) / g;
-             // f32 (M, groups) of any strides, or packed int32 (M, groups
-             // / 4); created column-major with M padded to 4.
-             if (a.dtype("x_sf") == DType::i32)
-               return ops::TensorShape{
-                   DType::i32, {m, (groups + 3) / 4}, {1, (m + 3) / 4 * 4}};
-             return ops::TensorShape{DType::f32, {m, groups}, {groups, 1}};
+             // f32 (M, groups) of any strides, or packed int32.
+             const int64_t g = a.integer("num_per_channels");
+             return sf_shape(a.dim("M"), (a.dim("K") + g - 1) / g,
+                             a.dtype("x_sf") == DType::i32
+                                 ? SfLayout::packed_ue8m0
+                                 : SfLayout::row_major);
            },
        .reference =
            [](const ops::HostCall &c) {

@@ -3,6 +3,7 @@
 // original's row stride of 2K, TileKernels' test grid, the benchmark
 // shapes, and mistakes. Data and scales are compared bytewise.
 #include "op_test.h"
+#include "quant/packed_scales_compare.h"
 
 #include <fmt/format.h>
 
@@ -25,34 +26,14 @@ with_group(std::map<std::string, std::string> set, int64_t group) {
   return set;
 }
 
-/// Bytes of the int32 packed scales past the last group are not written
-/// (the original's clear_unused_sf): they are zeroed before comparing.
-Compare packed_scales() {
-  return {"bitwise equal", [](const ref::HostTensor &got,
-                              const ref::HostTensor &want, const RunData &run) {
-            if (!run.call.flag("use_packed_ue8m0"))
-              return ref::compare_exact(got, want);
-            const int64_t k = run.call.tensor("x").size(1);
-            const int64_t g = run.call.integer("num_per_channels");
-            const int64_t groups = (k + g - 1) / g;
-            ref::HostTensor strided = ref::HostTensor::zeros_strided(
-                got.dtype(), got.shape(), got.strides());
-            for (int64_t m = 0; m < got.size(0); ++m)
-              for (int64_t w = 0; w < got.size(1); ++w) {
-                int32_t v = got.at<int32_t>({m, w});
-                for (int64_t j = 0; j < 4; ++j)
-                  if (4 * w + j >= groups)
-                    reinterpret_cast<uint8_t *>(&v)[j] = 0;
-                strided.at<int32_t>({m, w}) = v;
-              }
-            return ref::compare_exact(strided, want);
-          }};
-}
-
 } // namespace
 
 TILEJIT_OP_TEST(per_token_cast) {
-  OpTest t{.op = "per_token_cast", .compare = {{"out_sf", packed_scales()}}};
+  OpTest t{.op = "per_token_cast",
+           .compare = {{"out_sf", packed_scales([](const ops::HostCall &c) {
+                          const int64_t g = c.integer("num_per_channels");
+                          return (c.tensor("x").size(1) + g - 1) / g;
+                        })}}};
   for (DType dtype : {DType::bf16, DType::f32})
     for (const auto &flags : kFlags)
       for (auto [m, k, group] :

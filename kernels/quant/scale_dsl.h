@@ -1,0 +1,45 @@
+// scale_dsl.h - §3.2 in the tile DSL: a block's scale from its absmax, for
+// the quantizing kernels (per_token_cast, per_block_cast).
+#pragma once
+
+#include "tilejit/compiler/dsl.h"
+
+namespace tilejit::quant {
+
+/// A format's largest value and the absmax clamp of §3.1: e4m3 448 and
+/// 1e-4, e2m1 6 and 6 x 2^-126 (so that sf >= 2^-126).
+struct FmtLimits {
+  double max;
+  double clamp_min;
+};
+inline constexpr FmtLimits kE4m3Limits{448.0, 1e-4};
+inline constexpr FmtLimits kE2m1Limits{6.0, 6.0 * 0x1p-126};
+
+/// A block's scale from its absmax: sf, 1 / sf and, with round_sf, the
+/// biased exponent of sf (a power of two; the UE8M0 byte).
+struct Scales {
+  dsl::Value sf, sf_inv, biased;
+};
+
+/// sf = max(absmax, clamp) / max and sf_inv = max / max(absmax, clamp) (a
+/// second IEEE division, not 1 / sf); with round_sf both rounded to the
+/// power of two at or above sf.
+inline Scales scales_of(dsl::KernelBuilder &k, dsl::Value absmax,
+                        FmtLimits limits, bool round_sf) {
+  auto amax = k.max(absmax, k.constant(limits.clamp_min, DType::f32));
+  auto fmt_max = k.constant(limits.max, DType::f32);
+  Scales s;
+  s.sf = amax / fmt_max;
+  s.sf_inv = fmt_max / amax;
+  if (round_sf) {
+    auto one = k.constant(1, DType::u32);
+    auto exponent = k.constant(23, DType::u32);
+    s.biased = ((k.bitcast(s.sf, DType::u32) - one) >> exponent) + one;
+    s.sf = k.bitcast(s.biased << exponent, DType::f32);
+    s.sf_inv = k.bitcast((k.constant(254, DType::u32) - s.biased) << exponent,
+                         DType::f32);
+  }
+  return s;
+}
+
+} // namespace tilejit::quant
