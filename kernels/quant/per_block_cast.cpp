@@ -1,0 +1,120 @@
+// per_block_cast.cpp - per_block_cast declared: bf16/f32 (M, K) to e4m3 or
+// packed e2m1 in bm x bk blocks, with f32 or packed UE8M0 scales; 256
+// threads a bm x max(bk, 8192 / bm) tile.
+#include "quant/per_block_cast.h"
+#include "quant/scale_layout.h"
+
+#include "op/op.h"
+
+namespace tilejit::quant {
+
+static constexpr std::string_view kOp = "per_block_cast";
+
+static void check(const ops::Call &c) {
+  for (const char *name : {"bm", "bk"})
+    if (const int64_t v = c.integer(name); v != 32 && v != 128)
+      throw UserError(fmt::format("{}: argument '{}' is {}; requires 32 or 128",
+                                  kOp, name, v));
+  if (c.flag("use_packed_ue8m0") &&
+      (!c.flag("use_tma_aligned_col_major_sf") || !c.flag("round_sf")))
+    throw UserError(fmt::format("{}: argument 'use_packed_ue8m0' is true; "
+                                "requires use_tma_aligned_col_major_sf and "
+                                "round_sf",
+                                kOp));
+}
+
+static PerBlockCastSpec spec(const ops::Call &c) {
+  PerBlockCastSpec s;
+  s.in_dtype = c.tensor("x").dtype;
+  s.e2m1 = c.choice("fmt") == "e2m1";
+  s.bm = static_cast<int32_t>(c.integer("bm"));
+  s.bk = static_cast<int32_t>(c.integer("bk"));
+  s.block_k = std::max(s.bk, 8192 / s.bm);
+  s.round_sf = c.flag("round_sf");
+  s.sf_layout = sf_layout(c.flag("use_tma_aligned_col_major_sf"),
+                          c.flag("use_packed_ue8m0"));
+  s.vector_bytes = ops::rows_aligned(c.tensor("x"), 16) &&
+                           ops::rows_aligned(c.tensor("out"), 16)
+                       ? 16
+                       : 0;
+  return s;
+}
+
+/// Packed scales as the (M', W, 4) bytes of the int32 (M', W).
+static void views(const ops::Call &c, const PerBlockCastSpec &s,
+                  ops::KernelArgs &args) {
+  if (s.sf_layout == SfLayout::packed_ue8m0)
+    args.tensor("out_sf", ops::as_bytes(c.tensor("out_sf")));
+}
+
+static ops::TensorShape shape_of(std::string_view tensor,
+                                 const ops::ShapeArgs &a) {
+  const int64_t m = a.dim("M"), k = a.dim("K");
+  if (tensor == "out")
+    return a.choice("fmt") == "e2m1"
+               ? ops::TensorShape{DType::i8, {m, k / 2}, {k / 2, 1}}
+               : ops::TensorShape{DType::e4m3, {m, k}, {k, 1}};
+  const int64_t bm = a.integer("bm"), bk = a.integer("bk");
+  return sf_shape((m + bm - 1) / bm, (k + bk - 1) / bk,
+                  sf_layout(a.flag("use_tma_aligned_col_major_sf"),
+                            a.flag("use_packed_ue8m0")));
+}
+
+const ops::OpDef &per_block_cast_op() {
+  static const ops::OpDef op =
+      ops::make_op<PerBlockCastSpec>(
+          {.name = "per_block_cast",
+           .summary = "fp8 e4m3 or packed fp4 e2m1 quantization of (M, K) "
+                      "bf16/f32 in bm x bk blocks, with scales",
+           .tensors = {ops::input("x", {DType::bf16, DType::f32}, "M, K",
+                                  ops::Layout::contiguous),
+                       ops::output("out", {DType::e4m3, DType::i8},
+                                   "", ops::Layout::contiguous,
+                                   "e4m3 (M, K), or int8 (M, K / 2) for e2m1"),
+                       ops::output("out_sf", {DType::f32, DType::i32},
+                                   "", ops::Layout::as_shaped,
+                                   "scales; layout by the flags (§3.3)")},
+           .params = {ops::choice("fmt", "e4m3", {"e4m3", "e2m1"},
+                                  "the output format"),
+                      ops::integer("bm", 128, 1, 1 << 30,
+                                   "rows of a scaling block: 32 or 128"),
+                      ops::integer("bk", 128, 1, 1 << 30,
+                                   "columns of a scaling block: 32 or 128"),
+                      ops::flag("use_tma_aligned_col_major_sf", false,
+                                "scales column-major, M' padded to 4"),
+                      ops::flag("round_sf", false,
+                                "scales rounded up to powers of two"),
+                      ops::flag("use_packed_ue8m0", false,
+                                "scales as UE8M0 bytes, four to an int32")},
+           .dim_rules = {{.dim = "K", .multiple = 64}},
+           .cli_shape = "M, K",
+           .default_shape = {8001, 7168},
+           .check = check,
+           .shape_of = shape_of,
+           .reference =
+               [](const ops::HostCall &c) {
+                 QuantTensor q = per_block_cast_ref(
+                     c.tensor("x"), c.choice("fmt"),
+                     {c.integer("bm"), c.integer("bk")},
+                     c.flag("use_tma_aligned_col_major_sf"), c.flag("round_sf"),
+                     c.flag("use_packed_ue8m0"));
+                 return std::vector{q.data, q.sf};
+               }},
+          {spec, per_block_cast_kernel, views});
+  return op;
+}
+TILEJIT_REGISTER_OP(per_block_cast_op);
+
+void per_block_cast(const rt::TensorView &x, std::string_view fmt_name,
+                    int64_t bm, int64_t bk, const rt::TensorView &out,
+                    const rt::TensorView &out_sf,
+                    bool use_tma_aligned_col_major_sf, bool round_sf,
+                    bool use_packed_ue8m0, CUstream stream) {
+  per_block_cast_op().call({x, out, out_sf},
+                           {std::string(fmt_name), bm, bk,
+                            use_tma_aligned_col_major_sf, round_sf,
+                            use_packed_ue8m0},
+                           stream);
+}
+
+} // namespace tilejit::quant
