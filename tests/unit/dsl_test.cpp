@@ -384,6 +384,27 @@ TEST_CASE("relayout to 8 f32 a thread keeps a sum over 8 in registers",
   CHECK(c.ptx.find("shfl.sync") == std::string::npos);
 }
 
+TEST_CASE("a load the author lays out leaves the kernel's vectors alone",
+          "[compiler]") {
+  // A per-row scale read through a view with a zero stride (no vectors
+  // there) beside a tile that moves in 16-byte vectors: laid out by the
+  // author (relayout 1), the scale's load does not narrow the tile's.
+  auto build = [](bool relayout) {
+    dsl::KernelBuilder k("scaled", 128);
+    auto x = k.tensor("x", DType::f32, 2, dsl::inner_contiguous(16));
+    auto s = k.tensor("s", DType::f32, 2);
+    auto zero = k.index(0);
+    auto t = k.load(x, {zero, zero}, {16, 64});
+    auto copies = k.load(s, {zero, zero}, {16, 8});
+    if (relayout)
+      copies = k.relayout(copies, 1);
+    k.store(t * k.reduce_max(copies, 1), x, {zero, zero});
+    return compile(k.build()).ptx;
+  };
+  CHECK(build(true).find("ld.global.v4") != std::string::npos);
+  CHECK(build(false).find("ld.global.v4") == std::string::npos);
+}
+
 TEST_CASE("DSL calls name an empty dsl::Value", "[compiler][error]") {
   // Deliberate mistake: a default-constructed value passed on.
   CHECK_THAT(error_of([](auto &k, auto &) { k.abs(dsl::Value()); }),

@@ -178,6 +178,15 @@ static LogicalResult checkRegisterBudget(func::FuncOp kernel, int64_t threads) {
   return failure(result.wasInterrupted());
 }
 
+/// Whether the one use of `load` is the author's k.relayout (a layout of
+/// the author's, which need not fit the kernel's vector width).
+static bool feedsRelayout(LoadOp load) {
+  if (!load->hasOneUse())
+    return false;
+  auto relayout = dyn_cast<ConvertLayoutOp>(*load->user_begin());
+  return relayout && relayout.getVector();
+}
+
 static int64_t chooseVectorWidth(func::FuncOp kernel, int64_t threads) {
   llvm::DenseSet<Value> reduced = reducedValues(kernel);
   int64_t width = 16; // elements; lowered below by the element sizes
@@ -195,9 +204,13 @@ static int64_t chooseVectorWidth(func::FuncOp kernel, int64_t threads) {
       if (llvm::isPowerOf2_64(inner))
         width = std::min(width, inner);
     }
-    if (auto load = dyn_cast<LoadOp>(op))
+    // A load whose one use is the author's k.relayout is laid out by it.
+    if (auto load = dyn_cast<LoadOp>(op)) {
+      if (feedsRelayout(load))
+        return;
       width = std::min(width,
                        accessWidth(kernel, load.getSource(), load.getType()));
+    }
     if (auto store = dyn_cast<StoreOp>(op);
         store && !reduced.contains(store.getValue()))
       width = std::min(width, accessWidth(kernel, store.getDest(),
