@@ -1,6 +1,7 @@
-// per_block_cast.cpp - per_block_cast declared: bf16/f32 (M, K) to e4m3 or
+// per_block_cast.cpp - per_block_cast, per_block_cast_with_sf_only and
+// per_block_cast_with_precomputed_sf declared: bf16/f32 (M, K) to e4m3 or
 // packed e2m1 in bm x bk blocks, with f32 or packed UE8M0 scales; 256
-// threads a bm x max(bk, 8192 / bm) tile.
+// threads a bm x max(bk, 8192 / bm) tile; one kernel.
 #include "quant/per_block_cast.h"
 #include "quant/scale_layout.h"
 
@@ -8,23 +9,31 @@
 
 namespace tilejit::quant {
 
-static constexpr std::string_view kOp = "per_block_cast";
+using Mode = PerBlockCastSpec::Mode;
 
 static void check(const ops::Call &c) {
+  const std::string &op = c.op().name;
   for (const char *name : {"bm", "bk"})
     if (const int64_t v = c.integer(name); v != 32 && v != 128)
       throw UserError(fmt::format("{}: argument '{}' is {}; requires 32 or 128",
-                                  kOp, name, v));
-  if (c.flag("use_packed_ue8m0") &&
-      (!c.flag("use_tma_aligned_col_major_sf") || !c.flag("round_sf")))
+                                  op, name, v));
+  const bool col_major = c.flag("use_tma_aligned_col_major_sf"),
+             packed = c.flag("use_packed_ue8m0");
+  if (c.op().find_tensor("sf") && (col_major || packed))
+    throw UserError(fmt::format(
+        "{}: argument '{}' is true; requires false "
+        "(a precomputed sf is a row-major f32)",
+        op, col_major ? "use_tma_aligned_col_major_sf" : "use_packed_ue8m0"));
+  if (packed && (!col_major || !c.flag("round_sf")))
     throw UserError(fmt::format("{}: argument 'use_packed_ue8m0' is true; "
                                 "requires use_tma_aligned_col_major_sf and "
                                 "round_sf",
-                                kOp));
+                                op));
 }
 
-static PerBlockCastSpec spec(const ops::Call &c) {
+template <Mode mode> static PerBlockCastSpec spec(const ops::Call &c) {
   PerBlockCastSpec s;
+  s.mode = mode;
   s.in_dtype = c.tensor("x").dtype;
   s.e2m1 = c.choice("fmt") == "e2m1";
   s.bm = static_cast<int32_t>(c.integer("bm"));
@@ -33,10 +42,11 @@ static PerBlockCastSpec spec(const ops::Call &c) {
   s.round_sf = c.flag("round_sf");
   s.sf_layout = sf_layout(c.flag("use_tma_aligned_col_major_sf"),
                           c.flag("use_packed_ue8m0"));
-  s.vector_bytes = ops::rows_aligned(c.tensor("x"), 16) &&
-                           ops::rows_aligned(c.tensor("out"), 16)
-                       ? 16
-                       : 0;
+  s.vector_bytes =
+      ops::rows_aligned(c.tensor("x"), 16) &&
+              (mode == Mode::sf_only || ops::rows_aligned(c.tensor("out"), 16))
+          ? 16
+          : 0;
   return s;
 }
 
@@ -47,6 +57,19 @@ static void views(const ops::Call &c, const PerBlockCastSpec &s,
     args.tensor("out_sf", ops::as_bytes(c.tensor("out_sf")));
 }
 
+/// A precomputed sf (M', nK) as the kernel takes it: (M', nK, copies) with
+/// strides (stride[0], stride[1], 0), each scale repeated (see the kernel).
+static void repeated_scales(const ops::Call &c, const PerBlockCastSpec &s,
+                            ops::KernelArgs &args) {
+  const rt::TensorView &sf = c.tensor("sf");
+  const int64_t shape[3] = {sf.shape[0], sf.shape[1],
+                            s.threads / (s.block_k / s.bk)};
+  const int64_t strides[3] = {sf.strides[0], sf.strides[1], 0};
+  args.tensor("sf", rt::TensorView::strided(sf.data, sf.dtype, shape, strides));
+}
+
+/// out: e4m3 (M, K) or int8 (M, K / 2); out_sf: by the flags; a
+/// precomputed sf: row-major f32.
 static ops::TensorShape shape_of(std::string_view tensor,
                                  const ops::ShapeArgs &a) {
   const int64_t m = a.dim("M"), k = a.dim("K");
@@ -56,54 +79,106 @@ static ops::TensorShape shape_of(std::string_view tensor,
                : ops::TensorShape{DType::e4m3, {m, k}, {k, 1}};
   const int64_t bm = a.integer("bm"), bk = a.integer("bk");
   return sf_shape((m + bm - 1) / bm, (k + bk - 1) / bk,
-                  sf_layout(a.flag("use_tma_aligned_col_major_sf"),
-                            a.flag("use_packed_ue8m0")));
+                  tensor == "sf"
+                      ? SfLayout::row_major
+                      : sf_layout(a.flag("use_tma_aligned_col_major_sf"),
+                                  a.flag("use_packed_ue8m0")));
 }
 
+/// The three ops: their name, summary, tensors and reference; the rest is
+/// common.
+static ops::OpDef
+declare(std::string name, std::string summary,
+        std::vector<ops::TensorDecl> tensors,
+        std::function<std::vector<ref::HostTensor>(const ops::HostCall &,
+                                                   BlockSize)>
+            reference) {
+  return {.name = std::move(name),
+          .summary = std::move(summary),
+          .tensors = std::move(tensors),
+          .params = {ops::choice("fmt", "e4m3", {"e4m3", "e2m1"},
+                                 "the output format"),
+                     ops::integer("bm", 128, 1, 1 << 30,
+                                  "rows of a scaling block: 32 or 128"),
+                     ops::integer("bk", 128, 1, 1 << 30,
+                                  "columns of a scaling block: 32 or 128"),
+                     ops::flag("use_tma_aligned_col_major_sf", false,
+                               "scales column-major, M' padded to 4"),
+                     ops::flag("round_sf", false,
+                               "scales rounded up to powers of two"),
+                     ops::flag("use_packed_ue8m0", false,
+                               "scales as UE8M0 bytes, four to an int32")},
+          .dim_rules = {{.dim = "K", .multiple = 64}},
+          .cli_shape = "M, K",
+          .default_shape = {8001, 7168},
+          .check = check,
+          .shape_of = shape_of,
+          .reference = [reference](const ops::HostCall &c) {
+            return reference(c, {c.integer("bm"), c.integer("bk")});
+          }};
+}
+
+static const ops::TensorDecl kX =
+    ops::input("x", {DType::bf16, DType::f32}, "M, K", ops::Layout::contiguous);
+static const ops::TensorDecl kOut =
+    ops::output("out", {DType::e4m3, DType::i8}, "", ops::Layout::contiguous,
+                "e4m3 (M, K), or int8 (M, K / 2) for e2m1");
+static const ops::TensorDecl kOutSf =
+    ops::output("out_sf", {DType::f32, DType::i32}, "", ops::Layout::as_shaped,
+                "scales; layout by the flags (§3.3)");
+
 const ops::OpDef &per_block_cast_op() {
-  static const ops::OpDef op =
-      ops::make_op<PerBlockCastSpec>(
-          {.name = "per_block_cast",
-           .summary = "fp8 e4m3 or packed fp4 e2m1 quantization of (M, K) "
-                      "bf16/f32 in bm x bk blocks, with scales",
-           .tensors = {ops::input("x", {DType::bf16, DType::f32}, "M, K",
-                                  ops::Layout::contiguous),
-                       ops::output("out", {DType::e4m3, DType::i8},
-                                   "", ops::Layout::contiguous,
-                                   "e4m3 (M, K), or int8 (M, K / 2) for e2m1"),
-                       ops::output("out_sf", {DType::f32, DType::i32},
-                                   "", ops::Layout::as_shaped,
-                                   "scales; layout by the flags (§3.3)")},
-           .params = {ops::choice("fmt", "e4m3", {"e4m3", "e2m1"},
-                                  "the output format"),
-                      ops::integer("bm", 128, 1, 1 << 30,
-                                   "rows of a scaling block: 32 or 128"),
-                      ops::integer("bk", 128, 1, 1 << 30,
-                                   "columns of a scaling block: 32 or 128"),
-                      ops::flag("use_tma_aligned_col_major_sf", false,
-                                "scales column-major, M' padded to 4"),
-                      ops::flag("round_sf", false,
-                                "scales rounded up to powers of two"),
-                      ops::flag("use_packed_ue8m0", false,
-                                "scales as UE8M0 bytes, four to an int32")},
-           .dim_rules = {{.dim = "K", .multiple = 64}},
-           .cli_shape = "M, K",
-           .default_shape = {8001, 7168},
-           .check = check,
-           .shape_of = shape_of,
-           .reference =
-               [](const ops::HostCall &c) {
-                 QuantTensor q = per_block_cast_ref(
-                     c.tensor("x"), c.choice("fmt"),
-                     {c.integer("bm"), c.integer("bk")},
-                     c.flag("use_tma_aligned_col_major_sf"), c.flag("round_sf"),
-                     c.flag("use_packed_ue8m0"));
-                 return std::vector{q.data, q.sf};
-               }},
-          {spec, per_block_cast_kernel, views});
+  static const ops::OpDef op = ops::make_op<PerBlockCastSpec>(
+      declare("per_block_cast",
+              "fp8 e4m3 or packed fp4 e2m1 quantization of (M, K) bf16/f32 "
+              "in bm x bk blocks, with scales",
+              {kX, kOut, kOutSf},
+              [](const ops::HostCall &c, BlockSize b) {
+                QuantTensor q = per_block_cast_ref(
+                    c.tensor("x"), c.choice("fmt"), b,
+                    c.flag("use_tma_aligned_col_major_sf"), c.flag("round_sf"),
+                    c.flag("use_packed_ue8m0"));
+                return std::vector{q.data, q.sf};
+              }),
+      {spec<Mode::both>, per_block_cast_kernel, views});
   return op;
 }
 TILEJIT_REGISTER_OP(per_block_cast_op);
+
+const ops::OpDef &per_block_cast_with_sf_only_op() {
+  static const ops::OpDef op = ops::make_op<PerBlockCastSpec>(
+      declare("per_block_cast_with_sf_only", "per_block_cast's scales only",
+              {kX, kOutSf},
+              [](const ops::HostCall &c, BlockSize b) {
+                return std::vector{per_block_cast_with_sf_only_ref(
+                    c.tensor("x"), c.choice("fmt"), b,
+                    c.flag("use_tma_aligned_col_major_sf"), c.flag("round_sf"),
+                    c.flag("use_packed_ue8m0"))};
+              }),
+      {spec<Mode::sf_only>, per_block_cast_kernel, views});
+  return op;
+}
+TILEJIT_REGISTER_OP(per_block_cast_with_sf_only_op);
+
+const ops::OpDef &per_block_cast_with_precomputed_sf_op() {
+  static const ops::OpDef op = ops::make_op<PerBlockCastSpec>(
+      declare("per_block_cast_with_precomputed_sf",
+              "per_block_cast's data with given row-major f32 scales "
+              "(sf_inv = 1 / sf)",
+              {kX,
+               ops::input("sf", {DType::f32}, "", ops::Layout::contiguous,
+                          "row-major f32 (ceil(M / bm), ceil(K / bk))"),
+               kOut},
+              [](const ops::HostCall &c, BlockSize b) {
+                return std::vector{per_block_cast_with_precomputed_sf_ref(
+                    c.tensor("x"), c.choice("fmt"), b, c.tensor("sf"),
+                    c.flag("use_tma_aligned_col_major_sf"), c.flag("round_sf"),
+                    c.flag("use_packed_ue8m0"))};
+              }),
+      {spec<Mode::precomputed_sf>, per_block_cast_kernel, repeated_scales});
+  return op;
+}
+TILEJIT_REGISTER_OP(per_block_cast_with_precomputed_sf_op);
 
 void per_block_cast(const rt::TensorView &x, std::string_view fmt_name,
                     int64_t bm, int64_t bk, const rt::TensorView &out,
@@ -115,6 +190,33 @@ void per_block_cast(const rt::TensorView &x, std::string_view fmt_name,
                             use_tma_aligned_col_major_sf, round_sf,
                             use_packed_ue8m0},
                            stream);
+}
+
+void per_block_cast_with_sf_only(const rt::TensorView &x,
+                                 std::string_view fmt_name, int64_t bm,
+                                 int64_t bk, const rt::TensorView &out_sf,
+                                 bool use_tma_aligned_col_major_sf,
+                                 bool round_sf, bool use_packed_ue8m0,
+                                 CUstream stream) {
+  per_block_cast_with_sf_only_op().call({x, out_sf},
+                                        {std::string(fmt_name), bm, bk,
+                                         use_tma_aligned_col_major_sf, round_sf,
+                                         use_packed_ue8m0},
+                                        stream);
+}
+
+void per_block_cast_with_precomputed_sf(const rt::TensorView &x,
+                                        std::string_view fmt_name, int64_t bm,
+                                        int64_t bk, const rt::TensorView &sf,
+                                        const rt::TensorView &out,
+                                        bool use_tma_aligned_col_major_sf,
+                                        bool round_sf, bool use_packed_ue8m0,
+                                        CUstream stream) {
+  per_block_cast_with_precomputed_sf_op().call({x, sf, out},
+                                               {std::string(fmt_name), bm, bk,
+                                                use_tma_aligned_col_major_sf,
+                                                round_sf, use_packed_ue8m0},
+                                               stream);
 }
 
 } // namespace tilejit::quant

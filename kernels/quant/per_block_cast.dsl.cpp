@@ -1,7 +1,7 @@
 // per_block_cast.dsl.cpp - per_block_cast in the tile DSL: a block loads a
 // bm x block_k tile (one row of scaling blocks), takes each scaling block's
 // absmax over its rows and columns, and stores the quantized tile and the
-// row of scales.
+// row of scales; or only the scales, or the tile quantized with given ones.
 #include "quant/per_block_cast.h"
 #include "quant/scale_dsl.h"
 
@@ -10,31 +10,49 @@
 namespace tilejit::quant {
 
 Kernel per_block_cast_kernel(const PerBlockCastSpec &s) {
+  using Mode = PerBlockCastSpec::Mode;
   dsl::KernelBuilder k("per_block_cast", s.threads);
   dsl::Access access = dsl::vectors_of(s.vector_bytes);
   const bool packed = s.sf_layout == SfLayout::packed_ue8m0;
   const int64_t bm = s.bm, bk = s.block_k, n = bk / s.bk;
   auto x = k.tensor("x", s.in_dtype, 2, access);
-  auto out = k.tensor("out", s.e2m1 ? DType::u8 : DType::e4m3, 2, access);
+  k.grid({k.blocks(x, 0, bm), k.blocks(x, 1, bk)});
+  auto row = k.block_id(0), m0 = row * k.index(bm);
+  auto k0 = k.block_id(1) * k.index(bk);
+  auto first = k.block_id(1) * k.index(n); // the tile's first scale
+  auto tile = k.cast(k.load(x, {m0, k0}, {bm, bk}), DType::f32);
+  auto blocks = k.reshape(tile, {bm, n, s.bk});
+
+  Scales sc;
+  if (s.mode == Mode::precomputed_sf) {
+    // The scales as (M', nK, copies) with strides (nK, 1, 0): the tile's n
+    // scales, each repeated so that a load has an element a thread, taken
+    // back to one by a maximum over the copies: (1, n, 1), as absmax. One
+    // element a thread (relayout), so that this access, which has no
+    // vectors, leaves x's and out's theirs.
+    const int64_t copies = s.threads / n;
+    auto sf = k.relayout(k.load(k.tensor("sf", DType::f32, 3),
+                                {row, first, k.index(0)}, {1, n, copies}),
+                         1);
+    sc.sf_inv = k.constant(1, DType::f32) / k.reduce_max(sf, 2);
+  } else {
+    auto absmax = k.reduce_max(k.reduce_absmax(blocks, 2), 0); // (1, n, 1)
+    sc = scales_of(k, absmax, s.e2m1 ? kE2m1Limits : kE4m3Limits, s.round_sf);
+  }
+  if (s.mode != Mode::sf_only) {
+    auto out = k.tensor("out", s.e2m1 ? DType::u8 : DType::e4m3, 2, access);
+    auto scaled = k.reshape(blocks * sc.sf_inv, {bm, bk});
+    if (s.e2m1)
+      k.store(k.pack_nibbles(k.to_e2m1(scaled)), out, {m0, k0 / k.index(2)});
+    else
+      k.store(k.cast(scaled, DType::e4m3), out, {m0, k0});
+  }
+  if (s.mode == Mode::precomputed_sf)
+    return k.build();
+
   // Packed scales are bytes (m, k / 4, k % 4) of the int32 tensor.
   auto out_sf =
       k.tensor("out_sf", packed ? DType::u8 : DType::f32, packed ? 3 : 2);
-  k.grid({k.blocks(x, 0, bm), k.blocks(x, 1, bk)});
-
-  auto row = k.block_id(0), m0 = row * k.index(bm);
-  auto k0 = k.block_id(1) * k.index(bk);
-  auto tile = k.cast(k.load(x, {m0, k0}, {bm, bk}), DType::f32);
-  auto blocks = k.reshape(tile, {bm, n, s.bk});
-  auto absmax = k.reduce_max(k.reduce_absmax(blocks, 2), 0); // (1, n, 1)
-  auto sc =
-      scales_of(k, absmax, s.e2m1 ? kE2m1Limits : kE4m3Limits, s.round_sf);
-  auto scaled = k.reshape(blocks * sc.sf_inv, {bm, bk});
-  if (s.e2m1)
-    k.store(k.pack_nibbles(k.to_e2m1(scaled)), out, {m0, k0 / k.index(2)});
-  else
-    k.store(k.cast(scaled, DType::e4m3), out, {m0, k0});
-
-  auto first = k.block_id(1) * k.index(n);
   if (!packed) {
     k.store(k.reshape(sc.sf, {1, n}), out_sf, {row, first});
     return k.build();

@@ -29,7 +29,28 @@ void per_block_cast(const rt::TensorView &x, std::string_view fmt, int64_t bm,
                     bool round_sf = false, bool use_packed_ue8m0 = false,
                     CUstream stream = nullptr);
 
+/// per_block_cast's scales only (out_sf as per_block_cast's; x is read,
+/// nothing else written).
+void per_block_cast_with_sf_only(const rt::TensorView &x, std::string_view fmt,
+                                 int64_t bm, int64_t bk,
+                                 const rt::TensorView &out_sf,
+                                 bool use_tma_aligned_col_major_sf = false,
+                                 bool round_sf = false,
+                                 bool use_packed_ue8m0 = false,
+                                 CUstream stream = nullptr);
+
+/// per_block_cast's data with given scales: `sf` a row-major f32
+/// (ceil(M / bm), ceil(K / bk)), sf_inv = 1 / sf (IEEE). The layout flags
+/// must be false (as the original requires).
+void per_block_cast_with_precomputed_sf(
+    const rt::TensorView &x, std::string_view fmt, int64_t bm, int64_t bk,
+    const rt::TensorView &sf, const rt::TensorView &out,
+    bool use_tma_aligned_col_major_sf = false, bool round_sf = false,
+    bool use_packed_ue8m0 = false, CUstream stream = nullptr);
+
 const ops::OpDef &per_block_cast_op();
+const ops::OpDef &per_block_cast_with_sf_only_op();
+const ops::OpDef &per_block_cast_with_precomputed_sf_op();
 
 /// Static parameters of a per_block_cast kernel.
 struct PerBlockCastSpec {
@@ -43,9 +64,12 @@ struct PerBlockCastSpec {
   int32_t round_sf = 0;
   SfLayout sf_layout = SfLayout::row_major;
   int32_t vector_bytes = 0; ///< 16: x's and out's rows 16-byte aligned
+  /// What a call computes: data and scales, scales only, or data from
+  /// given scales (the three ops of per_block_cast.cpp)
+  enum class Mode : int32_t { both, sf_only, precomputed_sf } mode = Mode::both;
 };
 TILEJIT_SPEC_FIELDS(PerBlockCastSpec, in_dtype, e2m1, bm, bk, block_k, threads,
-                    round_sf, sf_layout, vector_bytes)
+                    round_sf, sf_layout, vector_bytes, mode)
 
 /// The kernel in the DSL (per_block_cast.dsl.cpp).
 Kernel per_block_cast_kernel(const PerBlockCastSpec &spec);

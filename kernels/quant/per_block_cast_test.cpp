@@ -1,7 +1,8 @@
-// per_block_cast_test.cpp - per_block_cast's case table: e4m3 and e2m1, the
-// four block sizes, the three scale layouts, tails of rows and of the last
-// block, size 0, TileKernels' test grid, its benchmark shapes, and mistakes.
-// Data and scales are compared bytewise.
+// per_block_cast_test.cpp - The case tables of per_block_cast (e4m3 and
+// e2m1, the four block sizes, the three scale layouts, tails of rows and of
+// the last block, size 0, TileKernels' test grid, its benchmark shapes, and
+// mistakes), per_block_cast_with_sf_only and
+// per_block_cast_with_precomputed_sf. Data and scales are compared bytewise.
 #include "op_test.h"
 #include "quant/packed_scales_compare.h"
 
@@ -27,28 +28,37 @@ Set with(Set set, const char *fmt, int64_t bm, int64_t bk) {
   return set;
 }
 
-} // namespace
+/// Packed scales compared with the bytes past a row's last scale wiped.
+Compare scales() {
+  return packed_scales([](const ops::HostCall &c) {
+    const int64_t bk = c.integer("bk");
+    return (c.tensor("x").size(1) + bk - 1) / bk;
+  });
+}
 
-TILEJIT_OP_TEST(per_block_cast) {
-  OpTest t{.op = "per_block_cast",
-           .compare = {{"out_sf", packed_scales([](const ops::HostCall &c) {
-                          const int64_t bk = c.integer("bk");
-                          return (c.tensor("x").size(1) + bk - 1) / bk;
-                        })}}};
+/// Small cases over every block size and format, with `flags`.
+void add_small_cases(OpTest &t, const std::vector<Set> &flags) {
   for (DType dtype : {DType::bf16, DType::f32})
     for (const char *fmt : {"e4m3", "e2m1"})
       for (auto [bm, bk] : {std::pair<int64_t, int64_t>{128, 128},
                             {32, 32},
                             {128, 32},
                             {32, 128}})
-        for (const Set &flags : kFlags)
+        for (const Set &f : flags)
           for (auto [m, k] : {std::pair<int64_t, int64_t>{1, 64},
                               {33, 576},
                               {130, 512},
                               {0, 256}})
             t.cases.push_back({.shape = {m, k},
-                               .set = with(flags, fmt, bm, bk),
+                               .set = with(f, fmt, bm, bk),
                                .dtypes = {{"", dtype}}});
+}
+
+} // namespace
+
+TILEJIT_OP_TEST(per_block_cast) {
+  OpTest t{.op = "per_block_cast", .compare = {{"out_sf", scales()}}};
+  add_small_cases(t, {std::begin(kFlags), std::end(kFlags)});
   // TileKernels' test grid.
   for (int64_t m : {4001, 8001})
     for (int64_t k : {576, 2048, 2560, 3072, 4096, 6144, 7168})
@@ -104,6 +114,52 @@ TILEJIT_OP_TEST(per_block_cast) {
        {},
        "per_block_cast: argument 'x' is bf16[100, 512] strides [1024, 1]; "
        "requires a contiguous tensor"},
+  };
+  return t;
+}
+
+TILEJIT_OP_TEST(per_block_cast_with_sf_only) {
+  OpTest t{.op = "per_block_cast_with_sf_only",
+           .compare = {{"out_sf", scales()}}};
+  add_small_cases(t, {std::begin(kFlags), std::end(kFlags)});
+  t.cases.push_back({.shape = {8001, 7168},
+                     .set = with(kFlags[1], "e4m3", 128, 128),
+                     .kind = Case::bench});
+  t.errors = {
+      {"row-major scales where packed ones are asked for",
+       {fake(DType::bf16, {100, 512}), fake(DType::f32, {1, 4}, {}, 0x100000)},
+       {{"use_tma_aligned_col_major_sf", true},
+        {"round_sf", true},
+        {"use_packed_ue8m0", true}},
+       "per_block_cast_with_sf_only: argument 'out_sf' is f32[1, 4] strides "
+       "[4, 1]; requires i32[1, 1] strides [1, >= 4]"},
+  };
+  return t;
+}
+
+TILEJIT_OP_TEST(per_block_cast_with_precomputed_sf) {
+  // Scales as a cast would give them: positive.
+  OpTest t{.op = "per_block_cast_with_precomputed_sf",
+           .fills = {{"sf", uniform(1e-3, 1.0)}}};
+  add_small_cases(t, {kFlags[0], kFlags[2]});
+  t.cases.push_back({.shape = {8001, 7168},
+                     .set = with(kFlags[0], "e4m3", 128, 128),
+                     .kind = Case::bench});
+  const auto x = fake(DType::bf16, {100, 512});
+  const auto sf = fake(DType::f32, {1, 4}, {}, 0x100000);
+  const auto out = fake(DType::e4m3, {100, 512}, {}, 0x200000);
+  t.errors = {
+      {"column-major scales",
+       {x, sf, out},
+       {{"use_tma_aligned_col_major_sf", true}},
+       "per_block_cast_with_precomputed_sf: argument "
+       "'use_tma_aligned_col_major_sf' is true; requires false (a "
+       "precomputed sf is a row-major f32)"},
+      {"column-major strides",
+       {x, fake(DType::f32, {1, 4}, {1, 4}, 0x100000), out},
+       {},
+       "per_block_cast_with_precomputed_sf: argument 'sf' is f32[1, 4] "
+       "strides [1, 4]; requires a contiguous tensor"},
   };
   return t;
 }
