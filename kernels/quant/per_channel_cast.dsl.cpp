@@ -1,0 +1,36 @@
+// per_channel_cast.dsl.cpp - per_channel_cast in the tile DSL: a block
+// loads block_m x block_k of x, takes the absmax of each column over each
+// bm rows, and stores the e4m3 tile (straight, or transposed through shared
+// memory) and the block_m / bm rows of scales.
+#include "quant/per_channel_cast.h"
+#include "quant/scale_dsl.h"
+
+#include "tilejit/compiler/dsl.h"
+
+namespace tilejit::quant {
+
+Kernel per_channel_cast_kernel(const PerChannelCastSpec &s) {
+  dsl::KernelBuilder k(s.transpose ? "per_channel_cast_and_transpose"
+                                   : "per_channel_cast",
+                       s.threads);
+  dsl::Access access = dsl::vectors_of(s.vector_bytes);
+  const int64_t bm = s.bm, tm = s.block_m, tk = s.block_k, n = tm / bm;
+  auto x = k.tensor("x", s.in_dtype, 2, access);
+  auto out = k.tensor("out", DType::e4m3, 2, access);
+  auto out_sf = k.tensor("out_sf", DType::f32, 2);
+  k.grid({k.blocks(x, 0, tm), k.blocks(x, 1, tk)});
+
+  auto m0 = k.block_id(0) * k.index(tm), k0 = k.block_id(1) * k.index(tk);
+  auto tile = k.cast(k.load(x, {m0, k0}, {tm, tk}), DType::f32);
+  auto blocks = k.reshape(tile, {n, bm, tk});
+  auto sc = scales_of(k, k.reduce_absmax(blocks, 1), kE4m3Limits, s.round_sf);
+  auto q = k.reshape(k.cast(blocks * sc.sf_inv, DType::e4m3), {tm, tk});
+  if (s.transpose)
+    k.store(k.transpose(q), out, {k0, m0});
+  else
+    k.store(q, out, {m0, k0});
+  k.store(k.reshape(sc.sf, {n, tk}), out_sf, {k.block_id(0) * k.index(n), k0});
+  return k.build();
+}
+
+} // namespace tilejit::quant

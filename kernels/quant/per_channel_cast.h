@@ -1,0 +1,53 @@
+// per_channel_cast.h - Column-wise (bm x 1) fp8 e4m3 quantization, straight
+// or transposed (shared/specs/quant_transpose.md §10.1, §10.3); declared in
+// per_channel_cast.cpp, the CPU references are per_channel_cast_ref and
+// per_channel_cast_and_transpose_ref in reference.h.
+#pragma once
+
+#include "op/op_def.h"
+#include "op/spec_fields.h"
+
+#include <string_view>
+
+namespace tilejit::quant {
+
+/// Quantizes a contiguous bf16 or f32 x (M, K), M % 128 == 0, K % 64 == 0,
+/// to e4m3 with one scale per column per 128 rows (`num_per_tokens` must be
+/// 128): amax over the block's rows, §3.2 (`round_sf`), out = e4m3(x *
+/// sf_inv). out: e4m3 (M, K); out_sf: f32 (M / 128, K) row-major. Exact
+/// against the reference. Throws UserError naming the argument, its value
+/// and the requirement; nothing is written then.
+void per_channel_cast(const rt::TensorView &x, std::string_view fmt,
+                      int64_t num_per_tokens, const rt::TensorView &out,
+                      const rt::TensorView &out_sf, bool round_sf = false,
+                      CUstream stream = nullptr);
+
+/// The same for a bf16 x with `num_per_tokens` 32 or 128, written
+/// transposed: out e4m3 (K, M), out[c, r] = e4m3(x[r, c] * sf_inv[r / bm,
+/// c]); out_sf f32 (M / bm, K) row-major (not transposed).
+void per_channel_cast_and_transpose(
+    const rt::TensorView &x, std::string_view fmt, int64_t num_per_tokens,
+    const rt::TensorView &out, const rt::TensorView &out_sf,
+    bool round_sf = false, CUstream stream = nullptr);
+
+const ops::OpDef &per_channel_cast_op();
+const ops::OpDef &per_channel_cast_and_transpose_op();
+
+/// Static parameters of a per_channel_cast kernel.
+struct PerChannelCastSpec {
+  DType in_dtype = DType::bf16;
+  int32_t bm = 128;      ///< rows a scale covers (num_per_tokens)
+  int32_t block_m = 128; ///< rows of a tile
+  int32_t block_k = 128; ///< columns of a tile
+  int32_t threads = 256;
+  int32_t round_sf = 0;
+  int32_t transpose = 0;    ///< 1: out is (K, M)
+  int32_t vector_bytes = 0; ///< 16: x's rows 16-byte aligned
+};
+TILEJIT_SPEC_FIELDS(PerChannelCastSpec, in_dtype, bm, block_m, block_k, threads,
+                    round_sf, transpose, vector_bytes)
+
+/// The kernel in the DSL (per_channel_cast.dsl.cpp).
+Kernel per_channel_cast_kernel(const PerChannelCastSpec &spec);
+
+} // namespace tilejit::quant
