@@ -403,6 +403,23 @@ TEST_CASE("a load the author lays out leaves the kernel's vectors alone",
   };
   CHECK(build(true).find("ld.global.v4") != std::string::npos);
   CHECK(build(false).find("ld.global.v4") == std::string::npos);
+  // The same for a column of scales used as they are, through element-wise
+  // ops and a reshape, broadcast along the rows (per_token_cast_back).
+  auto column = [](bool relayout) {
+    dsl::KernelBuilder k("column", 128);
+    auto x = k.tensor("x", DType::f32, 2, dsl::inner_contiguous(16));
+    auto s = k.tensor("s", DType::f32, 2);
+    auto zero = k.index(0);
+    auto t = k.load(x, {zero, zero}, {128, 64});
+    auto col = k.load(s, {zero, zero}, {128, 1});
+    if (relayout)
+      col = k.relayout(col, 1);
+    auto scale = k.reshape(k.abs(col) + k.constant(1, DType::f32), {128, 1});
+    k.store(t * scale, x, {zero, zero});
+    return compile(k.build()).ptx;
+  };
+  CHECK(column(true).find("ld.global.v4") != std::string::npos);
+  CHECK(column(false).find("ld.global.v4") == std::string::npos);
 }
 
 TEST_CASE("DSL calls name an empty dsl::Value", "[compiler][error]") {

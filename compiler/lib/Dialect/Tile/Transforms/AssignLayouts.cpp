@@ -145,7 +145,8 @@ static int64_t accessWidth(func::FuncOp kernel, Value memref,
 /// unreduced fragment must hold a whole number of vectors per thread. 16
 /// bytes at most; 1 when any access cannot; no more than a shuffle's inner
 /// dimensions hold. (Splats and constants take their users' layouts and do
-/// not count, nor do fragments the author laid out with k.relayout.)
+/// not count, nor do fragments the author laid out with k.relayout, their
+/// reshapes, or loads read straight into such a layout.)
 /// A fragment lives in its threads' registers: one that needs more than a
 /// thread's 255 32-bit registers cannot be held and would compile for
 /// minutes into spills, so it is refused at once, at the author's line.
@@ -187,6 +188,31 @@ static bool feedsRelayout(LoadOp load) {
   return relayout && relayout.getVector();
 }
 
+/// Whether `v` is in a layout of the author's: a k.relayout, a reshape of
+/// one (a reshape keeps its source's layout), or an element-wise op on such
+/// values and splats (it takes its first fragment operand's layout).
+static bool laidOutByAuthor(Value v) {
+  Operation *op = v.getDefiningOp();
+  if (!op)
+    return false;
+  if (auto relayout = dyn_cast<ConvertLayoutOp>(op))
+    return relayout.getVector().has_value();
+  if (isa<ReshapeOp>(op))
+    return laidOutByAuthor(op->getOperand(0));
+  if (!op->hasTrait<OpTrait::Elementwise>() || op->getNumRegions() != 0)
+    return false;
+  bool any = false;
+  for (Value operand : op->getOperands()) {
+    if (!isa<RankedTensorType>(operand.getType()) ||
+        isSplatLike(operand.getDefiningOp()))
+      continue;
+    if (!laidOutByAuthor(operand))
+      return false;
+    any = true;
+  }
+  return any;
+}
+
 static int64_t chooseVectorWidth(func::FuncOp kernel, int64_t threads) {
   llvm::DenseSet<Value> reduced = reducedValues(kernel);
   int64_t width = 16; // elements; lowered below by the element sizes
@@ -222,7 +248,7 @@ static int64_t chooseVectorWidth(func::FuncOp kernel, int64_t threads) {
       return; // the author's layout
     for (Value result : op->getResults())
       if (auto fragment = dyn_cast<RankedTensorType>(result.getType());
-          fragment && !reduced.contains(result))
+          fragment && !reduced.contains(result) && !laidOutByAuthor(result))
         while (width > 1 && fragment.getNumElements() % (threads * width) != 0)
           width /= 2;
   });
