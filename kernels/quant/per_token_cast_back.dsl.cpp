@@ -29,18 +29,22 @@ Kernel per_token_cast_back_kernel(const CastBackSpec &s) {
   const bool several = s.group > 0 && s.group < bk;
   const int64_t groups = several ? bk / s.group : 1;
   auto first = s.group > 0 ? k0 / k.index(s.group) : k.index(0);
+  // The scales are laid out one a thread (relayout 1): their loads, a few
+  // bytes a row, leave the data's and out's 16-byte vectors alone.
   dsl::Value scale;
   if (s.packed) {
     // groups divides 4 and `first` is a multiple of it: one int32's bytes.
     auto four = k.index(4);
-    auto codes = k.load(sf, {m0, first / four, first - first / four * four},
-                        {bm, 1, groups});
+    auto codes =
+        k.relayout(k.load(sf, {m0, first / four, first - first / four * four},
+                          {bm, 1, groups}),
+                   1);
     // UE8M0: 2^(code - 127), the f32 whose exponent field is the code.
     scale = k.bitcast(k.shl(k.cast(k.reshape(codes, {bm, groups}), DType::u32),
                             k.constant(23, DType::u32)),
                       DType::f32);
   } else {
-    scale = k.load(sf, {m0, first}, {bm, groups});
+    scale = k.relayout(k.load(sf, {m0, first}, {bm, groups}), 1);
   }
   auto y = k.reshape(k.reshape(v, {bm, groups, bk / groups}) *
                          k.reshape(scale, {bm, groups, 1}),
