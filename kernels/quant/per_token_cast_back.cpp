@@ -1,15 +1,23 @@
-// per_token_cast_back.cpp - per_token_cast_back declared: e4m3 (M, K) and
-// its per-token scales (f32 of any layout, or packed UE8M0) to bf16 or f32;
-// 128 x 32 tiles.
+// per_token_cast_back.cpp - per_token_cast_back declared: e4m3 (M, K) or
+// packed e2m1 data and its per-token scales (f32 of any layout, or packed
+// UE8M0) to bf16 or f32; 128 x 32 tiles.
 #include "quant/per_token_cast_back.h"
 #include "quant/reference.h"
 #include "quant/scale_layout.h"
 
 #include "op/op.h"
 
+#include <array>
+
 namespace tilejit::quant {
 
 static constexpr std::string_view kOp = "per_token_cast_back";
+
+ops::TensorShape data_shape(DType dtype, int64_t m, int64_t k) {
+  return dtype == DType::i8
+             ? ops::TensorShape{DType::i8, {m, k / 2}, {k / 2, 1}}
+             : ops::TensorShape{DType::e4m3, {m, k}, {k, 1}};
+}
 
 static void check(const ops::Call &c) {
   const int64_t g = c.integer("num_per_channels"), k = c.dim("K");
@@ -22,6 +30,7 @@ static void check(const ops::Call &c) {
 static CastBackSpec spec(const ops::Call &c) {
   CastBackSpec s;
   s.out_dtype = c.tensor("out").dtype;
+  s.e2m1 = c.tensor("x_data").dtype == DType::i8;
   // Groups of 16, 32, 64 or 128 channels, or one a row (g = K, which may be
   // any multiple of 64: it takes the same kernel as every other K).
   const int64_t g = c.integer("num_per_channels");
@@ -34,11 +43,25 @@ static CastBackSpec spec(const ops::Call &c) {
   return s;
 }
 
-/// Packed scales as the (M, W, 4) bytes of the int32 (M, W).
-static void views(const ops::Call &c, const CastBackSpec &s,
+rt::TensorView cast_back_scales(const rt::TensorView &sf, int64_t bm) {
+  const rt::TensorView t = sf.dtype == DType::i32 ? ops::as_bytes(sf) : sf;
+  std::array<int64_t, rt::TensorView::kMaxRank> shape{}, strides{};
+  shape[0] = t.shape[0];
+  strides[0] = t.strides[0];
+  shape[1] = bm;
+  strides[1] = 0;
+  for (int i = 1; i < t.rank; ++i) {
+    shape[i + 1] = t.shape[i];
+    strides[i + 1] = t.strides[i];
+  }
+  return rt::TensorView::strided(t.data, t.dtype,
+                                 std::span(shape.data(), t.rank + 1),
+                                 std::span(strides.data(), t.rank + 1));
+}
+
+static void views(const ops::Call &c, const CastBackSpec &,
                   ops::KernelArgs &args) {
-  if (s.packed)
-    args.tensor("x_sf", ops::as_bytes(c.tensor("x_sf")));
+  args.tensor("x_sf", cast_back_scales(c.tensor("x_sf"), 1));
 }
 
 const ops::OpDef &per_token_cast_back_op() {
@@ -46,8 +69,9 @@ const ops::OpDef &per_token_cast_back_op() {
       {.name = "per_token_cast_back",
        .summary = "bf16/f32 (M, K) from e4m3 data and per-token scales "
                   "(f32, or packed UE8M0), groups of num_per_channels",
-       .tensors = {ops::input("x_data", {DType::e4m3}, "M, K",
-                              ops::Layout::contiguous),
+       .tensors = {ops::input("x_data", {DType::e4m3, DType::i8}, "",
+                              ops::Layout::contiguous,
+                              "e4m3 (M, K), or int8 (M, K / 2) of e2m1 codes"),
                    ops::input("x_sf", {DType::f32, DType::i32}, "",
                               ops::Layout::strided,
                               "f32 (M, groups) or packed int32"),
@@ -59,10 +83,13 @@ const ops::OpDef &per_token_cast_back_op() {
        .default_shape = {8001, 7168},
        .check = check,
        .shape_of =
-           [](std::string_view, const ops::ShapeArgs &a) {
+           [](std::string_view tensor, const ops::ShapeArgs &a) {
+             const int64_t m = a.dim("M"), k = a.dim("K");
+             if (tensor == "x_data")
+               return data_shape(a.dtype("x_data"), m, k);
              // f32 (M, groups) of any strides, or packed int32.
              const int64_t g = a.integer("num_per_channels");
-             return sf_shape(a.dim("M"), (a.dim("K") + g - 1) / g,
+             return sf_shape(m, (k + g - 1) / g,
                              a.dtype("x_sf") == DType::i32
                                  ? SfLayout::packed_ue8m0
                                  : SfLayout::row_major);

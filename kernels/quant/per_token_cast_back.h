@@ -10,7 +10,9 @@ namespace tilejit::quant {
 
 /// out[m, j] = out_dtype(float(x_data[m, j]) * sf[m, j / num_per_channels])
 /// in f32, rounded to nearest even to bf16: the inverse of per_token_cast.
-/// x_data: contiguous e4m3 (M, K), K % 64 == 0; x_sf: float32 (M, groups)
+/// x_data: contiguous e4m3 (M, K), or int8 (M, K / 2) of packed fp4 e2m1
+/// codes (the even element in the low nibble), K % 64 == 0; x_sf: float32
+/// (M, groups)
 /// of any strides (row- or column-major), or int32 (M, ceil(groups / 4))
 /// holding packed UE8M0 bytes; num_per_channels 16, 32, 64, 128 or K; out:
 /// contiguous bf16 or f32 (M, K). Bit-exact against the reference. Throws
@@ -22,11 +24,14 @@ void per_token_cast_back(const rt::TensorView &x_data,
 
 const ops::OpDef &per_token_cast_back_op();
 
-/// Static parameters of a per_token_cast_back kernel.
+/// Static parameters of a per_token_cast_back (and cast_back) kernel.
 struct CastBackSpec {
   DType out_dtype = DType::bf16;
-  /// Channels a scale: 16 (two groups a tile), 32, 64 or 128 (a tile
-  /// within one group), or 0 (one scale a row).
+  int32_t e2m1 = 0; ///< 1: packed fp4 data, int8 (M, K / 2); 0: e4m3 (M, K)
+  /// Rows a scale covers: 1 (per token), 32 or 128 (dividing block_m)
+  int32_t bm = 1;
+  /// Channels a scale: 1 .. 16 (several groups a tile), 32, 64 or 128 (a
+  /// tile within one group), or 0 (one scale a row).
   int32_t group = 128;
   int32_t packed = 0; ///< 1: UE8M0 scale bytes, four to an int32
   /// A block_m x block_k tile: block_m rows hold at least one scale for
@@ -38,10 +43,18 @@ struct CastBackSpec {
   int32_t threads = 128;
   int32_t vector_bytes = 0; ///< 16: rows of data and out 16-byte aligned
 };
-TILEJIT_SPEC_FIELDS(CastBackSpec, out_dtype, group, packed, block_m, block_k,
-                    threads, vector_bytes)
+TILEJIT_SPEC_FIELDS(CastBackSpec, out_dtype, e2m1, bm, group, packed, block_m,
+                    block_k, threads, vector_bytes)
 
-/// The kernel in the DSL (per_token_cast_back.dsl.cpp).
+/// The kernel in the DSL (per_token_cast_back.dsl.cpp); cast_back's too.
 Kernel per_token_cast_back_kernel(const CastBackSpec &spec);
+
+/// The scales as the kernel takes them: f32 (M', nK) as (M', bm, nK), packed
+/// int32 (M', W) as bytes (M', bm, W, 4), the bm dimension of stride 0 (row
+/// m of the data takes the scales of row m / bm).
+rt::TensorView cast_back_scales(const rt::TensorView &sf, int64_t bm);
+
+/// The data of M x K values: e4m3 (M, K), or int8 (M, K / 2) for e2m1.
+ops::TensorShape data_shape(DType dtype, int64_t m, int64_t k);
 
 } // namespace tilejit::quant

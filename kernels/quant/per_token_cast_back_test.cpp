@@ -8,28 +8,34 @@ namespace tilejit::harness {
 
 TILEJIT_OP_TEST(per_token_cast_back) {
   // f32 scales N(0, 1); packed ones UE8M0 codes of 2^-27 .. 2^27.
+  // e2m1 data: every byte (two codes).
   OpTest t{.op = "per_token_cast_back",
-           .fills = {{"x_sf:i32", bytes_in(100, 154)}}};
-  for (DType out : {DType::bf16, DType::f32})
-    for (auto [m, k] : {std::pair<int64_t, int64_t>{1, 64},
-                        {17, 576},
-                        {130, 2048},
-                        {33, 7168},
-                        {0, 512}})
-      for (int64_t group : {int64_t{32}, int64_t{128}, k}) {
-        const std::map<std::string, std::string> set = {
-            {"num_per_channels", std::to_string(group)}};
-        t.cases.push_back(
-            {.shape = {m, k}, .set = set, .dtypes = {{"out", out}}});
-        t.cases.push_back({.shape = {m, k},
-                           .set = set,
-                           .dtypes = {{"out", out}, {"x_sf", DType::i32}}});
-        // Column-major f32 scales, M padded to 4.
-        t.cases.push_back({.shape = {m, k},
-                           .set = set,
-                           .dtypes = {{"out", out}},
-                           .strides = {{"x_sf", {1, (m + 3) / 4 * 4}}}});
-      }
+           .fills = {{"x_sf:i32", bytes_in(100, 154)},
+                     {"x_data:i8", random_bytes()}}};
+  for (DType data : {DType::e4m3, DType::i8})
+    for (DType out : {DType::bf16, DType::f32})
+      for (auto [m, k] : {std::pair<int64_t, int64_t>{1, 64},
+                          {17, 576},
+                          {130, 2048},
+                          {33, 7168},
+                          {0, 512}})
+        for (int64_t group : {int64_t{32}, int64_t{128}, k}) {
+          const std::map<std::string, std::string> set = {
+              {"num_per_channels", std::to_string(group)}};
+          t.cases.push_back({.shape = {m, k},
+                             .set = set,
+                             .dtypes = {{"x_data", data}, {"out", out}}});
+          t.cases.push_back({.shape = {m, k},
+                             .set = set,
+                             .dtypes = {{"x_data", data},
+                                        {"out", out},
+                                        {"x_sf", DType::i32}}});
+          // Column-major f32 scales, M padded to 4.
+          t.cases.push_back({.shape = {m, k},
+                             .set = set,
+                             .dtypes = {{"x_data", data}, {"out", out}},
+                             .strides = {{"x_sf", {1, (m + 3) / 4 * 4}}}});
+        }
   for (auto [m, k, group] :
        {std::tuple<int64_t, int64_t, const char *>{8001, 7168, "128"},
         {8001, 2048, "128"},
@@ -39,6 +45,11 @@ TILEJIT_OP_TEST(per_token_cast_back) {
                        .set = {{"num_per_channels", group}},
                        .dtypes = {{"x_sf", DType::i32}},
                        .kind = Case::bench});
+  // TileKernels' e2m1 benchmark (row-major f32 scales).
+  t.cases.push_back({.shape = {8001, 7168},
+                     .set = {{"num_per_channels", "128"}},
+                     .dtypes = {{"x_data", DType::i8}},
+                     .kind = Case::bench});
 
   const auto data = fake(DType::e4m3, {100, 512});
   const auto sf = fake(DType::f32, {100, 4}, {}, 0x100000);
@@ -48,13 +59,18 @@ TILEJIT_OP_TEST(per_token_cast_back) {
        {fake(DType::bf16, {100, 512}), sf, out},
        {},
        "per_token_cast_back: argument 'x_data' has dtype bf16; requires "
-       "e4m3"},
+       "e4m3 or i8"},
       {"K not a multiple of 64",
        {fake(DType::e4m3, {100, 96}), fake(DType::f32, {100, 1}),
         fake(DType::bf16, {100, 96})},
        {},
-       "per_token_cast_back: argument 'x_data' has shape [100, 96] (K = 96); "
+       "per_token_cast_back: argument 'out' has shape [100, 96] (K = 96); "
        "requires K a multiple of 64"},
+      {"e2m1 data of K columns",
+       {fake(DType::i8, {100, 512}), sf, out},
+       {},
+       "per_token_cast_back: argument 'x_data' is i8[100, 512] strides [512, "
+       "1]; requires i8[100, 256]"},
       {"a group size of 96",
        {data, sf, out},
        {{"num_per_channels", int64_t{96}}},
