@@ -16,7 +16,7 @@ Kernel per_token_cast_back_kernel(const CastBackSpec &s) {
   dsl::KernelBuilder k("per_token_cast_back", s.threads);
   dsl::Access access = dsl::vectors_of(s.vector_bytes);
   auto x = k.tensor("x_data", s.e2m1 ? DType::u8 : DType::e4m3, 2, access);
-  // The scales as (M', bm, nK) (see cast_back_scales); packed ones as bytes
+  // The scales as (M', bm, nK) (see cast_back_views); packed ones as bytes
   // (M', bm, w, j) of the int32 tensor: group 4w + j.
   auto sf =
       k.tensor("x_sf", s.packed ? DType::u8 : DType::f32, s.packed ? 4 : 3);

@@ -49,12 +49,17 @@ TILEJIT_SPEC_FIELDS(CastBackSpec, out_dtype, e2m1, bm, group, packed, block_m,
 /// The kernel in the DSL (per_token_cast_back.dsl.cpp); cast_back's too.
 Kernel per_token_cast_back_kernel(const CastBackSpec &spec);
 
-/// The scales as the kernel takes them: f32 (M', nK) as (M', bm, nK), packed
-/// int32 (M', W) as bytes (M', bm, W, 4), the bm dimension of stride 0 (row
-/// m of the data takes the scales of row m / bm).
-rt::TensorView cast_back_scales(const rt::TensorView &sf, int64_t bm);
-
-/// The data of M x K values: e4m3 (M, K), or int8 (M, K / 2) for e2m1.
-ops::TensorShape data_shape(DType dtype, int64_t m, int64_t k);
+/// What cast_back and per_token_cast_back share, for scales of bm x bk:
+/// the spec of a call, the tensors (x_data, x_sf, out), their layouts
+/// (x_data by its dtype, x_sf of ceil(M / bm) x ceil(K / bk) scales) and the
+/// scales as the kernel takes them (f32 (M', nK) as (M', bm, nK), packed
+/// int32 (M', W) as bytes (M', bm, W, 4), the bm dimension of stride 0).
+CastBackSpec cast_back_spec(const ops::Call &c, int64_t bm, int64_t bk);
+std::vector<ops::TensorDecl> cast_back_tensors();
+ops::TensorShape cast_back_shape(std::string_view tensor,
+                                 const ops::ShapeArgs &a, int64_t bm,
+                                 int64_t bk);
+void cast_back_views(const ops::Call &c, const CastBackSpec &s,
+                     ops::KernelArgs &args);
 
 } // namespace tilejit::quant
