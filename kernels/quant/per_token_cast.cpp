@@ -126,6 +126,10 @@ static void check_num_per_channels(int64_t g, int64_t k) {
 
 static void check(const ops::Call &c) {
   check_num_per_channels(c.integer("num_per_channels"), c.dim("K"));
+  if (c.choice("fmt") == "e2m1" && c.dim("K") % 2 != 0)
+    throw UserError(fmt::format("{}: argument 'x' has K = {}; fmt e2m1 "
+                                "requires K even (two codes a byte)",
+                                kOp, c.dim("K")));
   if (c.flag("use_packed_ue8m0") &&
       (!c.flag("use_tma_aligned_col_major_sf") || !c.flag("round_sf")))
     throw UserError(fmt::format("{}: argument 'use_packed_ue8m0' is true; "
@@ -137,6 +141,7 @@ static void check(const ops::Call &c) {
 static PerTokenCastSpec spec(const ops::Call &c) {
   PerTokenCastSpec s;
   s.in_dtype = c.tensor("x").dtype;
+  s.e2m1 = c.choice("fmt") == "e2m1";
   s.round_sf = c.flag("round_sf");
   s.sf_layout = sf_layout(c.flag("use_tma_aligned_col_major_sf"),
                           c.flag("use_packed_ue8m0"));
@@ -162,11 +167,14 @@ static void views(const ops::Call &c, const PerTokenCastSpec &s,
     const int64_t p = c.dim("K") / s.parts;
     const int64_t shape[3] = {s.parts, c.dim("M"), p};
     const int64_t x_strides[3] = {p, x.strides[0], 1};
-    const int64_t out_strides[3] = {p, out.strides[0], 1};
     args.tensor("x_parts",
                 rt::TensorView::strided(x.data, x.dtype, shape, x_strides));
-    args.tensor("out_parts", rt::TensorView::strided(out.data, out.dtype, shape,
-                                                     out_strides));
+    // e2m1: p / 2 bytes a part.
+    const int64_t q = s.e2m1 ? p / 2 : p;
+    const int64_t out_shape[3] = {s.parts, c.dim("M"), q};
+    const int64_t out_strides[3] = {q, out.strides[0], 1};
+    args.tensor("out_parts", rt::TensorView::strided(out.data, out.dtype,
+                                                     out_shape, out_strides));
   }
   if (s.sf_layout == SfLayout::packed_ue8m0)
     args.tensor("out_sf", ops::as_bytes(c.tensor("out_sf")));
@@ -175,15 +183,19 @@ static void views(const ops::Call &c, const PerTokenCastSpec &s,
 const ops::OpDef &per_token_cast_op() {
   static const ops::OpDef op = ops::make_op<PerTokenCastSpec>(
       {.name = "per_token_cast",
-       .summary = "fp8 e4m3 quantization of (M, K) bf16/f32 rows in groups of "
-                  "num_per_channels channels, with scales",
+       .summary = "fp8 e4m3 or packed fp4 e2m1 quantization of (M, K) "
+                  "bf16/f32 rows in groups of num_per_channels channels, with "
+                  "scales",
        .tensors = {ops::input("x", {DType::bf16, DType::f32}, "M, K",
                               ops::Layout::inner_contiguous),
-                   ops::output("out", {DType::e4m3}, "M, K"),
+                   ops::output("out", {DType::e4m3, DType::i8}, "",
+                               ops::Layout::contiguous,
+                               "e4m3 (M, K), or int8 (M, K / 2) for e2m1"),
                    ops::output("out_sf", {DType::f32, DType::i32}, "",
                                ops::Layout::as_shaped,
                                "scales; layout by the flags (§3.3)")},
-       .params = {ops::choice("fmt", "e4m3", {"e4m3"}, "the output format"),
+       .params = {ops::choice("fmt", "e4m3", {"e4m3", "e2m1"},
+                              "the output format"),
                   ops::integer("num_per_channels", 128, 1, 1 << 30,
                                "channels a group: 16, 32, 64, 128 or K"),
                   ops::flag("use_tma_aligned_col_major_sf", false,
@@ -196,9 +208,14 @@ const ops::OpDef &per_token_cast_op() {
        .default_shape = {8064, 7168},
        .check = check,
        .shape_of =
-           [](std::string_view, const ops::ShapeArgs &a) {
+           [](std::string_view tensor, const ops::ShapeArgs &a) {
+             const int64_t m = a.dim("M"), k = a.dim("K");
+             if (tensor == "out")
+               return a.choice("fmt") == "e2m1"
+                          ? ops::TensorShape{DType::i8, {m, k / 2}, {k / 2, 1}}
+                          : ops::TensorShape{DType::e4m3, {m, k}, {k, 1}};
              const int64_t g = a.integer("num_per_channels");
-             return sf_shape(a.dim("M"), (a.dim("K") + g - 1) / g,
+             return sf_shape(m, (k + g - 1) / g,
                              sf_layout(a.flag("use_tma_aligned_col_major_sf"),
                                        a.flag("use_packed_ue8m0")));
            },

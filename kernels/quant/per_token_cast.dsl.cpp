@@ -1,6 +1,7 @@
 // per_token_cast.dsl.cpp - per_token_cast in the tile DSL: a block loads a
 // tile of rows, takes the absmax of each group of channels, turns it into a
-// scale (§3.2) and stores the e4m3 tile and the scales. Two tilings (see
+// scale (§3.2) and stores the e4m3 (or packed e2m1) tile and the scales.
+// Two tilings (see
 // per_token_cast_tiling): block_m x block_k boxes, or, for one group a row
 // of K = parts x p, rows seen as parts.
 #include "quant/per_token_cast.h"
@@ -16,7 +17,14 @@ Kernel per_token_cast_kernel(const PerTokenCastSpec &s) {
   const bool packed = s.sf_layout == SfLayout::packed_ue8m0;
   const DType sf_dtype = packed ? DType::u8 : DType::f32;
   auto f32 = [&](dsl::Value v) { return k.cast(v, DType::f32); };
-  auto e4m3 = [&](dsl::Value v) { return k.cast(v, DType::e4m3); };
+  // The quantized tile as stored: e4m3, or e2m1 codes two a byte along the
+  // last dimension (which halves).
+  const DType stored_dtype = s.e2m1 ? DType::u8 : DType::e4m3;
+  const FmtLimits limits = s.e2m1 ? kE2m1Limits : kE4m3Limits;
+  auto quantized = [&](dsl::Value v) {
+    return s.e2m1 ? k.pack_nibbles(k.to_e2m1(v)) : k.cast(v, DType::e4m3);
+  };
+  auto half = [&](dsl::Value c) { return s.e2m1 ? c / k.index(2) : c; };
   // The stored scale: the f32 sf, or its exponent byte.
   auto stored = [&](const Scales &sc) {
     return packed ? k.cast(sc.biased, DType::u8) : sc.sf;
@@ -32,12 +40,12 @@ Kernel per_token_cast_kernel(const PerTokenCastSpec &s) {
     // then over p across threads.
     const int64_t p = bk / s.parts;
     auto x_parts = k.tensor("x_parts", s.in_dtype, 3, access);
-    auto out_parts = k.tensor("out_parts", DType::e4m3, 3, access);
+    auto out_parts = k.tensor("out_parts", stored_dtype, 3, access);
     k.grid({k.blocks(x_parts, 1, bm)});
     auto tile = f32(k.load(x_parts, {zero, m0, zero}, {s.parts, bm, p}));
-    auto sc = scales_of(k, k.reduce_max(k.reduce_absmax(tile, 0), 2),
-                        kE4m3Limits, s.round_sf);
-    k.store(e4m3(tile * sc.sf_inv), out_parts, {zero, m0, zero});
+    auto sc = scales_of(k, k.reduce_max(k.reduce_absmax(tile, 0), 2), limits,
+                        s.round_sf);
+    k.store(quantized(tile * sc.sf_inv), out_parts, {zero, m0, zero});
     auto out_sf = k.tensor("out_sf", sf_dtype, packed ? 3 : 2);
     auto sf = stored(sc);
     if (packed)
@@ -47,7 +55,7 @@ Kernel per_token_cast_kernel(const PerTokenCastSpec &s) {
     return k.build();
   }
   auto x = k.tensor("x", s.in_dtype, 2, access);
-  auto out = k.tensor("out", DType::e4m3, 2, access);
+  auto out = k.tensor("out", stored_dtype, 2, access);
   k.grid({k.blocks(x, 0, bm), k.blocks(x, 1, bk)});
   // Packed scales are bytes (m, k / 4, k % 4) of the int32 tensor.
   auto out_sf = k.tensor("out_sf", sf_dtype, packed ? 3 : 2);
@@ -68,9 +76,9 @@ Kernel per_token_cast_kernel(const PerTokenCastSpec &s) {
                              : k.reshape(tile, {rows, n, parts, p});
     auto absmax = parts == 1 ? k.reduce_absmax(groups, 2)
                              : k.reduce_max(k.reduce_absmax(groups, 2), 3);
-    auto sc = scales_of(k, absmax, kE4m3Limits, s.round_sf);
-    k.store(k.reshape(e4m3(groups * sc.sf_inv), {rows, cols}), out, {r0, c0},
-            bounds);
+    auto sc = scales_of(k, absmax, limits, s.round_sf);
+    k.store(quantized(k.reshape(groups * sc.sf_inv, {rows, cols})), out,
+            {r0, half(c0)}, bounds);
     auto sf = stored(sc);
     if (!packed) {
       k.store(k.reshape(sf, {rows, n}), out_sf, {r0, first});

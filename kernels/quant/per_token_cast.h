@@ -15,6 +15,7 @@ namespace tilejit::quant {
 /// the op's kernel table (all 32-bit fields).
 struct PerTokenCastSpec {
   DType in_dtype = DType::bf16;
+  int32_t e2m1 = 0; ///< 1: fp4 e2m1 codes, two a byte; 0: fp8 e4m3
   /// num_per_channels, padded to a power of two; or K itself when K is an
   /// odd multiple of a power of two (see per_token_cast_tiling)
   int32_t group = 128;
@@ -39,16 +40,19 @@ struct PerTokenCastSpec {
   /// block_m x tail boxes
   int32_t tail = 0;
 };
-TILEJIT_SPEC_FIELDS(PerTokenCastSpec, in_dtype, group, block_m, block_k,
+TILEJIT_SPEC_FIELDS(PerTokenCastSpec, in_dtype, e2m1, group, block_m, block_k,
                     threads, round_sf, sf_layout, vector_bytes, inside, parts,
                     tail)
 
 /// Quantizes x (M, K) of bf16 or f32 (unit inner stride, any row stride) to
-/// fp8 e4m3 in groups of `num_per_channels` channels of a row: per group,
-/// amax = max |x|, sf = max(amax, 1e-4) / 448 (rounded up to a power of two
-/// with `round_sf`), out = e4m3(x * sf_inv) saturating. `fmt` must be
-/// "e4m3"; `num_per_channels` one of 16, 32, 64, 128 or K. `out` is a
-/// contiguous e4m3 (M, K); `out_sf` is float32 (M, nK) row-major, or with
+/// fp8 e4m3 or fp4 e2m1 in groups of `num_per_channels` channels of a row:
+/// per group, amax = max |x|, sf = max(amax, clamp) / fmt_max (e4m3: 1e-4 and
+/// 448, e2m1: 6 x 2^-126 and 6; rounded up to a power of two with
+/// `round_sf`), out = fmt(x * sf_inv) saturating. `fmt` is "e4m3" or "e2m1";
+/// `num_per_channels` one of 16, 32, 64, 128 or K. `out` is a contiguous
+/// e4m3 (M, K), or for e2m1 an int8 (M, K / 2) of two codes a byte (the even
+/// element in the low nibble; K even); `out_sf` is float32 (M, nK)
+/// row-major, or with
 /// `use_tma_aligned_col_major_sf` strided (1, align(M, 4)), or with
 /// `use_packed_ue8m0` (requires both other flags) int32 (M, ceil(nK/4))
 /// strided (1, align(M, 4)) holding four UE8M0 bytes. Exact against the

@@ -64,6 +64,25 @@ TILEJIT_OP_TEST(per_token_cast) {
         t.cases.push_back({.shape = {m, k},
                            .set = with_group(flags, group),
                            .dtypes = {{"", dtype}}});
+  // e2m1 (two codes a byte) over the tilings: boxes, tails, parts, a row a
+  // block.
+  for (DType dtype : {DType::bf16, DType::f32})
+    for (const auto &flags : kFlags)
+      for (auto [m, k, group] :
+           {std::tuple<int64_t, int64_t, int64_t>{64, 512, 32},
+            {17, 576, 128},
+            {33, 576, 16},
+            {7, 576, 576},
+            {17, 320, 128},
+            {5, 200, 64},
+            {9, 2560, 2560},
+            {0, 512, 32},
+            {6600, 576, 32}}) {
+        auto set = with_group(flags, group);
+        set["fmt"] = "e2m1";
+        t.cases.push_back(
+            {.shape = {m, k}, .set = set, .dtypes = {{"", dtype}}});
+      }
   // The original's row stride of 2K; rows 8-byte aligned (no 16-byte
   // vectors) and 4-byte aligned (no 8-byte ones either).
   for (DType dtype : {DType::bf16, DType::f32}) {
@@ -92,6 +111,20 @@ TILEJIT_OP_TEST(per_token_cast) {
                                .set = with_group(kFlags[f], group),
                                .dtypes = {{"", dtype}},
                                .kind = Case::big});
+  // TileKernels' grid for e2m1 (its groups of 32 and 128).
+  for (int64_t m : {4001, 8001})
+    for (int64_t k : {576, 2048, 2560, 3072, 4096, 6144, 7168})
+      for (int64_t group : {int64_t{32}, int64_t{128}})
+        for (int f : {0, 1}) {
+          auto set = with_group(kFlags[f], group);
+          set["fmt"] = "e2m1";
+          t.cases.push_back({.shape = {m, k}, .set = set, .kind = Case::big});
+        }
+  {
+    auto set = with_group(kFlags[1], 32);
+    set["fmt"] = "e2m1";
+    t.cases.push_back({.shape = {8001, 7168}, .set = set, .kind = Case::bench});
+  }
   // The benchmarks (the original benchmarks packed UE8M0).
   for (auto [m, k, group, dtype] :
        {std::tuple<int64_t, int64_t, int64_t, DType>{8001, 7168, 128,
@@ -116,8 +149,20 @@ TILEJIT_OP_TEST(per_token_cast) {
   t.errors = {
       {"an unsupported format",
        {x, out, sf},
+       params({{"fmt", std::string("e5m6")}}),
+       "per_token_cast: argument 'fmt' is 'e5m6'; requires e4m3, e2m1"},
+      {"an e4m3 out for e2m1",
+       {x, out, sf},
        params({{"fmt", std::string("e2m1")}}),
-       "per_token_cast: argument 'fmt' is 'e2m1'; requires e4m3"},
+       "per_token_cast: argument 'out' is e4m3[100, 512] strides [512, 1]; "
+       "requires i8[100, 256]"},
+      {"an odd K for e2m1",
+       {fake(DType::bf16, {100, 511}),
+        fake(DType::i8, {100, 255}, {}, 0x100000), sf},
+       params(
+           {{"fmt", std::string("e2m1")}, {"num_per_channels", int64_t{128}}}),
+       "per_token_cast: argument 'x' has K = 511; fmt e2m1 requires K even "
+       "(two codes a byte)"},
       {"an integer input",
        {fake(DType::i32, {100, 512}), out, sf},
        params({}),
@@ -135,12 +180,12 @@ TILEJIT_OP_TEST(per_token_cast) {
       {"out of the input's dtype",
        {x, fake(DType::bf16, {100, 512}), sf},
        params({}),
-       "per_token_cast: argument 'out' has dtype bf16; requires e4m3"},
+       "per_token_cast: argument 'out' has dtype bf16; requires e4m3 or i8"},
       {"out of another shape",
        {x, fake(DType::e4m3, {100, 256}), sf},
        params({}),
-       "per_token_cast: argument 'out' has shape [100, 256]; requires [M, K] "
-       "= [100, 512]"},
+       "per_token_cast: argument 'out' is e4m3[100, 256] strides [256, 1]; "
+       "requires e4m3[100, 512]"},
       {"x with strided columns",
        {fake(DType::bf16, {100, 512}, {1024, 2}), out, sf},
        params({}),
