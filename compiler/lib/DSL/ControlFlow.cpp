@@ -127,25 +127,38 @@ std::vector<Value> KernelBuilder::if_else(Value cond,
                                c ? typeName(c.getType()) : "none"));
   unwrapAll(impl, values, "if_else", loc);
   Location l = impl.loc(loc);
-  // The result types are the then-branch's (scf.if infers them from its
-  // yield); the else-branch must return the same.
+  OpBuilder &b = impl.builder;
+  // The result types are the then-branch's; the else-branch must return the
+  // same. The branches are built into a result-less scf.if first and moved
+  // into the final one: no branch (which may throw a UserError) runs inside
+  // an MLIR builder callback, whose frames an exception would skip.
+  auto draft = scf::IfOp::create(b, l, TypeRange{}, c, /*addThenBlock=*/true,
+                                 /*addElseBlock=*/true);
   std::vector<Value> thenResults;
   SmallVector<Type> types;
-  auto thenBuilder = [&](OpBuilder &b, Location at) {
+  {
+    OpBuilder::InsertionGuard guard(b);
+    for (Block *block : {draft.thenBlock(), draft.elseBlock()})
+      if (!block->empty() && block->back().hasTrait<OpTrait::IsTerminator>())
+        block->back().erase();
+    b.setInsertionPointToEnd(draft.thenBlock());
     thenResults = then_(index(0, loc), values);
     SmallVector<mlir::Value> raw =
         unwrapAll(impl, thenResults, "if_else: the then branch", loc);
     for (mlir::Value v : raw)
       types.push_back(v.getType());
-    scf::YieldOp::create(b, at, raw);
-  };
-  auto elseBuilder = [&](OpBuilder &b, Location at) {
+    scf::YieldOp::create(b, l, raw);
+    b.setInsertionPointToEnd(draft.elseBlock());
     std::vector<Value> results = else_(index(0, loc), values);
     scf::YieldOp::create(
-        b, at,
+        b, l,
         carriedResults(impl, results, types, "if_else: the else branch", loc));
-  };
-  auto op = scf::IfOp::create(impl.builder, l, c, thenBuilder, elseBuilder);
+  }
+  auto op = scf::IfOp::create(b, l, types, c, /*addThenBlock=*/false,
+                              /*addElseBlock=*/false);
+  op.getThenRegion().takeBody(draft.getThenRegion());
+  op.getElseRegion().takeBody(draft.getElseRegion());
+  draft.erase();
   return wrapAll(impl, op.getResults(), thenResults);
 }
 
