@@ -6,14 +6,17 @@
 #                   a GPU, also run it, check it against the CPU reference and
 #                   report GB/s
 #   ./dev.sh test   install what is missing, build, run the whole test suite
+#   ./dev.sh sanitize  the CPU tests again, built with ASan + UBSan
+#                   (build/sanitize; CI runs it after `test`)
 #
 # A second run skips what is installed and built already.
 set -euo pipefail
 cd "$(dirname "$0")"
 mode=${1:-main}
 case "$mode" in
-  main|test) ;;
-  *) echo "dev.sh: unknown mode '$mode'; use './dev.sh' or './dev.sh test'" >&2; exit 1 ;;
+  main|test|sanitize) ;;
+  *) echo "dev.sh: unknown mode '$mode'; use './dev.sh', './dev.sh test' or" \
+          "'./dev.sh sanitize'" >&2; exit 1 ;;
 esac
 
 packages=(cmake ninja-build g++ llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
@@ -34,13 +37,26 @@ if [ ! -f /usr/local/cuda/include/cuda.h ]; then
   exit 1
 fi
 
+# The conversion tests compare with an independent implementation (ml_dtypes).
+if [ "$mode" != main ]; then
+  python3 -c "import numpy, ml_dtypes" 2>/dev/null ||
+    python3 -m pip install -q numpy ml_dtypes
+fi
+
+if [ "$mode" = sanitize ]; then
+  # tilejit's own code with AddressSanitizer and UndefinedBehaviorSanitizer
+  # (LLVM/MLIR are Debian's uninstrumented libraries); every CPU test but
+  # find_package (a consumer project built without the sanitizers).
+  [ -f build/sanitize/build.ninja ] || cmake --preset sanitize
+  cmake --build --preset sanitize
+  ctest --preset sanitize
+  exit
+fi
+
 [ -f build/default/build.ninja ] || cmake --preset default
 cmake --build --preset default
 
 if [ "$mode" = test ]; then
-  # The conversion tests compare with an independent implementation (ml_dtypes).
-  python3 -c "import numpy, ml_dtypes" 2>/dev/null ||
-    python3 -m pip install -q numpy ml_dtypes
   ctest --preset default
   exit
 fi

@@ -53,6 +53,13 @@ target_include_directories(tilejit_mlir_headers SYSTEM INTERFACE
 target_compile_options(tilejit_mlir_headers INTERFACE -fno-rtti)
 separate_arguments(_llvm_definitions UNIX_COMMAND "${LLVM_DEFINITIONS}")
 target_compile_options(tilejit_mlir_headers INTERFACE ${_llvm_definitions})
+# Under AddressSanitizer, LLVM's headers poison and unpoison the memory of
+# its allocators (BumpPtrAllocator) inline: mixed with Debian's
+# uninstrumented LLVM libraries that gives false use-after-poison reports.
+# Code that includes LLVM's headers sees them as in an uninstrumented build.
+if(TILEJIT_SANITIZE MATCHES "address")
+  target_compile_options(tilejit_mlir_headers INTERFACE -U__SANITIZE_ADDRESS__)
+endif()
 
 # A faster linker where one is installed (lld-22 from the same packages). GCC
 # finds "ld.lld" through -B, so point it at a folder holding just that link.

@@ -381,7 +381,7 @@ TEST_CASE("compile options are checked before LLVM sees them",
 }
 
 TEST_CASE("an LLVM fatal error in a compile is an error, not an exit",
-          "[compiler][hardening]") {
+          "[compiler][hardening][leaks]") {
   // LLVM's NVPTX subtarget reports this with report_fatal_error, which exits
   // the process unless tilejit's handler turns it into an error.
   Kernel kernel = scale_kernel();
