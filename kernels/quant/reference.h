@@ -175,6 +175,12 @@ per_token_cast_back_ref(const QuantTensor &x, std::string_view fmt,
                         int64_t num_per_channels,
                         std::optional<std::string_view> x_special_fmt = {});
 
+/// TileKernels 2.1's element-wise `quant.cast(x, dtype)` without stochastic
+/// rounding (tk21_ops.md §3.1): a contiguous f32, bf16 or e4m3 tensor
+/// converted to `dtype` (f32, bf16 or e4m3): widening exactly, narrowing to
+/// nearest even, e4m3 saturating to +-448 (NaN stays NaN).
+HostTensor dtype_cast_ref(const HostTensor &x, DType dtype);
+
 // ---------------------------------------------------------------------------
 // §8, §9 per_block_cast family
 // ---------------------------------------------------------------------------

@@ -1,0 +1,38 @@
+// dtype_cast.h - TileKernels 2.1's element-wise quant.cast (op name "cast";
+// shared/specs/tk21_ops.md §3.1) without stochastic rounding; declared in
+// dtype_cast.cpp, the CPU reference is dtype_cast_ref in reference.h. (The
+// file is not cast.cpp: cast_ref.cpp is the torch reference's `cast`.)
+#pragma once
+
+#include "op/op_def.h"
+#include "op/spec_fields.h"
+
+namespace tilejit::quant {
+
+/// out = x.to(out.dtype) element by element, for contiguous x and out of the
+/// same shape, each f32, bf16 or e4m3: widening exactly, narrowing to
+/// nearest even, e4m3 saturating to +-448 (NaN stays NaN). Size 0 is a no-op.
+/// Throws UserError naming the argument, its value and the requirement;
+/// nothing is written then.
+void cast(const rt::TensorView &x, const rt::TensorView &out,
+          CUstream stream = nullptr);
+
+const ops::OpDef &cast_op();
+
+/// Static parameters of a cast kernel.
+struct DtypeCastSpec {
+  DType in_dtype = DType::f32;
+  DType out_dtype = DType::bf16;
+  int32_t threads = 256;
+  /// Elements a thread: one 32-byte access of the wider dtype (as the
+  /// original)
+  int32_t per_thread = 8;
+  int32_t vector_bytes = 0; ///< 16: both tensors 16-byte aligned
+};
+TILEJIT_SPEC_FIELDS(DtypeCastSpec, in_dtype, out_dtype, threads, per_thread,
+                    vector_bytes)
+
+/// The kernel in the DSL (dtype_cast.dsl.cpp).
+Kernel dtype_cast_kernel(const DtypeCastSpec &spec);
+
+} // namespace tilejit::quant
