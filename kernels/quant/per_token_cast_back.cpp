@@ -82,8 +82,9 @@ void cast_back_views(const ops::Call &c, const CastBackSpec &s,
 const ops::OpDef &per_token_cast_back_op() {
   static const ops::OpDef op = ops::make_op<CastBackSpec>(
       {.name = "per_token_cast_back",
-       .summary = "bf16/f32 (M, K) from e4m3 data and per-token scales "
-                  "(f32, or packed UE8M0), groups of num_per_channels",
+       .summary =
+           "bf16/f32 (M, K) from e4m3 or packed e2m1 data and per-token scales "
+           "(f32, or packed UE8M0), groups of num_per_channels",
        .tensors = cast_back_tensors(),
        .params = {ops::integer("num_per_channels", 128, 1, 1 << 30,
                                "channels a scale: 16, 32, 64, 128 or K")},
