@@ -175,14 +175,10 @@ std::string shape_text(const rt::TensorView &t) {
 }
 
 std::string dtype_list(const std::vector<DType> &dtypes) {
-  std::string out;
-  for (size_t i = 0; i < dtypes.size(); ++i) {
-    if (i > 0)
-      out += i + 1 == dtypes.size() ? (dtypes.size() > 2 ? ", or " : " or ")
-                                    : ", ";
-    out += name_of(dtypes[i]);
-  }
-  return out;
+  std::vector<std::string> names;
+  for (DType d : dtypes)
+    names.emplace_back(name_of(d));
+  return one_of(names);
 }
 
 } // namespace
@@ -503,6 +499,17 @@ double HostCall::real(std::string_view n) const {
 }
 const std::string &HostCall::choice(std::string_view n) const {
   return value_as<std::string>(*op, n, host_param(*this, n));
+}
+
+std::string one_of(std::span<const std::string> items) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0)
+      out +=
+          i + 1 == items.size() ? (items.size() > 2 ? ", or " : " or ") : ", ";
+    out += items[i];
+  }
+  return out;
 }
 
 // --- the arguments of an output's shape -------------------------------------

@@ -283,6 +283,9 @@ struct OpRegistrar {
 /// {"*", "n", "n"}.
 std::vector<std::string> shape_items(std::string_view shape);
 
+/// How a message lists what is allowed: "a", "a or b", "a, b, or c".
+std::string one_of(std::span<const std::string> items);
+
 /// The text of a parameter value ("true", "8", "1e-06", "e4m3").
 std::string param_text(const ParamValue &value);
 /// Parses `text` as a value of `param` (strict: "8.5" is no integer, "2"

@@ -78,8 +78,7 @@ void check_param(const OpDef &op, const ParamDecl &p, const ParamValue &v) {
   if (const std::string *s = std::get_if<std::string>(&v);
       s && std::find(p.choices.begin(), p.choices.end(), *s) == p.choices.end())
     throw UserError(fmt::format("{}: argument '{}' is '{}'; requires {}",
-                                op.name, p.name, *s,
-                                fmt::join(p.choices, ", ")));
+                                op.name, p.name, *s, one_of(p.choices)));
 }
 
 ParamValue parse_param(const OpDef &op, const ParamDecl &p,
@@ -121,8 +120,7 @@ ParamValue parse_param(const OpDef &op, const ParamDecl &p,
     for (const std::string &c : p.choices)
       if (c == text)
         return c;
-    throw bad(fmt::format("is not a choice; requires {}",
-                          fmt::join(p.choices, ", ")));
+    throw bad(fmt::format("is not a choice; requires {}", one_of(p.choices)));
   }
   throw bad("cannot be parsed");
 }

@@ -150,7 +150,7 @@ TILEJIT_OP_TEST(per_token_cast) {
       {"an unsupported format",
        {x, out, sf},
        params({{"fmt", std::string("e5m6")}}),
-       "per_token_cast: argument 'fmt' is 'e5m6'; requires e4m3, e2m1"},
+       "per_token_cast: argument 'fmt' is 'e5m6'; requires e4m3 or e2m1"},
       {"an e4m3 out for e2m1",
        {x, out, sf},
        params({{"fmt", std::string("e2m1")}}),

@@ -93,7 +93,7 @@ TEST_CASE("--set values are parsed strictly by the parameter's type",
   CHECK(parse_error("r", "-1") ==
         "toy: --set r=-1 is out of range; requires a finite value >= 0");
   CHECK(parse_error("c", "z") == "toy: --set c=z is not a choice; requires "
-                                 "a, b");
+                                 "a or b");
 }
 
 TEST_CASE("a call is checked against the declared shapes", "[op][error]") {
@@ -119,7 +119,7 @@ TEST_CASE("a call is checked against the declared shapes", "[op][error]") {
         "toy: argument 'r' is -0.5; requires a finite value >= 0");
   CHECK(bind_error({view(DType::f32, {3, 4}), view(DType::i64, {4, 2})},
                    {int64_t{2}, false, 1.0, std::string("q")}) ==
-        "toy: argument 'c' is 'q'; requires a, b");
+        "toy: argument 'c' is 'q'; requires a or b");
   CHECK(bind_error({view(DType::f32, {3, 4}), view(DType::i64, {4, 6})},
                    {int64_t{6}, false, 1.0, std::string("a")}) ==
         "toy: argument 'k' is 6; requires k <= N = 4");
