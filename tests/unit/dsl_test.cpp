@@ -389,37 +389,31 @@ TEST_CASE("a load the author lays out leaves the kernel's vectors alone",
   // A per-row scale read through a view with a zero stride (no vectors
   // there) beside a tile that moves in 16-byte vectors: laid out by the
   // author (relayout 1), the scale's load does not narrow the tile's.
-  auto build = [](bool relayout) {
+  // `scales(k, loaded)` turns the loaded scales into a factor for the tile.
+  auto ptx = [](int64_t rows, int64_t cols, bool relayout, auto scales) {
     dsl::KernelBuilder k("scaled", 128);
     auto x = k.tensor("x", DType::f32, 2, dsl::inner_contiguous(16));
     auto s = k.tensor("s", DType::f32, 2);
     auto zero = k.index(0);
-    auto t = k.load(x, {zero, zero}, {16, 64});
-    auto copies = k.load(s, {zero, zero}, {16, 8});
+    auto t = k.load(x, {zero, zero}, {rows, 64});
+    auto loaded = k.load(s, {zero, zero}, {rows, cols});
     if (relayout)
-      copies = k.relayout(copies, 1);
-    k.store(t * k.reduce_max(copies, 1), x, {zero, zero});
+      loaded = k.relayout(loaded, 1);
+    k.store(t * scales(k, loaded), x, {zero, zero});
     return compile(k.build()).ptx;
   };
-  CHECK(build(true).find("ld.global.v4") != std::string::npos);
-  CHECK(build(false).find("ld.global.v4") == std::string::npos);
+  auto row_max = [](dsl::KernelBuilder &k, dsl::Value v) {
+    return k.reduce_max(v, 1);
+  };
+  CHECK(ptx(16, 8, true, row_max).find("ld.global.v4") != std::string::npos);
+  CHECK(ptx(16, 8, false, row_max).find("ld.global.v4") == std::string::npos);
   // The same for a column of scales used as they are, through element-wise
   // ops and a reshape, broadcast along the rows (per_token_cast_back).
-  auto column = [](bool relayout) {
-    dsl::KernelBuilder k("column", 128);
-    auto x = k.tensor("x", DType::f32, 2, dsl::inner_contiguous(16));
-    auto s = k.tensor("s", DType::f32, 2);
-    auto zero = k.index(0);
-    auto t = k.load(x, {zero, zero}, {128, 64});
-    auto col = k.load(s, {zero, zero}, {128, 1});
-    if (relayout)
-      col = k.relayout(col, 1);
-    auto scale = k.reshape(k.abs(col) + k.constant(1, DType::f32), {128, 1});
-    k.store(t * scale, x, {zero, zero});
-    return compile(k.build()).ptx;
+  auto column = [](dsl::KernelBuilder &k, dsl::Value v) {
+    return k.reshape(k.abs(v) + k.constant(1, DType::f32), {128, 1});
   };
-  CHECK(column(true).find("ld.global.v4") != std::string::npos);
-  CHECK(column(false).find("ld.global.v4") == std::string::npos);
+  CHECK(ptx(128, 1, true, column).find("ld.global.v4") != std::string::npos);
+  CHECK(ptx(128, 1, false, column).find("ld.global.v4") == std::string::npos);
 }
 
 TEST_CASE("DSL calls name an empty dsl::Value", "[compiler][error]") {
