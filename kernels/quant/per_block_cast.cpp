@@ -7,6 +7,8 @@
 
 #include "op/op.h"
 
+#include <array>
+
 namespace tilejit::quant {
 
 using Mode = PerBlockCastSpec::Mode;
@@ -24,11 +26,7 @@ static void check(const ops::Call &c) {
         "{}: argument '{}' is true; requires false "
         "(a precomputed sf is a row-major f32)",
         op, col_major ? "use_tma_aligned_col_major_sf" : "use_packed_ue8m0"));
-  if (packed && (!col_major || !c.flag("round_sf")))
-    throw UserError(fmt::format("{}: argument 'use_packed_ue8m0' is true; "
-                                "requires use_tma_aligned_col_major_sf and "
-                                "round_sf",
-                                op));
+  check_sf_flags(c);
 }
 
 template <Mode mode> static PerBlockCastSpec spec(const ops::Call &c) {
@@ -40,8 +38,7 @@ template <Mode mode> static PerBlockCastSpec spec(const ops::Call &c) {
   s.bk = static_cast<int32_t>(c.integer("bk"));
   s.block_k = std::max(s.bk, 8192 / s.bm);
   s.round_sf = c.flag("round_sf");
-  s.sf_layout = sf_layout(c.flag("use_tma_aligned_col_major_sf"),
-                          c.flag("use_packed_ue8m0"));
+  s.sf_layout = sf_layout_of(c);
   s.vector_bytes =
       ops::rows_aligned(c.tensor("x"), 16) &&
               (mode == Mode::sf_only || ops::rows_aligned(c.tensor("out"), 16))
@@ -79,10 +76,7 @@ static ops::TensorShape shape_of(std::string_view tensor,
                : ops::TensorShape{DType::e4m3, {m, k}, {k, 1}};
   const int64_t bm = a.integer("bm"), bk = a.integer("bk");
   return sf_shape((m + bm - 1) / bm, (k + bk - 1) / bk,
-                  tensor == "sf"
-                      ? SfLayout::row_major
-                      : sf_layout(a.flag("use_tma_aligned_col_major_sf"),
-                                  a.flag("use_packed_ue8m0")));
+                  tensor == "sf" ? SfLayout::row_major : sf_layout_of(a));
 }
 
 /// The three ops: their name, summary, tensors and reference; the rest is
@@ -93,29 +87,24 @@ declare(std::string name, std::string summary,
         std::function<std::vector<ref::HostTensor>(const ops::HostCall &,
                                                    BlockSize)>
             reference) {
-  return {.name = std::move(name),
-          .summary = std::move(summary),
-          .tensors = std::move(tensors),
-          .params = {ops::choice("fmt", "e4m3", {"e4m3", "e2m1"},
-                                 "the output format"),
-                     ops::integer("bm", 128, 1, 1 << 30,
-                                  "rows of a scaling block: 32 or 128"),
-                     ops::integer("bk", 128, 1, 1 << 30,
-                                  "columns of a scaling block: 32 or 128"),
-                     ops::flag("use_tma_aligned_col_major_sf", false,
-                               "scales column-major, M' padded to 4"),
-                     ops::flag("round_sf", false,
-                               "scales rounded up to powers of two"),
-                     ops::flag("use_packed_ue8m0", false,
-                               "scales as UE8M0 bytes, four to an int32")},
-          .dim_rules = {{.dim = "K", .multiple = 64}},
-          .cli_shape = "M, K",
-          .default_shape = {8001, 7168},
-          .check = check,
-          .shape_of = shape_of,
-          .reference = [reference](const ops::HostCall &c) {
-            return reference(c, {c.integer("bm"), c.integer("bk")});
-          }};
+  return {
+      .name = std::move(name),
+      .summary = std::move(summary),
+      .tensors = std::move(tensors),
+      .params = with_sf_flags(
+          {ops::choice("fmt", "e4m3", {"e4m3", "e2m1"}, "the output format"),
+           ops::integer("bm", 128, 1, 1 << 30,
+                        "rows of a scaling block: 32 or 128"),
+           ops::integer("bk", 128, 1, 1 << 30,
+                        "columns of a scaling block: 32 or 128")}),
+      .dim_rules = {{.dim = "K", .multiple = 64}},
+      .cli_shape = "M, K",
+      .default_shape = {8001, 7168},
+      .check = check,
+      .shape_of = shape_of,
+      .reference = [reference](const ops::HostCall &c) {
+        return reference(c, {c.integer("bm"), c.integer("bk")});
+      }};
 }
 
 static const ops::TensorDecl kX =
@@ -180,15 +169,24 @@ const ops::OpDef &per_block_cast_with_precomputed_sf_op() {
 }
 TILEJIT_REGISTER_OP(per_block_cast_with_precomputed_sf_op);
 
+/// The three entries' parameters, in declaration order.
+static std::array<ops::ParamValue, 6> params(std::string_view fmt_name,
+                                             int64_t bm, int64_t bk,
+                                             bool col_major, bool round_sf,
+                                             bool packed) {
+  return {std::string(fmt_name), bm, bk, col_major, round_sf, packed};
+}
+
 void per_block_cast(const rt::TensorView &x, std::string_view fmt_name,
                     int64_t bm, int64_t bk, const rt::TensorView &out,
                     const rt::TensorView &out_sf,
                     bool use_tma_aligned_col_major_sf, bool round_sf,
                     bool use_packed_ue8m0, CUstream stream) {
-  per_block_cast_op().call({x, out, out_sf},
-                           {std::string(fmt_name), bm, bk,
-                            use_tma_aligned_col_major_sf, round_sf,
-                            use_packed_ue8m0},
+  const rt::TensorView tensors[] = {x, out, out_sf};
+  per_block_cast_op().call(tensors,
+                           params(fmt_name, bm, bk,
+                                  use_tma_aligned_col_major_sf, round_sf,
+                                  use_packed_ue8m0),
                            stream);
 }
 
@@ -198,10 +196,11 @@ void per_block_cast_with_sf_only(const rt::TensorView &x,
                                  bool use_tma_aligned_col_major_sf,
                                  bool round_sf, bool use_packed_ue8m0,
                                  CUstream stream) {
-  per_block_cast_with_sf_only_op().call({x, out_sf},
-                                        {std::string(fmt_name), bm, bk,
-                                         use_tma_aligned_col_major_sf, round_sf,
-                                         use_packed_ue8m0},
+  const rt::TensorView tensors[] = {x, out_sf};
+  per_block_cast_with_sf_only_op().call(tensors,
+                                        params(fmt_name, bm, bk,
+                                               use_tma_aligned_col_major_sf,
+                                               round_sf, use_packed_ue8m0),
                                         stream);
 }
 
@@ -212,11 +211,12 @@ void per_block_cast_with_precomputed_sf(const rt::TensorView &x,
                                         bool use_tma_aligned_col_major_sf,
                                         bool round_sf, bool use_packed_ue8m0,
                                         CUstream stream) {
-  per_block_cast_with_precomputed_sf_op().call({x, sf, out},
-                                               {std::string(fmt_name), bm, bk,
-                                                use_tma_aligned_col_major_sf,
-                                                round_sf, use_packed_ue8m0},
-                                               stream);
+  const rt::TensorView tensors[] = {x, sf, out};
+  per_block_cast_with_precomputed_sf_op().call(
+      tensors,
+      params(fmt_name, bm, bk, use_tma_aligned_col_major_sf, round_sf,
+             use_packed_ue8m0),
+      stream);
 }
 
 } // namespace tilejit::quant

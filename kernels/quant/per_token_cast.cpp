@@ -130,12 +130,7 @@ static void check(const ops::Call &c) {
     throw UserError(fmt::format("{}: argument 'x' has K = {}; fmt e2m1 "
                                 "requires K even (two codes a byte)",
                                 kOp, c.dim("K")));
-  if (c.flag("use_packed_ue8m0") &&
-      (!c.flag("use_tma_aligned_col_major_sf") || !c.flag("round_sf")))
-    throw UserError(fmt::format("{}: argument 'use_packed_ue8m0' is true; "
-                                "requires use_tma_aligned_col_major_sf and "
-                                "round_sf",
-                                kOp));
+  check_sf_flags(c);
 }
 
 static PerTokenCastSpec spec(const ops::Call &c) {
@@ -143,8 +138,7 @@ static PerTokenCastSpec spec(const ops::Call &c) {
   s.in_dtype = c.tensor("x").dtype;
   s.e2m1 = c.choice("fmt") == "e2m1";
   s.round_sf = c.flag("round_sf");
-  s.sf_layout = sf_layout(c.flag("use_tma_aligned_col_major_sf"),
-                          c.flag("use_packed_ue8m0"));
+  s.sf_layout = sf_layout_of(c);
   s = per_token_cast_tiling(s, c.dim("M"), c.dim("K"),
                             c.integer("num_per_channels"));
   // The tiling's vectors (16 bytes unless it says less) where x's and
@@ -194,16 +188,10 @@ const ops::OpDef &per_token_cast_op() {
                    ops::output("out_sf", {DType::f32, DType::i32}, "",
                                ops::Layout::as_shaped,
                                "scales; layout by the flags (§3.3)")},
-       .params = {ops::choice("fmt", "e4m3", {"e4m3", "e2m1"},
-                              "the output format"),
-                  ops::integer("num_per_channels", 128, 1, 1 << 30,
-                               "channels a group: 16, 32, 64, 128 or K"),
-                  ops::flag("use_tma_aligned_col_major_sf", false,
-                            "scales column-major, M padded to 4"),
-                  ops::flag("round_sf", false,
-                            "scales rounded up to powers of two"),
-                  ops::flag("use_packed_ue8m0", false,
-                            "scales as UE8M0 bytes, four to an int32")},
+       .params = with_sf_flags(
+           {ops::choice("fmt", "e4m3", {"e4m3", "e2m1"}, "the output format"),
+            ops::integer("num_per_channels", 128, 1, 1 << 30,
+                         "channels a group: 16, 32, 64, 128 or K")}),
        .cli_shape = "M, K",
        .default_shape = {8064, 7168},
        .check = check,
@@ -215,9 +203,7 @@ const ops::OpDef &per_token_cast_op() {
                           ? ops::TensorShape{DType::i8, {m, k / 2}, {k / 2, 1}}
                           : ops::TensorShape{DType::e4m3, {m, k}, {k, 1}};
              const int64_t g = a.integer("num_per_channels");
-             return sf_shape(m, (k + g - 1) / g,
-                             sf_layout(a.flag("use_tma_aligned_col_major_sf"),
-                                       a.flag("use_packed_ue8m0")));
+             return sf_shape(m, (k + g - 1) / g, sf_layout_of(a));
            },
        .reference =
            [](const ops::HostCall &c) {

@@ -6,13 +6,41 @@
 #include "op/op_def.h"
 #include "quant/reference.h"
 
+#include "tilejit/error.h"
+
+#include <fmt/format.h>
+#include <vector>
+
 namespace tilejit::quant {
 
-/// The layout the three flags ask for (packed wins, as in the original).
-inline SfLayout sf_layout(bool col_major, bool packed) {
-  return packed      ? SfLayout::packed_ue8m0
-         : col_major ? SfLayout::col_major
-                     : SfLayout::row_major;
+/// `params` followed by the quantizing ops' three scale flags
+/// (use_tma_aligned_col_major_sf, round_sf, use_packed_ue8m0; the layout
+/// they ask for is sf_layout_of, reference.h).
+inline std::vector<ops::ParamDecl>
+with_sf_flags(std::vector<ops::ParamDecl> params) {
+  params.push_back(ops::flag("use_tma_aligned_col_major_sf", false,
+                             "scales column-major, rows padded to 4"));
+  params.push_back(
+      ops::flag("round_sf", false, "scales rounded up to powers of two"));
+  params.push_back(ops::flag("use_packed_ue8m0", false,
+                             "scales as UE8M0 bytes, four to an int32"));
+  return params;
+}
+
+/// UserError unless packed scales come with column-major, rounded ones.
+inline void check_sf_flags(const ops::Call &c) {
+  if (c.flag("use_packed_ue8m0") &&
+      (!c.flag("use_tma_aligned_col_major_sf") || !c.flag("round_sf")))
+    throw UserError(fmt::format("{}: argument 'use_packed_ue8m0' is true; "
+                                "requires use_tma_aligned_col_major_sf and "
+                                "round_sf",
+                                c.op().name));
+}
+
+/// The layout a call's (or a shape query's) flags ask for.
+template <class Args> SfLayout sf_layout_of(const Args &a) {
+  return sf_layout_of(a.flag("use_tma_aligned_col_major_sf"),
+                      a.flag("use_packed_ue8m0"));
 }
 
 /// Scales of `rows` x `groups`: f32 row-major (groups, 1); f32 strided
