@@ -152,7 +152,9 @@ Resolved resolve(const ops::OpDef &op, const Case &c) {
     if (op.tensors[i].dtypes.empty())
       dtypes[i] = dtypes[op.tensor_index(op.tensors[i].same_dtype_as)];
   // Shapes from the declaration, or the op's shape_of.
-  ops::ShapeArgs args{&op, {dims.begin(), dims.end()}, r.params, dtypes};
+  const std::vector<std::pair<std::string_view, int64_t>> dim_views(
+      dims.begin(), dims.end());
+  ops::ShapeArgs args{&op, dim_views, r.params, dtypes};
   for (size_t i = 0; i < op.tensors.size(); ++i) {
     const ops::TensorDecl &t = op.tensors[i];
     ops::TensorShape layout;

@@ -270,6 +270,8 @@ Call::Call(const OpDef &op, std::span<const rt::TensorView> tensors,
 /// Tensors declared without a shape, against what shape_of lays out.
 void Call::check_shaped() const {
   const OpDef &op = *op_;
+  std::array<std::pair<std::string_view, int64_t>, 16> dims;
+  std::array<DType, KernelArgs::kMax> dtypes{};
   std::optional<ShapeArgs> args;
   for (size_t i = 0; i < tensors_.size(); ++i) {
     const TensorDecl &d = op.tensors[i];
@@ -280,13 +282,18 @@ void Call::check_shaped() const {
                                       "shape and the op no shape_of",
                                       op.name, d.name));
     if (!args) {
-      args.emplace();
-      args->op = &op;
+      if (tensors_.size() > dtypes.size())
+        throw InternalError(fmt::format("internal error: {} has {} tensors; "
+                                        "at most {} are supported",
+                                        op.name, tensors_.size(),
+                                        dtypes.size()));
       for (int j = 0; j < num_dims_; ++j)
-        args->dims.emplace_back(std::string(dims_[j].name), dims_[j].value);
-      args->params.assign(params_.begin(), params_.end());
-      for (const rt::TensorView &t : tensors_)
-        args->dtypes.push_back(t.dtype);
+        dims[static_cast<size_t>(j)] = {dims_[j].name, dims_[j].value};
+      for (size_t t = 0; t < tensors_.size(); ++t)
+        dtypes[t] = tensors_[t].dtype;
+      args =
+          ShapeArgs{&op, std::span(dims.data(), static_cast<size_t>(num_dims_)),
+                    params_, std::span(dtypes.data(), tensors_.size())};
     }
     const TensorShape want = op.shape_of(d.name, *args);
     const rt::TensorView &t = tensors_[i];
@@ -538,7 +545,11 @@ const std::string &ShapeArgs::choice(std::string_view n) const {
   return value_as<std::string>(*op, n, shape_param(*this, n));
 }
 DType ShapeArgs::dtype(std::string_view tensor) const {
-  return dtypes.at(op->tensor_index(tensor));
+  const int i = op->tensor_index(tensor);
+  if (i < 0 || static_cast<size_t>(i) >= dtypes.size())
+    throw InternalError(
+        fmt::format("internal error: {} has no tensor '{}'", op->name, tensor));
+  return dtypes[static_cast<size_t>(i)];
 }
 
 // --- calling an op ----------------------------------------------------------

@@ -111,12 +111,14 @@ struct TensorShape {
 };
 
 /// What an output's layout may depend on: the named dimensions, the static
-/// parameters and the dtypes of a call (OpDef::shape_of).
+/// parameters and the dtypes of a call (OpDef::shape_of). Views of the
+/// caller's: a call checks its shape-less tensors with them on every launch,
+/// without allocating.
 struct ShapeArgs {
   const OpDef *op = nullptr;
-  std::vector<std::pair<std::string, int64_t>> dims;
-  std::vector<ParamValue> params;
-  std::vector<DType> dtypes; ///< per tensor
+  std::span<const std::pair<std::string_view, int64_t>> dims;
+  std::span<const ParamValue> params;
+  std::span<const DType> dtypes; ///< per tensor
   int64_t dim(std::string_view name) const;
   bool flag(std::string_view name) const;
   int64_t integer(std::string_view name) const;
