@@ -14,7 +14,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 using namespace tilejit;
@@ -73,7 +75,8 @@ bool bench_per_token_cast_grid() {
 /// Every op's benchmark cases: memory-bound ones against a copy, then the
 /// compute-bound ones in TFLOP/s (compare with cuBLAS through torch in the
 /// same run: tools/gpu/run.sh).
-bool bench_cases() {
+/// `only` (from --ops a,b,c) limits them to the named ops; empty: all.
+bool bench_cases(const std::vector<std::string> &only) {
   bool all_passed = true;
   fmt::print("{:<18} {:>50} {:>9} {:>9} {:>9} {:>10} {:>8}  {}\n", "op",
              "shape", "ms", "MB moved", "GB/s", "copy GB/s", "of copy",
@@ -81,6 +84,9 @@ bool bench_cases() {
   std::vector<std::pair<const ops::OpDef *, harness::Case>> compute;
   for (const harness::OpTest *t : harness::all_tests()) {
     const ops::OpDef *op = ops::find_op(t->op);
+    if (!only.empty() &&
+        std::find(only.begin(), only.end(), op->name) == only.end())
+      continue;
     for (const harness::Case &c : t->cases) {
       if (!(c.kind & harness::Case::bench))
         continue;
@@ -132,12 +138,25 @@ int main(int argc, char **argv) {
     std::string_view mode = argc > 1 ? argv[1] : "";
     if (mode == "--first-call")
       return first_call_child();
-    if (!mode.empty() && mode != "--compile" && mode != "--grid") {
+    std::vector<std::string> only;
+    if (mode == "--ops" && argc > 2) {
+      for (std::string_view rest = argv[2]; !rest.empty();) {
+        size_t comma = rest.find(',');
+        std::string name(rest.substr(0, comma));
+        if (!ops::find_op(name)) {
+          fmt::print(stderr, "tilejit_bench: --ops: no op named '{}'\n", name);
+          return 2;
+        }
+        only.push_back(name);
+        rest = comma == rest.npos ? "" : rest.substr(comma + 1);
+      }
+    } else if (!mode.empty() && mode != "--compile" && mode != "--grid") {
       fmt::print(
           stderr,
           "tilejit_bench: unknown argument '{}'; expected none (every "
-          "benchmark), --compile (the cold-compile table only) or --grid "
-          "(the per_token_cast grid only)\n",
+          "benchmark), --compile (the cold-compile table only), --grid "
+          "(the per_token_cast grid only) or --ops NAME[,NAME...] (those "
+          "ops' benchmark cases only)\n",
           mode);
       return 2;
     }
@@ -147,7 +166,7 @@ int main(int argc, char **argv) {
     // Must be set before the driver is initialised.
     setenv("CUDA_CACHE_DISABLE", "1", 1);
     bool gpu = rt::try_driver() != nullptr;
-    if (mode != "--grid")
+    if (mode != "--grid" && mode != "--ops")
       bench_cold_compile(gpu);
     if (mode == "--compile")
       return 0;
@@ -161,7 +180,9 @@ int main(int argc, char **argv) {
     harness::settle_timing();
     if (mode == "--grid")
       return bench_per_token_cast_grid() ? 0 : 1;
-    bool all_passed = bench_cases();
+    bool all_passed = bench_cases(only);
+    if (mode == "--ops")
+      return all_passed ? 0 : 1;
     all_passed &= bench_per_token_cast_grid();
     bench_first_call(argv[0]);
     bench_dispatch();
