@@ -40,6 +40,30 @@ func.func @across_warps(%x: memref<?x?xf32>, %o: memref<?x?xf32>) attributes {ti
 
 // -----
 
+// Columns over 8 warps, 4 results a thread: rather than 4 x 8 loads each,
+// member g of a warp group combines row min(g, 3) into row 4 of its own
+// column, and after a second barrier each thread reads the 4 totals.
+// CHECK-LABEL: gpu.func @across_warps_split
+// CHECK-SAME: workgroup(%[[BUF:.*]] : memref<5x256xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+// CHECK-COUNT-4: memref.store %{{.*}}, %[[BUF]][%{{.*}}, %thread_id_x]
+// CHECK-NEXT: gpu.barrier
+// CHECK: %[[ROW:.*]] = arith.minui %{{.*}}, %c3
+// CHECK-COUNT-8: memref.load %[[BUF]][%[[ROW]], %{{.*}}]
+// CHECK: memref.store %{{.*}}, %[[BUF]][%c4{{.*}}, %thread_id_x]
+// CHECK-NEXT: gpu.barrier
+// CHECK-COUNT-4: memref.load %[[BUF]][%c4{{.*}}, %{{.*}}]
+// CHECK-NOT: memref.load %[[BUF]]
+// CHECK: gpu.return
+func.func @across_warps_split(%x: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.align = 16 : i64}, %o: memref<?x?xf32>) attributes {tile.threads = 256 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<?x?xf32, strided<[?, 1], offset: ?>> -> tensor<128x32xf32>
+  %m = tile.reduce max %t dim 0 : tensor<128x32xf32> -> tensor<1x32xf32>
+  tile.store %m, %o[%c0, %c0] : tensor<1x32xf32>, memref<?x?xf32>
+  return
+}
+
+// -----
+
 // Only the slot holding a reduced element's first coordinate stores it.
 // CHECK-LABEL: gpu.func @store_once
 // CHECK: %[[FIRST:.*]] = arith.cmpi eq, %{{.*}}, %c0
@@ -360,7 +384,8 @@ func.func @two_conversions(%x: memref<?x?xf32>) attributes {tile.threads = 32 : 
 
 // A reduction across warps in a loop writes its buffer again in the next
 // step: alone in the loop, it first waits for the last step's readers; with
-// another barrier in the loop (the author's), it need not.
+// another barrier in the loop (the author's), it need not. (One row: with
+// many, see reduce_in_loop_split.)
 // CHECK-LABEL: gpu.func @reduce_in_loop
 // CHECK: scf.for
 // CHECK: gpu.shuffle
@@ -381,17 +406,48 @@ func.func @two_conversions(%x: memref<?x?xf32>) attributes {tile.threads = 32 : 
 func.func @reduce_in_loop(%x: !lx, %n: index) attributes {tile.threads = 256 : i32} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  %t = tile.load %x[%c0, %c0] : !lx -> tensor<4x256xf32>
-  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %t) -> (tensor<4x256xf32>) {
-    %s = tile.reduce sum %acc dim 1 : tensor<4x256xf32> -> tensor<4x1xf32>
-    %b = tile.broadcast %s : tensor<4x1xf32> -> tensor<4x256xf32>
-    %d = arith.divf %acc, %b : tensor<4x256xf32>
-    scf.yield %d : tensor<4x256xf32>
+  %t = tile.load %x[%c0, %c0] : !lx -> tensor<1x1024xf32>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %t) -> (tensor<1x1024xf32>) {
+    %s = tile.reduce sum %acc dim 1 : tensor<1x1024xf32> -> tensor<1x1xf32>
+    %b = tile.broadcast %s : tensor<1x1xf32> -> tensor<1x1024xf32>
+    %d = arith.divf %acc, %b : tensor<1x1024xf32>
+    scf.yield %d : tensor<1x1024xf32>
   }
-  tile.store %r, %x[%c0, %c0] : tensor<4x256xf32>, !lx
+  tile.store %r, %x[%c0, %c0] : tensor<1x1024xf32>, !lx
   return
 }
 func.func @reduce_in_loop_with_barrier(%x: !lx, %n: index) attributes {tile.threads = 256 : i32} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %t = tile.load %x[%c0, %c0] : !lx -> tensor<1x1024xf32>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %t) -> (tensor<1x1024xf32>) {
+    %s = tile.reduce sum %acc dim 1 : tensor<1x1024xf32> -> tensor<1x1xf32>
+    %b = tile.broadcast %s : tensor<1x1xf32> -> tensor<1x1024xf32>
+    %d = arith.divf %acc, %b : tensor<1x1024xf32>
+    gpu.barrier
+    scf.yield %d : tensor<1x1024xf32>
+  }
+  tile.store %r, %x[%c0, %c0] : tensor<1x1024xf32>, !lx
+  return
+}
+
+// -----
+
+// Split across the warps (4 rows a thread), a reduction in a loop needs no
+// barrier first: its second barrier already orders the last step's reads
+// of every row before the next step's writes.
+// CHECK-LABEL: gpu.func @reduce_in_loop_split
+// CHECK: scf.for
+// CHECK: gpu.shuffle
+// CHECK-NOT: gpu.barrier
+// CHECK: memref.store %{{.*}}, %{{.*}}[%{{.*}}, %thread_id_x]
+// CHECK: gpu.barrier
+// CHECK: arith.minui
+// CHECK: gpu.barrier
+// CHECK-NOT: gpu.barrier
+// CHECK: scf.yield
+!lx = memref<?x?xf32, strided<[?, 1], offset: ?>>
+func.func @reduce_in_loop_split(%x: !lx, %n: index) attributes {tile.threads = 256 : i32} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %t = tile.load %x[%c0, %c0] : !lx -> tensor<4x256xf32>
@@ -399,7 +455,6 @@ func.func @reduce_in_loop_with_barrier(%x: !lx, %n: index) attributes {tile.thre
     %s = tile.reduce sum %acc dim 1 : tensor<4x256xf32> -> tensor<4x1xf32>
     %b = tile.broadcast %s : tensor<4x1xf32> -> tensor<4x256xf32>
     %d = arith.divf %acc, %b : tensor<4x256xf32>
-    gpu.barrier
     scf.yield %d : tensor<4x256xf32>
   }
   tile.store %r, %x[%c0, %c0] : tensor<4x256xf32>, !lx

@@ -8,7 +8,8 @@
 // registers), threads that differ in reduced lane bits of the thread index
 // (combined with xor shuffles, after which every such thread holds the
 // result), and warps that differ in reduced warp bits (combined through the
-// op's shared buffer, read in one fixed order so that all warps agree).
+// op's shared buffer, read in one fixed order so that all warps agree; with
+// many results per thread the warps split the rows, see CrossWarp).
 // A dimension of any size is reduced in registers when the dimensions after
 // it hold whole rounds of threads x vector elements: its elements are then
 // the same vector lane of chunks a fixed stride apart.
@@ -23,6 +24,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/ADT/bit.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
@@ -81,6 +83,29 @@ struct ReduceBits {
     }
     return slot & ~static_cast<int64_t>(slotMask);
   }
+};
+
+/// How the partials of `reps` representatives are combined across the
+/// `group` warps that share them (through the op's shared buffer, one row
+/// per representative). Each thread may combine every row itself (reps x
+/// group loads), or, when that costs much more, the group splits the rows:
+/// member g combines rows g, g + group, ... into `rounds` extra rows, and
+/// after a second barrier each thread reads the reps totals.
+struct CrossWarp {
+  int64_t reps, group, shift, rounds;
+  int64_t groupBits; ///< the reduced warp bits, as bits of the thread index
+  bool split;
+
+  CrossWarp(const ReduceBits &bits, int64_t reps)
+      : reps(reps), group(int64_t(1) << llvm::popcount(bits.warpMask)),
+        shift(llvm::countr_zero(bits.warpMask) + llvm::Log2_64(kWarpSize)),
+        rounds((reps + group - 1) / group),
+        groupBits(static_cast<int64_t>(bits.warpMask)
+                  << llvm::Log2_64(kWarpSize)),
+        split(reps * group >= 2 * (rounds * group + reps)) {}
+
+  /// Rows of the buffer.
+  int64_t rows() const { return split ? reps + rounds : reps; }
 };
 
 /// Combines two partial results.
@@ -159,38 +184,64 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
       auto cst = [&](int64_t v) {
         return arith::ConstantIndexOp::create(rewriter, loc, v).getResult();
       };
-      if (mapping.waitFirst.contains(op)) // the last step's reads first
-        gpu::BarrierOp::create(rewriter, loc);
+      const CrossWarp plan(bits, static_cast<int64_t>(partial.size()));
+      if (mapping.waitFirst.contains(op) && !plan.split)
+        gpu::BarrierOp::create(rewriter, loc); // the last step's reads first
       int64_t row = 0;
       for (auto &[rep, value] : partial)
         memref::StoreOp::create(rewriter, loc, value, buffer,
                                 ValueRange{cst(row++), mapping.threadId});
       gpu::BarrierOp::create(rewriter, loc);
-      // The thread of warp w' with this lane, for each w' that differs
-      // from ours only in the reduced warp bits, in increasing order.
-      int64_t warpBitsInThread = static_cast<int64_t>(bits.warpMask)
-                                 << llvm::Log2_64(kWarpSize);
+      // The threads of a group: ours with its reduced warp bits replaced,
+      // in increasing order.
       Value base = arith::AndIOp::create(rewriter, loc, mapping.threadId,
-                                         cst(~warpBitsInThread));
-      SmallVector<int64_t> others;
-      for (int64_t sub = warpBitsInThread;;
-           sub = (sub - 1) & warpBitsInThread) {
-        others.push_back(sub);
-        if (sub == 0)
-          break;
-      }
-      std::reverse(others.begin(), others.end());
-      row = 0;
-      for (auto &[rep, value] : partial) {
+                                         cst(~plan.groupBits));
+      auto member = [&](Value at) {
+        return arith::OrIOp::create(rewriter, loc, base, at).getResult();
+      };
+      // The representative in `row`, combined over the group in a fixed
+      // order (so that every thread that computes it gets the same bits).
+      auto combineRow = [&](Value rowIndex) {
         Value total;
-        for (int64_t other : others) {
-          Value thread = arith::OrIOp::create(rewriter, loc, base, cst(other));
-          Value x = memref::LoadOp::create(rewriter, loc, buffer,
-                                           ValueRange{cst(row), thread});
+        for (int64_t g = 0; g < plan.group; ++g) {
+          Value x = memref::LoadOp::create(
+              rewriter, loc, buffer,
+              ValueRange{rowIndex, member(cst(g << plan.shift))});
           total = total ? combine(rewriter, loc, op.getKind(), total, x) : x;
         }
-        value = total;
-        ++row;
+        return total;
+      };
+      if (!plan.split) {
+        row = 0;
+        for (auto &[rep, value] : partial)
+          value = combineRow(cst(row++));
+      } else {
+        // Member g of the group combines rows g, g + G, ... (the last row
+        // again where it runs out) into rows reps + i of its own column,
+        // then every member reads each row's total from its maker.
+        Value g = arith::ShRUIOp::create(
+            rewriter, loc,
+            arith::AndIOp::create(rewriter, loc, mapping.threadId,
+                                  cst(plan.groupBits)),
+            cst(plan.shift));
+        for (int64_t i = 0; i < plan.rounds; ++i) {
+          Value r = arith::MinUIOp::create(
+              rewriter, loc,
+              arith::AddIOp::create(rewriter, loc, g, cst(i * plan.group)),
+              cst(plan.reps - 1));
+          memref::StoreOp::create(rewriter, loc, combineRow(r), buffer,
+                                  ValueRange{cst(plan.reps + i),
+                                             mapping.threadId});
+        }
+        gpu::BarrierOp::create(rewriter, loc);
+        row = 0;
+        for (auto &[rep, value] : partial) {
+          value = memref::LoadOp::create(
+              rewriter, loc, buffer,
+              ValueRange{cst(plan.reps + row / plan.group),
+                         member(cst((row % plan.group) << plan.shift))});
+          ++row;
+        }
       }
     }
 
@@ -222,8 +273,9 @@ MemRefType mlir::tile::reduceBufferType(ReduceOp op) {
       reps.insert(bits.representative(slot));
   auto space =
       gpu::AddressSpaceAttr::get(op.getContext(), gpu::AddressSpace::Workgroup);
+  const CrossWarp plan(bits, static_cast<int64_t>(reps.size()));
   return MemRefType::get(
-      {static_cast<int64_t>(reps.size()), layout.getThreads()},
+      {plan.rows(), layout.getThreads()},
       op.getSource().getType().getElementType(), MemRefLayoutAttrInterface{},
       space);
 }
