@@ -168,6 +168,32 @@ func.func @transpose_bytes(%x: memref<?x?xf8E4M3FN, strided<[?, 1], offset: ?>> 
 
 // -----
 
+// Chunks of 8 bytes (from a bf16 load) hold half the 4x4 blocks a group
+// needs: each thread merges two chunks (rows 32 apart) and the group still
+// moves whole words: per merged pair three shuffles and four word stores;
+// the result is read in 8-byte vectors.
+// CHECK-LABEL: gpu.func @transpose_bytes_merged
+// CHECK-SAME: workgroup(%[[BUF:.*]] : memref<64x32xi32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+// CHECK-COUNT-2: vector.shuffle %{{.*}} [{{[0-9]+}}, {{[0-9, ]+}}] : vector<32xf8E4M3FN>
+// CHECK-COUNT-3: gpu.shuffle  idx
+// CHECK-COUNT-4: memref.store %{{.*}}, %[[BUF]][%{{.*}}, %{{.*}}] : memref<64x32xi32, #gpu.address_space<workgroup>>
+// CHECK-COUNT-3: gpu.shuffle  idx
+// CHECK-COUNT-4: memref.store %{{.*}}, %[[BUF]][%{{.*}}, %{{.*}}] : memref<64x32xi32, #gpu.address_space<workgroup>>
+// CHECK: gpu.barrier
+// CHECK-COUNT-4: vector.load %[[BUF]][%{{.*}}, %{{.*}}] : memref<64x32xi32, #gpu.address_space<workgroup>>, vector<2xi32>
+// CHECK-NOT: memref.load %[[BUF]]
+// CHECK-NOT: tile.transpose
+func.func @transpose_bytes_merged(%x: memref<?x?xbf16, strided<[?, 1], offset: ?>> {tile.align = 16 : i64}, %o: memref<?x?xf8E4M3FN, strided<[?, 1], offset: ?>> {tile.align = 16 : i64}) attributes {tile.threads = 256 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<?x?xbf16, strided<[?, 1], offset: ?>> -> tensor<128x64xbf16>
+  %e = arith.truncf %t : tensor<128x64xbf16> to tensor<128x64xf8E4M3FN>
+  %u = tile.transpose %e : tensor<128x64xf8E4M3FN> -> tensor<64x128xf8E4M3FN>
+  tile.store %u, %o[%c0, %c0] : tensor<64x128xf8E4M3FN>, memref<?x?xf8E4M3FN, strided<[?, 1], offset: ?>>
+  return
+}
+
+// -----
+
 // The author's shared tile becomes a 16-byte-aligned workgroup buffer;
 // fragments move to and from it in 16-byte vectors, around a barrier.
 // CHECK-LABEL: gpu.func @through_shared

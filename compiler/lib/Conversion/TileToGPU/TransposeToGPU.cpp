@@ -12,7 +12,9 @@
 //   16-byte (or 8- or 4-byte) vectors. The buffer's rows are swizzled by
 //   16-byte chunks (chunk ^ g(row)), and each thread stores its words in an
 //   order rotated by its column chunk: at most two threads of a warp meet
-//   in a bank on a store, none on a load.
+//   in a bank on a store, none on a load. A chunk of fewer than k x k
+//   elements (8 bytes) joins the thread's next chunks (the rows a round of
+//   threads further down) until the group has a block for each member.
 //
 // * Elements (everything else). Each thread stores its elements one at a
 //   time into a buffer whose rows are padded by one word, the block
@@ -49,7 +51,8 @@ struct WordPlan {
   int64_t threads;
   int64_t vector;       // source chunk, elements
   int64_t perRow;       // P
-  int64_t ownWords;     // n: words of a chunk each group member transposes
+  int64_t span;         // chunks a thread merges: k x k / vector, or 1
+  int64_t ownWords;     // n: blocks of a merged chunk each member transposes
   int64_t resultVector; // result chunk, elements
 
   int64_t rowWords() const { return rows * elementBytes / 4; }
@@ -78,11 +81,18 @@ static std::optional<WordPlan> planWords(TransposeOp op) {
   plan.vector = from.getVector();
   plan.resultVector = to.getVector();
   const int64_t k = plan.k;
-  if (plan.vector % (k * k) != 0 || plan.cols % plan.vector != 0 ||
-      plan.threads % kWarpSize != 0 || to.getThreads() != plan.threads)
+  if ((plan.vector % (k * k) != 0 && (k * k) % plan.vector != 0) ||
+      plan.cols % plan.vector != 0 || plan.threads % kWarpSize != 0 ||
+      to.getThreads() != plan.threads || plan.vector % k != 0)
     return std::nullopt;
   plan.perRow = plan.cols / plan.vector;
-  plan.ownWords = plan.vector / (k * k);
+  plan.span = std::max<int64_t>(1, k * k / plan.vector);
+  plan.ownWords = plan.span * plan.vector / (k * k);
+  const int64_t chunksPerThread =
+      source.getNumElements() / (plan.threads * plan.vector);
+  if (source.getNumElements() % (plan.threads * plan.vector) != 0 ||
+      chunksPerThread % plan.span != 0)
+    return std::nullopt;
   // A group's k rows lie in one warp, and every chunk of a thread starts a
   // row of the same place in its group.
   if (kWarpSize % (plan.perRow * k) != 0 ||
@@ -258,6 +268,7 @@ struct TransposeLowering : OpConversionPattern<TransposeOp> {
     Location loc = op.getLoc();
     I32 i32{rewriter, loc};
     const int64_t k = plan.k, n = plan.ownWords, words = plan.vector / k;
+    const int64_t roundRows = plan.threads / plan.perRow; // rows a round
     Value tid = arith::IndexCastUIOp::create(
         rewriter, loc, rewriter.getI32Type(), mapping.threadId);
     Value lane = i32.rem(tid, kWarpSize);
@@ -277,24 +288,34 @@ struct TransposeLowering : OpConversionPattern<TransposeOp> {
     Value rotation = k == 4 ? rotationSelector(i32, q) : Value();
 
     auto wordsType = VectorType::get({words}, rewriter.getI32Type());
-    const int64_t chunks = plan.threads * plan.vector;
     const int64_t sourceSlots =
         cast<VectorType>(source.getType()).getNumElements();
     Value width = i32.c(kWarpSize);
-    for (int64_t chunk = 0; chunk * plan.vector < sourceSlots; ++chunk) {
-      SmallVector<int64_t> slots(plan.vector);
-      std::iota(slots.begin(), slots.end(), chunk * plan.vector);
-      Value piece =
-          vector::ShuffleOp::create(rewriter, loc, source, source, slots);
-      Value own = vector::BitCastOp::create(rewriter, loc, wordsType, piece);
+    for (int64_t chunk = 0; chunk * plan.vector < sourceSlots;
+         chunk += plan.span) {
+      // The words of the merged chunks, in order.
       SmallVector<Value> w;
-      for (int64_t m = 0; m < words; ++m)
-        w.push_back(vector::ExtractOp::create(rewriter, loc, own, m));
-      // Source row of this chunk, and the first row of its group.
-      Value row =
-          i32.add(i32.c(chunk * chunks / plan.cols), i32.div(tid, plan.perRow));
-      Value rowWord = i32.div(i32.sub(row, q), k); // buffer word of row r0
+      for (int64_t sub = 0; sub < plan.span; ++sub) {
+        SmallVector<int64_t> slots(plan.vector);
+        std::iota(slots.begin(), slots.end(), (chunk + sub) * plan.vector);
+        Value piece =
+            vector::ShuffleOp::create(rewriter, loc, source, source, slots);
+        Value own = vector::BitCastOp::create(rewriter, loc, wordsType, piece);
+        for (int64_t m = 0; m < words; ++m)
+          w.push_back(vector::ExtractOp::create(rewriter, loc, own, m));
+      }
       for (int64_t mm = 0; mm < n; ++mm) {
+        // Our block: word `wordInChunk` of merged chunk `sub`.
+        Value block = i32.add(i32.mul(q, n), i32.c(mm));
+        Value wordInChunk = block, firstRound = i32.c(chunk * roundRows);
+        if (plan.span > 1) {
+          wordInChunk = i32.rem(block, words);
+          firstRound =
+              i32.mul(i32.add(i32.div(block, words), i32.c(chunk)), roundRows);
+        }
+        // Source row of that chunk, and the first row of its group.
+        Value row = i32.add(firstRound, i32.div(tid, plan.perRow));
+        Value rowWord = i32.div(i32.sub(row, q), k); // buffer word of row r0
         // Round r: send word ((q + r) mod k) * n + mm, receive ours.
         SmallVector<Value> rounds;
         for (int64_t r = 0; r < k; ++r) {
@@ -312,9 +333,9 @@ struct TransposeLowering : OpConversionPattern<TransposeOp> {
                                                   gpu::ShuffleMode::IDX)
                                .getShuffleResult());
         }
-        // Element e of the block is buffer row col0 + (q * n + mm) * k + e.
-        Value firstRow = i32.add(i32.mul(c, plan.vector),
-                                 i32.mul(i32.add(i32.mul(q, n), i32.c(mm)), k));
+        // Element e of the block is buffer row col0 + wordInChunk * k + e.
+        Value firstRow =
+            i32.add(i32.mul(c, plan.vector), i32.mul(wordInChunk, k));
         for (int64_t i = 0; i < k; ++i) {
           Value word = gatherWord(i32, rounds, q, storeElement[i], rotation, k);
           Value bufferRow = i32.add(firstRow, storeElement[i]);
