@@ -54,15 +54,10 @@ static void views(const ops::Call &c, const PerBlockCastSpec &s,
     args.tensor("out_sf", ops::as_bytes(c.tensor("out_sf")));
 }
 
-/// A precomputed sf (M', nK) as the kernel takes it: (M', nK, copies) with
-/// strides (stride[0], stride[1], 0), each scale repeated (see the kernel).
-static void repeated_scales(const ops::Call &c, const PerBlockCastSpec &s,
-                            ops::KernelArgs &args) {
-  const rt::TensorView &sf = c.tensor("sf");
-  const int64_t shape[3] = {sf.shape[0], sf.shape[1],
-                            s.threads / (s.block_k / s.bk)};
-  const int64_t strides[3] = {sf.strides[0], sf.strides[1], 0};
-  args.tensor("sf", rt::TensorView::strided(sf.data, sf.dtype, shape, strides));
+/// A precomputed sf, each scale repeated (repeated_scales).
+static void repeated_sf(const ops::Call &c, const PerBlockCastSpec &s,
+                        ops::KernelArgs &args) {
+  args.tensor("sf", repeated_scales(c.tensor("sf"), s.threads));
 }
 
 /// out: e4m3 (M, K) or int8 (M, K / 2); out_sf: by the flags; a
@@ -164,7 +159,7 @@ const ops::OpDef &per_block_cast_with_precomputed_sf_op() {
                     c.flag("use_tma_aligned_col_major_sf"), c.flag("round_sf"),
                     c.flag("use_packed_ue8m0"))};
               }),
-      {spec<Mode::precomputed_sf>, per_block_cast_kernel, repeated_scales});
+      {spec<Mode::precomputed_sf>, per_block_cast_kernel, repeated_sf});
   return op;
 }
 TILEJIT_REGISTER_OP(per_block_cast_with_precomputed_sf_op);

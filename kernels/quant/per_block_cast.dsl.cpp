@@ -25,16 +25,8 @@ Kernel per_block_cast_kernel(const PerBlockCastSpec &s) {
 
   Scales sc;
   if (s.mode == Mode::precomputed_sf) {
-    // The scales as (M', nK, copies) with strides (nK, 1, 0): the tile's n
-    // scales, each repeated so that a load has an element a thread, taken
-    // back to one by a maximum over the copies: (1, n, 1), as absmax. One
-    // element a thread (relayout), so that this access, which has no
-    // vectors, leaves x's and out's theirs.
-    const int64_t copies = s.threads / n;
-    auto sf = k.relayout(k.load(k.tensor("sf", DType::f32, 3),
-                                {row, first, k.index(0)}, {1, n, copies}),
-                         1);
-    sc.sf_inv = k.constant(1, DType::f32) / k.reduce_max(sf, 2);
+    sc.sf_inv = precomputed_sf_inv(k, k.tensor("sf", DType::f32, 3), row, first,
+                                   1, n, s.threads);
   } else {
     auto absmax = k.reduce_max(k.reduce_absmax(blocks, 2), 0); // (1, n, 1)
     sc = scales_of(k, absmax, s.e2m1 ? kE2m1Limits : kE4m3Limits, s.round_sf);

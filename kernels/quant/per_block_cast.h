@@ -6,6 +6,7 @@
 #include "op/op_def.h"
 #include "op/spec_fields.h"
 #include "quant/reference.h"
+#include "quant/scale_layout.h"
 
 #include <string_view>
 
@@ -66,7 +67,8 @@ struct PerBlockCastSpec {
   int32_t vector_bytes = 0; ///< 16: x's and out's rows 16-byte aligned
   /// What a call computes: data and scales, scales only, or data from
   /// given scales (the three ops of per_block_cast.cpp)
-  enum class Mode : int32_t { both, sf_only, precomputed_sf } mode = Mode::both;
+  using Mode = CastMode;
+  Mode mode = Mode::both;
 };
 TILEJIT_SPEC_FIELDS(PerBlockCastSpec, in_dtype, e2m1, bm, bk, block_k, threads,
                     round_sf, sf_layout, vector_bytes, mode)

@@ -10,8 +10,6 @@
 
 namespace tilejit::quant {
 
-static constexpr std::string_view kOp = "per_token_cast";
-
 PerTokenCastSpec per_token_cast_tiling(PerTokenCastSpec spec, int64_t m,
                                        int64_t k, int64_t num_per_channels) {
   // 4096 elements over 128 threads: on the H200 this beat 8192 over 256,
@@ -111,30 +109,48 @@ PerTokenCastSpec per_token_cast_tiling(PerTokenCastSpec spec, int64_t m,
   return spec;
 }
 
-static void check_num_per_channels(int64_t g, int64_t k) {
+static void check_num_per_channels(std::string_view op, int64_t g,
+                                   int64_t k) {
   bool small = g == 16 || g == 32 || g == 64 || g == 128;
   if (!small && !(g == k && k % 64 == 0 && k > 0))
     throw UserError(fmt::format("{}: argument 'num_per_channels' is {}; "
                                 "requires 16, 32, 64, 128, or K = {} when K "
                                 "is a multiple of 64",
-                                kOp, g, k));
+                                op, g, k));
   if (g == k && k > 8192)
     throw UserError(fmt::format("{}: argument 'num_per_channels' is K = {}; "
                                 "one group a row is supported up to K = 8192",
-                                kOp, k));
+                                op, k));
 }
 
 static void check(const ops::Call &c) {
-  check_num_per_channels(c.integer("num_per_channels"), c.dim("K"));
+  const std::string &op = c.op().name;
+  const int64_t g = c.integer("num_per_channels");
+  check_num_per_channels(op, g, c.dim("K"));
   if (c.choice("fmt") == "e2m1" && c.dim("K") % 2 != 0)
     throw UserError(fmt::format("{}: argument 'x' has K = {}; fmt e2m1 "
                                 "requires K even (two codes a byte)",
-                                kOp, c.dim("K")));
+                                op, c.dim("K")));
+  if (c.op().find_tensor("sf")) {
+    if (g != 16 && g != 32 && g != 64 && g != 128)
+      throw UserError(fmt::format("{}: argument 'num_per_channels' is {}; "
+                                  "requires 16, 32, 64 or 128 with given "
+                                  "scales",
+                                  op, g));
+    for (const char *flag : {"use_tma_aligned_col_major_sf",
+                             "use_packed_ue8m0"})
+      if (c.flag(flag))
+        throw UserError(fmt::format("{}: argument '{}' is true; requires "
+                                    "false (a precomputed sf is a row-major "
+                                    "f32)",
+                                    op, flag));
+  }
   check_sf_flags(c);
 }
 
-static PerTokenCastSpec spec(const ops::Call &c) {
+template <CastMode mode> static PerTokenCastSpec spec(const ops::Call &c) {
   PerTokenCastSpec s;
+  s.mode = mode;
   s.in_dtype = c.tensor("x").dtype;
   s.e2m1 = c.choice("fmt") == "e2m1";
   s.round_sf = c.flag("round_sf");
@@ -145,7 +161,8 @@ static PerTokenCastSpec spec(const ops::Call &c) {
   // out's rows are aligned to them.
   const int vector_bytes = s.vector_bytes ? s.vector_bytes : 16;
   s.vector_bytes = ops::rows_aligned(c.tensor("x"), vector_bytes) &&
-                           ops::rows_aligned(c.tensor("out"), vector_bytes)
+                           (mode == CastMode::sf_only ||
+                            ops::rows_aligned(c.tensor("out"), vector_bytes))
                        ? vector_bytes
                        : 0;
   return s;
@@ -154,15 +171,22 @@ static PerTokenCastSpec spec(const ops::Call &c) {
 /// With parts, (parts, M, p) views of x and out: part j of row m is columns
 /// [j p, (j + 1) p). Packed scales: byte j of int32 (m, w) is group 4w + j
 /// of row m, a (M, W, 4) u8 view.
+/// A given sf: each scale repeated (repeated_scales).
 static void views(const ops::Call &c, const PerTokenCastSpec &s,
                   ops::KernelArgs &args) {
+  if (s.mode == CastMode::precomputed_sf)
+    args.tensor("sf", repeated_scales(c.tensor("sf"), s.threads));
   if (s.parts > 0) {
-    const rt::TensorView &x = c.tensor("x"), &out = c.tensor("out");
+    const rt::TensorView &x = c.tensor("x");
     const int64_t p = c.dim("K") / s.parts;
     const int64_t shape[3] = {s.parts, c.dim("M"), p};
     const int64_t x_strides[3] = {p, x.strides[0], 1};
     args.tensor("x_parts",
                 rt::TensorView::strided(x.data, x.dtype, shape, x_strides));
+  }
+  if (s.parts > 0 && s.mode != CastMode::sf_only) {
+    const rt::TensorView &out = c.tensor("out");
+    const int64_t p = c.dim("K") / s.parts;
     // e2m1: p / 2 bytes a part.
     const int64_t q = s.e2m1 ? p / 2 : p;
     const int64_t out_shape[3] = {s.parts, c.dim("M"), q};
@@ -174,49 +198,103 @@ static void views(const ops::Call &c, const PerTokenCastSpec &s,
     args.tensor("out_sf", ops::as_bytes(c.tensor("out_sf")));
 }
 
+/// The three ops: their name, summary, tensors and reference; the rest is
+/// common.
+static ops::OpDef
+declare(std::string name, std::string summary,
+        std::vector<ops::TensorDecl> tensors,
+        std::function<std::vector<ref::HostTensor>(const ops::HostCall &)>
+            reference) {
+  return {
+      .name = std::move(name),
+      .summary = std::move(summary),
+      .tensors = std::move(tensors),
+      .params = with_sf_flags(
+          {ops::choice("fmt", "e4m3", {"e4m3", "e2m1"}, "the output format"),
+           ops::integer("num_per_channels", 128, 1, 1 << 30,
+                        "channels a group: 16, 32, 64, 128 or K")}),
+      .cli_shape = "M, K",
+      .default_shape = {8064, 7168},
+      .check = check,
+      .shape_of =
+          [](std::string_view tensor, const ops::ShapeArgs &a) {
+            const int64_t m = a.dim("M"), k = a.dim("K");
+            if (tensor == "out")
+              return a.choice("fmt") == "e2m1"
+                         ? ops::TensorShape{DType::i8, {m, k / 2}, {k / 2, 1}}
+                         : ops::TensorShape{DType::e4m3, {m, k}, {k, 1}};
+            const int64_t g = a.integer("num_per_channels");
+            return sf_shape(m, (k + g - 1) / g,
+                            tensor == "sf" ? SfLayout::row_major
+                                           : sf_layout_of(a));
+          },
+      .reference = std::move(reference)};
+}
+
+static const ops::TensorDecl kX = ops::input(
+    "x", {DType::bf16, DType::f32}, "M, K", ops::Layout::inner_contiguous);
+static const ops::TensorDecl kOut =
+    ops::output("out", {DType::e4m3, DType::i8}, "", ops::Layout::contiguous,
+                "e4m3 (M, K), or int8 (M, K / 2) for e2m1");
+static const ops::TensorDecl kOutSf =
+    ops::output("out_sf", {DType::f32, DType::i32}, "", ops::Layout::as_shaped,
+                "scales; layout by the flags (§3.3)");
+
 const ops::OpDef &per_token_cast_op() {
   static const ops::OpDef op = ops::make_op<PerTokenCastSpec>(
-      {.name = "per_token_cast",
-       .summary = "fp8 e4m3 or packed fp4 e2m1 quantization of (M, K) "
-                  "bf16/f32 rows in groups of num_per_channels channels, with "
-                  "scales",
-       .tensors = {ops::input("x", {DType::bf16, DType::f32}, "M, K",
-                              ops::Layout::inner_contiguous),
-                   ops::output("out", {DType::e4m3, DType::i8}, "",
-                               ops::Layout::contiguous,
-                               "e4m3 (M, K), or int8 (M, K / 2) for e2m1"),
-                   ops::output("out_sf", {DType::f32, DType::i32}, "",
-                               ops::Layout::as_shaped,
-                               "scales; layout by the flags (§3.3)")},
-       .params = with_sf_flags(
-           {ops::choice("fmt", "e4m3", {"e4m3", "e2m1"}, "the output format"),
-            ops::integer("num_per_channels", 128, 1, 1 << 30,
-                         "channels a group: 16, 32, 64, 128 or K")}),
-       .cli_shape = "M, K",
-       .default_shape = {8064, 7168},
-       .check = check,
-       .shape_of =
-           [](std::string_view tensor, const ops::ShapeArgs &a) {
-             const int64_t m = a.dim("M"), k = a.dim("K");
-             if (tensor == "out")
-               return a.choice("fmt") == "e2m1"
-                          ? ops::TensorShape{DType::i8, {m, k / 2}, {k / 2, 1}}
-                          : ops::TensorShape{DType::e4m3, {m, k}, {k, 1}};
-             const int64_t g = a.integer("num_per_channels");
-             return sf_shape(m, (k + g - 1) / g, sf_layout_of(a));
-           },
-       .reference =
-           [](const ops::HostCall &c) {
-             QuantTensor q = per_token_cast_ref(
-                 c.tensor("x"), c.choice("fmt"), c.integer("num_per_channels"),
-                 std::nullopt, c.flag("use_tma_aligned_col_major_sf"),
-                 c.flag("round_sf"), c.flag("use_packed_ue8m0"));
-             return std::vector{q.data, q.sf};
-           }},
-      {spec, per_token_cast_kernel, views});
+      declare("per_token_cast",
+              "fp8 e4m3 or packed fp4 e2m1 quantization of (M, K) bf16/f32 "
+              "rows in groups of num_per_channels channels, with scales",
+              {kX, kOut, kOutSf},
+              [](const ops::HostCall &c) {
+                QuantTensor q = per_token_cast_ref(
+                    c.tensor("x"), c.choice("fmt"),
+                    c.integer("num_per_channels"), std::nullopt,
+                    c.flag("use_tma_aligned_col_major_sf"), c.flag("round_sf"),
+                    c.flag("use_packed_ue8m0"));
+                return std::vector{q.data, q.sf};
+              }),
+      {spec<CastMode::both>, per_token_cast_kernel, views});
   return op;
 }
 TILEJIT_REGISTER_OP(per_token_cast_op);
+
+const ops::OpDef &per_token_cast_with_sf_only_op() {
+  static const ops::OpDef op = ops::make_op<PerTokenCastSpec>(
+      declare("per_token_cast_with_sf_only", "per_token_cast's scales only",
+              {kX, kOutSf},
+              [](const ops::HostCall &c) {
+                return std::vector{per_token_cast_with_sf_only_ref(
+                    c.tensor("x"), c.choice("fmt"),
+                    c.integer("num_per_channels"), std::nullopt,
+                    c.flag("use_tma_aligned_col_major_sf"), c.flag("round_sf"),
+                    c.flag("use_packed_ue8m0"))};
+              }),
+      {spec<CastMode::sf_only>, per_token_cast_kernel, views});
+  return op;
+}
+TILEJIT_REGISTER_OP(per_token_cast_with_sf_only_op);
+
+const ops::OpDef &per_token_cast_with_precomputed_sf_op() {
+  static const ops::OpDef op = ops::make_op<PerTokenCastSpec>(
+      declare("per_token_cast_with_precomputed_sf",
+              "per_token_cast's data with given row-major f32 scales "
+              "(sf_inv = 1 / sf)",
+              {kX,
+               ops::input("sf", {DType::f32}, "", ops::Layout::contiguous,
+                          "row-major f32 (M, ceil(K / num_per_channels))"),
+               kOut},
+              [](const ops::HostCall &c) {
+                return std::vector{per_token_cast_with_precomputed_sf_ref(
+                    c.tensor("x"), c.choice("fmt"),
+                    c.integer("num_per_channels"), c.tensor("sf"),
+                    std::nullopt, c.flag("use_tma_aligned_col_major_sf"),
+                    c.flag("round_sf"), c.flag("use_packed_ue8m0"))};
+              }),
+      {spec<CastMode::precomputed_sf>, per_token_cast_kernel, views});
+  return op;
+}
+TILEJIT_REGISTER_OP(per_token_cast_with_precomputed_sf_op);
 
 void per_token_cast(const rt::TensorView &x, std::string_view fmt_name,
                     int64_t num_per_channels, const rt::TensorView &out,
@@ -228,6 +306,32 @@ void per_token_cast(const rt::TensorView &x, std::string_view fmt_name,
                             use_tma_aligned_col_major_sf, round_sf,
                             use_packed_ue8m0},
                            stream);
+}
+
+void per_token_cast_with_sf_only(const rt::TensorView &x,
+                                 std::string_view fmt_name,
+                                 int64_t num_per_channels,
+                                 const rt::TensorView &out_sf,
+                                 bool use_tma_aligned_col_major_sf,
+                                 bool round_sf, bool use_packed_ue8m0,
+                                 CUstream stream) {
+  per_token_cast_with_sf_only_op().call(
+      {x, out_sf},
+      {std::string(fmt_name), num_per_channels, use_tma_aligned_col_major_sf,
+       round_sf, use_packed_ue8m0},
+      stream);
+}
+
+void per_token_cast_with_precomputed_sf(
+    const rt::TensorView &x, std::string_view fmt_name,
+    int64_t num_per_channels, const rt::TensorView &sf,
+    const rt::TensorView &out, bool use_tma_aligned_col_major_sf,
+    bool round_sf, bool use_packed_ue8m0, CUstream stream) {
+  per_token_cast_with_precomputed_sf_op().call(
+      {x, sf, out},
+      {std::string(fmt_name), num_per_channels, use_tma_aligned_col_major_sf,
+       round_sf, use_packed_ue8m0},
+      stream);
 }
 
 } // namespace tilejit::quant

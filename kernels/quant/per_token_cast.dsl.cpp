@@ -9,12 +9,16 @@
 
 #include "tilejit/compiler/dsl.h"
 
+#include <optional>
+
 namespace tilejit::quant {
 
 Kernel per_token_cast_kernel(const PerTokenCastSpec &s) {
   dsl::KernelBuilder k("per_token_cast", s.threads);
   dsl::Access access = dsl::vectors_of(s.vector_bytes);
   const bool packed = s.sf_layout == SfLayout::packed_ue8m0;
+  const bool with_data = s.mode != CastMode::sf_only,
+             with_sf = s.mode != CastMode::precomputed_sf;
   const DType sf_dtype = packed ? DType::u8 : DType::f32;
   auto f32 = [&](dsl::Value v) { return k.cast(v, DType::f32); };
   // The quantized tile as stored: e4m3, or e2m1 codes two a byte along the
@@ -40,12 +44,13 @@ Kernel per_token_cast_kernel(const PerTokenCastSpec &s) {
     // then over p across threads.
     const int64_t p = bk / s.parts;
     auto x_parts = k.tensor("x_parts", s.in_dtype, 3, access);
-    auto out_parts = k.tensor("out_parts", stored_dtype, 3, access);
     k.grid({k.blocks(x_parts, 1, bm)});
     auto tile = f32(k.load(x_parts, {zero, m0, zero}, {s.parts, bm, p}));
     auto sc = scales_of(k, k.reduce_max(k.reduce_absmax(tile, 0), 2), limits,
                         s.round_sf);
-    k.store(quantized(tile * sc.sf_inv), out_parts, {zero, m0, zero});
+    if (with_data)
+      k.store(quantized(tile * sc.sf_inv),
+              k.tensor("out_parts", stored_dtype, 3, access), {zero, m0, zero});
     auto out_sf = k.tensor("out_sf", sf_dtype, packed ? 3 : 2);
     auto sf = stored(sc);
     if (packed)
@@ -55,10 +60,15 @@ Kernel per_token_cast_kernel(const PerTokenCastSpec &s) {
     return k.build();
   }
   auto x = k.tensor("x", s.in_dtype, 2, access);
-  auto out = k.tensor("out", stored_dtype, 2, access);
   k.grid({k.blocks(x, 0, bm), k.blocks(x, 1, bk)});
+  std::optional<dsl::Tensor> out, out_sf, given_sf;
+  if (s.mode == CastMode::precomputed_sf)
+    given_sf = k.tensor("sf", DType::f32, 3);
+  if (with_data)
+    out = k.tensor("out", stored_dtype, 2, access);
   // Packed scales are bytes (m, k / 4, k % 4) of the int32 tensor.
-  auto out_sf = k.tensor("out_sf", sf_dtype, packed ? 3 : 2);
+  if (with_sf)
+    out_sf = k.tensor("out_sf", sf_dtype, packed ? 3 : 2);
   // A tile that is one whole row (see per_token_cast_tiling) is inside x
   // and out: no bounds checks.
   const dsl::Bounds bounds =
@@ -74,22 +84,30 @@ Kernel per_token_cast_kernel(const PerTokenCastSpec &s) {
     const int64_t p = group & -group, parts = group / p;
     auto groups = parts == 1 ? k.reshape(tile, {rows, n, group})
                              : k.reshape(tile, {rows, n, parts, p});
+    if (!with_sf) { // given scales: groups of 16 to 128, parts == 1
+      auto sf_inv =
+          precomputed_sf_inv(k, *given_sf, r0, first, rows, n, s.threads);
+      k.store(quantized(k.reshape(groups * sf_inv, {rows, cols})), *out,
+              {r0, half(c0)}, bounds);
+      return;
+    }
     auto absmax = parts == 1 ? k.reduce_absmax(groups, 2)
                              : k.reduce_max(k.reduce_absmax(groups, 2), 3);
     auto sc = scales_of(k, absmax, limits, s.round_sf);
-    k.store(quantized(k.reshape(groups * sc.sf_inv, {rows, cols})), out,
-            {r0, half(c0)}, bounds);
+    if (with_data)
+      k.store(quantized(k.reshape(groups * sc.sf_inv, {rows, cols})), *out,
+              {r0, half(c0)}, bounds);
     auto sf = stored(sc);
     if (!packed) {
-      k.store(k.reshape(sf, {rows, n}), out_sf, {r0, first});
+      k.store(k.reshape(sf, {rows, n}), *out_sf, {r0, first});
     } else {
       // Scale j of a row is byte j % 4 of word j / 4; fewer than 4 scales
       // a block fill part of a word (n divides 4).
       auto word = first / k.index(4);
       if (n >= 4)
-        k.store(k.reshape(sf, {rows, n / 4, 4}), out_sf, {r0, word, zero});
+        k.store(k.reshape(sf, {rows, n / 4, 4}), *out_sf, {r0, word, zero});
       else
-        k.store(k.reshape(sf, {rows, 1, n}), out_sf,
+        k.store(k.reshape(sf, {rows, 1, n}), *out_sf,
                 {r0, word, first - word * k.index(4)});
     }
   };

@@ -6,6 +6,7 @@
 #include "op/op_def.h"
 #include "op/spec_fields.h"
 #include "quant/reference.h"
+#include "quant/scale_layout.h"
 
 #include <string_view>
 
@@ -39,10 +40,14 @@ struct PerTokenCastSpec {
   /// dividing block_k); the last column of blocks takes only the tail,
   /// block_m x tail boxes
   int32_t tail = 0;
+  /// Data and scales, scales only, or data from given row-major scales
+  /// (the three ops of per_token_cast.cpp; given scales only with groups
+  /// of 16 to 128, the box tiling)
+  CastMode mode = CastMode::both;
 };
 TILEJIT_SPEC_FIELDS(PerTokenCastSpec, in_dtype, e2m1, group, block_m, block_k,
                     threads, round_sf, sf_layout, vector_bytes, inside, parts,
-                    tail)
+                    tail, mode)
 
 /// Quantizes x (M, K) of bf16 or f32 (unit inner stride, any row stride) to
 /// fp8 e4m3 or fp4 e2m1 in groups of `num_per_channels` channels of a row:
@@ -65,7 +70,27 @@ void per_token_cast(const rt::TensorView &x, std::string_view fmt,
                     bool round_sf = false, bool use_packed_ue8m0 = false,
                     CUstream stream = nullptr);
 
+/// Only per_token_cast's scales (`out_sf`, as per_token_cast writes them).
+void per_token_cast_with_sf_only(const rt::TensorView &x, std::string_view fmt,
+                                 int64_t num_per_channels,
+                                 const rt::TensorView &out_sf,
+                                 bool use_tma_aligned_col_major_sf = false,
+                                 bool round_sf = false,
+                                 bool use_packed_ue8m0 = false,
+                                 CUstream stream = nullptr);
+
+/// per_token_cast's data with given scales: `sf` a row-major f32 (M, nK),
+/// out = fmt(x * (1 / sf)) (§4.4); `num_per_channels` 16, 32, 64 or 128,
+/// and the two layout flags false (a given sf is row-major).
+void per_token_cast_with_precomputed_sf(
+    const rt::TensorView &x, std::string_view fmt, int64_t num_per_channels,
+    const rt::TensorView &sf, const rt::TensorView &out,
+    bool use_tma_aligned_col_major_sf = false, bool round_sf = false,
+    bool use_packed_ue8m0 = false, CUstream stream = nullptr);
+
 const ops::OpDef &per_token_cast_op();
+const ops::OpDef &per_token_cast_with_sf_only_op();
+const ops::OpDef &per_token_cast_with_precomputed_sf_op();
 
 /// The kernel in the DSL (per_token_cast.dsl.cpp).
 Kernel per_token_cast_kernel(const PerTokenCastSpec &spec);

@@ -212,4 +212,110 @@ TILEJIT_OP_TEST(per_token_cast) {
   return t;
 }
 
+namespace {
+
+/// Small cases of the two variants: e4m3 and e2m1, bf16 and f32, boxes,
+/// tails, a last short group, size 0; `flags` the scale flag sets and
+/// `groups` the group sizes (K too where the op takes it).
+void add_variant_cases(OpTest &t, const std::vector<std::map<std::string,
+                                                         std::string>> &flags,
+                       bool whole_rows) {
+  for (DType dtype : {DType::bf16, DType::f32})
+    for (const char *fmt : {"e4m3", "e2m1"})
+      for (const auto &f : flags)
+        for (auto [m, k, group] :
+             {std::tuple<int64_t, int64_t, int64_t>{64, 512, 128},
+              {1, 128, 128},
+              {17, 576, 128},
+              {33, 576, 32},
+              {5, 640, 64},
+              {3, 192, 16},
+              {17, 320, 128},
+              {5, 200, 64},
+              {0, 512, 32},
+              {6600, 576, 128},
+              {2100, 2048, 32},
+              {7, 576, 576},
+              {9, 2560, 2560}}) {
+          if (group == k && !whole_rows)
+            continue;
+          auto set = with_group(f, group);
+          set["fmt"] = fmt;
+          t.cases.push_back(
+              {.shape = {m, k}, .set = set, .dtypes = {{"", dtype}}});
+        }
+}
+
+} // namespace
+
+TILEJIT_OP_TEST(per_token_cast_with_sf_only) {
+  OpTest t{.op = "per_token_cast_with_sf_only",
+           .compare = {{"out_sf", packed_scales([](const ops::HostCall &c) {
+                          const int64_t g = c.integer("num_per_channels");
+                          return (c.tensor("x").size(1) + g - 1) / g;
+                        })}}};
+  add_variant_cases(t, {std::begin(kFlags), std::end(kFlags)}, true);
+  // TileKernels' grid (it checks sf_only where the group is not K).
+  for (int64_t m : {4001, 8001})
+    for (int64_t k : {576, 2048, 7168})
+      for (int64_t group : {32, 128})
+        for (int f : {0, 1})
+          t.cases.push_back({.shape = {m, k},
+                             .set = with_group(kFlags[f], group),
+                             .kind = Case::big});
+  t.cases.push_back({.shape = {8001, 7168},
+                     .set = with_group(kFlags[1], 128),
+                     .kind = Case::bench});
+  t.errors = {
+      {"row-major scales where packed ones are asked for",
+       {fake(DType::bf16, {100, 512}), fake(DType::f32, {100, 4}, {}, 0x100000)},
+       {{"num_per_channels", int64_t{128}},
+        {"use_tma_aligned_col_major_sf", true},
+        {"round_sf", true},
+        {"use_packed_ue8m0", true}},
+       "per_token_cast_with_sf_only: argument 'out_sf' is f32[100, 4] strides "
+       "[4, 1]; requires i32[100, 1] strides [1, >= 100]"},
+  };
+  return t;
+}
+
+TILEJIT_OP_TEST(per_token_cast_with_precomputed_sf) {
+  // Scales as a cast would give them: positive.
+  OpTest t{.op = "per_token_cast_with_precomputed_sf",
+           .fills = {{"sf", uniform(1e-3, 1.0)}}};
+  add_variant_cases(t, {kFlags[0], kFlags[2]}, false);
+  for (int64_t m : {4001, 8001})
+    for (int64_t k : {576, 2048, 7168})
+      for (int64_t group : {32, 128})
+        t.cases.push_back({.shape = {m, k},
+                           .set = with_group(kFlags[0], group),
+                           .kind = Case::big});
+  t.cases.push_back({.shape = {8001, 7168},
+                     .set = with_group({}, 128),
+                     .kind = Case::bench});
+  const auto x = fake(DType::bf16, {100, 512});
+  const auto sf = fake(DType::f32, {100, 4}, {}, 0x100000);
+  const auto out = fake(DType::e4m3, {100, 512}, {}, 0x200000);
+  t.errors = {
+      {"one group a row",
+       {x, fake(DType::f32, {100, 1}, {}, 0x100000), out},
+       {{"num_per_channels", int64_t{512}}},
+       "per_token_cast_with_precomputed_sf: argument 'num_per_channels' is "
+       "512; requires 16, 32, 64 or 128 with given scales"},
+      {"column-major scales",
+       {x, sf, out},
+       {{"num_per_channels", int64_t{128}},
+        {"use_tma_aligned_col_major_sf", true}},
+       "per_token_cast_with_precomputed_sf: argument "
+       "'use_tma_aligned_col_major_sf' is true; requires false (a "
+       "precomputed sf is a row-major f32)"},
+      {"scales of another group size",
+       {x, sf, out},
+       {{"num_per_channels", int64_t{64}}},
+       "per_token_cast_with_precomputed_sf: argument 'sf' is f32[100, 4] "
+       "strides [4, 1]; requires f32[100, 8]"},
+  };
+  return t;
+}
+
 } // namespace tilejit::harness

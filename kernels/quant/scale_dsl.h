@@ -4,6 +4,8 @@
 
 #include "tilejit/compiler/dsl.h"
 
+#include <algorithm>
+
 namespace tilejit::quant {
 
 /// A format's largest value and the absmax clamp of §3.1: e4m3 448 and
@@ -40,6 +42,23 @@ inline Scales scales_of(dsl::KernelBuilder &k, dsl::Value absmax,
                          DType::f32);
   }
   return s;
+}
+
+/// sf_inv = 1 / sf (an IEEE division, §4.4) of the `rows` x `n` given
+/// scales at (r0, c0), as (rows, n, 1). `sf` is the kernel's view of a
+/// row-major f32 (M', nK) with a third dimension that repeats each scale
+/// (stride 0; repeated_scales in scale_layout.h): a load of one element a
+/// thread (relayout 1, so that this access without vectors leaves the
+/// kernel's others theirs), taken back to one by a maximum over the copies,
+/// which also gives it an absmax's layout.
+inline dsl::Value precomputed_sf_inv(dsl::KernelBuilder &k,
+                                     const dsl::Tensor &sf, dsl::Value r0,
+                                     dsl::Value c0, int64_t rows, int64_t n,
+                                     int64_t threads) {
+  const int64_t copies = std::max<int64_t>(1, threads / (rows * n));
+  auto repeated = k.relayout(
+      k.load(sf, {r0, c0, k.index(0)}, {rows, n, copies}), 1);
+  return k.constant(1, DType::f32) / k.reduce_max(repeated, 2);
 }
 
 } // namespace tilejit::quant

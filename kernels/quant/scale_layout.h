@@ -13,6 +13,21 @@
 
 namespace tilejit::quant {
 
+/// What a quantizing call computes: data and scales, the scales only
+/// (`*_with_sf_only`), or the data from given scales
+/// (`*_with_precomputed_sf`).
+enum class CastMode : int32_t { both, sf_only, precomputed_sf };
+
+/// A precomputed row-major f32 sf (M', nK) as the kernels take it
+/// (precomputed_sf_inv, scale_dsl.h): (M', nK, threads) with strides
+/// (stride[0], stride[1], 0), each scale repeated.
+inline rt::TensorView repeated_scales(const rt::TensorView &sf,
+                                      int64_t threads) {
+  const int64_t shape[3] = {sf.shape[0], sf.shape[1], threads};
+  const int64_t strides[3] = {sf.strides[0], sf.strides[1], 0};
+  return rt::TensorView::strided(sf.data, sf.dtype, shape, strides);
+}
+
 /// `params` followed by the quantizing ops' three scale flags
 /// (use_tma_aligned_col_major_sf, round_sf, use_packed_ue8m0; the layout
 /// they ask for is sf_layout_of, reference.h).
