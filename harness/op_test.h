@@ -14,10 +14,17 @@
 
 namespace tilejit::harness {
 
-/// How an input is filled (seeded): normal(mean, stddev), uniform(lo, hi)
-/// or random bytes (every bit pattern, NaNs included).
+/// How an input is filled (seeded): normal(mean, stddev), uniform(lo, hi),
+/// random bytes (every bit pattern, NaNs included), bytes in a range, or
+/// power-of-two scales.
 struct Fill {
-  enum class Kind { normal, uniform, bytes, byte_range } kind = Kind::normal;
+  enum class Kind {
+    normal,
+    uniform,
+    bytes,
+    byte_range,
+    exponents
+  } kind = Kind::normal;
   double a = 0, b = 1;
 };
 inline Fill normal(double mean = 0, double stddev = 1) {
@@ -30,6 +37,11 @@ inline Fill random_bytes() { return {Fill::Kind::bytes, 0, 0}; }
 /// Every byte uniform in [lo, hi] (e.g. UE8M0 scale codes).
 inline Fill bytes_in(int lo, int hi) {
   return {Fill::Kind::byte_range, 1.0 * lo, 1.0 * hi};
+}
+/// Power-of-two scales 2^e, e uniform in [lo, hi]: an f32 2^e each, or an
+/// int32 of four UE8M0 bytes e + 127 (packed scales).
+inline Fill exponents(int lo, int hi) {
+  return {Fill::Kind::exponents, 1.0 * lo, 1.0 * hi};
 }
 
 /// What a run computed: the inputs, the parameters, the outputs the GPU

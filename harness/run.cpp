@@ -254,6 +254,20 @@ void fill(ref::HostTensor &t, int64_t elements, const Fill &f,
       raw[i] = static_cast<std::byte>(byte(gen));
     return;
   }
+  if (f.kind == Fill::Kind::exponents) {
+    std::uniform_int_distribution<int> exponent(static_cast<int>(f.a),
+                                                static_cast<int>(f.b));
+    const bool packed = t.dtype() != DType::f32;
+    for (size_t i = 0; i < static_cast<size_t>(elements) * elt; ++i) {
+      if (packed) {
+        raw[i] = static_cast<std::byte>(exponent(gen) + 127);
+      } else if (i % elt == 0) {
+        const float v = std::ldexp(1.0f, exponent(gen));
+        std::memcpy(raw + i, &v, sizeof v);
+      }
+    }
+    return;
+  }
   std::normal_distribution<double> normal(f.a, f.b);
   std::uniform_real_distribution<double> uniform(f.a, f.b);
   for (int64_t i = 0; i < elements; ++i) {

@@ -1,0 +1,93 @@
+// per_block_cast_lossless.dsl.cpp - per_block_cast_lossless in the tile
+// DSL: a block loads a block_m x block_k tile of packed fp4 and the
+// exponents of its input scales, takes each output block's largest, and
+// stores the e4m3 tile rescaled by powers of two and the output scales.
+#include "quant/per_block_cast_lossless.h"
+
+#include "tilejit/compiler/dsl.h"
+
+#include <algorithm>
+
+namespace tilejit::quant {
+
+Kernel per_block_cast_lossless_kernel(const PerBlockCastLosslessSpec &s) {
+  dsl::KernelBuilder k("per_block_cast_lossless", s.threads);
+  dsl::Access access = dsl::vectors_of(s.vector_bytes);
+  const int64_t tm = s.block_m, tk = s.block_k;
+  const int64_t groups = tk / s.x_bk;        // input scales a tile row
+  const int64_t per = s.out_bk / s.x_bk;     // of them an output block
+  const int64_t nm = tm / s.out_bm, nk = tk / s.out_bk; // output blocks
+  auto x = k.tensor("x_data", DType::u8, 2, access);
+  // Input scales: f32 (M, copies, groups) of any strides, or the bytes (M,
+  // copies, W, 4) of the packed int32, the copies of stride 0 (views in
+  // per_block_cast_lossless.cpp).
+  auto x_sf = k.tensor("x_sf", s.x_packed ? DType::u8 : DType::f32,
+                       s.x_packed ? 4 : 3);
+  auto out = k.tensor("out", DType::e4m3, 2, access);
+  const bool packed = s.sf_layout == SfLayout::packed_ue8m0;
+  auto out_sf =
+      k.tensor("out_sf", packed ? DType::u8 : DType::f32, packed ? 3 : 2);
+  k.grid({k.blocks(out, 0, tm), k.blocks(out, 1, tk)});
+
+  auto m0 = k.block_id(0) * k.index(tm), k0 = k.block_id(1) * k.index(tk);
+  auto zero = k.index(0), four = k.index(4);
+  auto u32 = [&](int64_t v) { return k.constant(v, DType::u32); };
+  auto v = k.from_e2m1(
+      k.unpack_nibbles(k.load(x, {m0, k0 / k.index(2)}, {tm, tk / 2})));
+
+  // The biased exponents of the tile's input scales (0 past the end, which
+  // never wins a maximum), one a thread: their few-byte loads leave the
+  // data's vectors alone. Fewer scales than threads are read `copies` times
+  // (a fragment has an element a thread) and taken back to one by a max.
+  auto first = k0 / k.index(s.x_bk);
+  const int64_t copies = std::max<int64_t>(1, s.threads / (tm * groups));
+  dsl::Value e_in; // (tm, copies, groups) u32
+  if (s.x_packed) {
+    auto word = first / four;
+    e_in = k.cast(
+        k.relayout(k.load(x_sf, {m0, zero, word, first - word * four},
+                          {tm, copies, std::max<int64_t>(1, groups / 4),
+                           std::min<int64_t>(groups, 4)}),
+                   1),
+        DType::u32);
+  } else {
+    e_in = k.shr(k.bitcast(k.relayout(k.load(x_sf, {m0, zero, first},
+                                             {tm, copies, groups}),
+                                      1),
+                           DType::u32),
+                 u32(23));
+  }
+  // As output blocks, (nm, out_bm, 1, nk, per) after the copies are taken
+  // back to one; e_out = max(e_max - 6, 0) per block, as (nm, 1, 1, nk, 1).
+  auto blocks = k.reshape(e_in, {nm, s.out_bm, copies, nk, per});
+  if (copies > 1)
+    blocks = k.reduce_max(blocks, 2);
+  auto e_max = k.reduce_max(k.reduce_max(blocks, 4), 1);
+  auto e_out = k.select(k.ge(e_max, u32(6)), e_max - u32(6), u32(0));
+  // Each input block's factor 2^(e_in - e_out), exact in f32.
+  auto factor = k.bitcast(k.shl(blocks - e_out + u32(127), u32(23)),
+                          DType::f32);
+  auto scaled = k.reshape(v, {tm, groups, s.x_bk}) *
+                k.reshape(factor, {tm, groups, 1});
+  k.store(k.cast(k.reshape(scaled, {tm, tk}), DType::e4m3), out, {m0, k0});
+
+  // The output scales: 2^(e_out - 127) as f32, or the UE8M0 byte (scale j
+  // of a row is byte j % 4 of word j / 4; fewer than 4 a tile fill part of
+  // a word).
+  auto row = k.block_id(0) * k.index(nm), col = k.block_id(1) * k.index(nk);
+  auto e = k.reshape(e_out, {nm, nk});
+  if (!packed) {
+    k.store(k.bitcast(k.shl(e, u32(23)), DType::f32), out_sf, {row, col});
+    return k.build();
+  }
+  auto bytes = k.cast(e, DType::u8);
+  auto word = col / four;
+  if (nk >= 4)
+    k.store(k.reshape(bytes, {nm, nk / 4, 4}), out_sf, {row, word, zero});
+  else
+    k.store(k.reshape(bytes, {nm, 1, nk}), out_sf,
+            {row, word, col - word * four});
+  return k.build();
+}
+
+} // namespace tilejit::quant
