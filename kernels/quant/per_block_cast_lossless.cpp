@@ -102,17 +102,18 @@ const ops::OpDef &per_block_cast_lossless_op() {
       {.name = std::string(kOp),
        .summary = "packed fp4 with power-of-two (1, x_bk) scales to e4m3 in "
                   "out_bm x out_bk blocks, exactly",
-       .tensors =
-           {ops::input("x_data", {DType::i8}, "", ops::Layout::contiguous,
-                       "int8 (M, K / 2) of e2m1 codes"),
-            ops::input("x_sf", {DType::f32, DType::i32}, "",
+       .tensors = {ops::input("x_data", {DType::i8}, "",
+                              ops::Layout::contiguous,
+                              "int8 (M, K / 2) of e2m1 codes"),
+                   ops::input(
+                       "x_sf", {DType::f32, DType::i32}, "",
                        ops::Layout::strided,
                        "power-of-two scales: f32 (M, ceil(K / x_bk)) of any "
                        "strides, or packed int32"),
-            ops::output("out", {DType::e4m3}, "M, K"),
-            ops::output("out_sf", {DType::f32, DType::i32}, "",
-                        ops::Layout::as_shaped,
-                        "scales; layout by the flags (§3.3)")},
+                   ops::output("out", {DType::e4m3}, "M, K"),
+                   ops::output("out_sf", {DType::f32, DType::i32},
+                               "", ops::Layout::as_shaped,
+                               "scales; layout by the flags (§3.3)")},
        .params = with_sf_flags(
            {ops::choice("fmt", "e4m3", {"e4m3"}, "the output format"),
             ops::integer("x_bm", 1, 1, 1 << 30, "rows an input scale: 1"),

@@ -14,15 +14,15 @@ Kernel per_block_cast_lossless_kernel(const PerBlockCastLosslessSpec &s) {
   dsl::KernelBuilder k("per_block_cast_lossless", s.threads);
   dsl::Access access = dsl::vectors_of(s.vector_bytes);
   const int64_t tm = s.block_m, tk = s.block_k;
-  const int64_t groups = tk / s.x_bk;        // input scales a tile row
-  const int64_t per = s.out_bk / s.x_bk;     // of them an output block
+  const int64_t groups = tk / s.x_bk;    // input scales a tile row
+  const int64_t per = s.out_bk / s.x_bk; // of them an output block
   const int64_t nm = tm / s.out_bm, nk = tk / s.out_bk; // output blocks
   auto x = k.tensor("x_data", DType::u8, 2, access);
   // Input scales: f32 (M, copies, groups) of any strides, or the bytes (M,
   // copies, W, 4) of the packed int32, the copies of stride 0 (views in
   // per_block_cast_lossless.cpp).
-  auto x_sf = k.tensor("x_sf", s.x_packed ? DType::u8 : DType::f32,
-                       s.x_packed ? 4 : 3);
+  auto x_sf =
+      k.tensor("x_sf", s.x_packed ? DType::u8 : DType::f32, s.x_packed ? 4 : 3);
   auto out = k.tensor("out", DType::e4m3, 2, access);
   const bool packed = s.sf_layout == SfLayout::packed_ue8m0;
   auto out_sf =
@@ -44,18 +44,18 @@ Kernel per_block_cast_lossless_kernel(const PerBlockCastLosslessSpec &s) {
   dsl::Value e_in; // (tm, copies, groups) u32
   if (s.x_packed) {
     auto word = first / four;
-    e_in = k.cast(
-        k.relayout(k.load(x_sf, {m0, zero, word, first - word * four},
-                          {tm, copies, std::max<int64_t>(1, groups / 4),
-                           std::min<int64_t>(groups, 4)}),
-                   1),
-        DType::u32);
+    e_in =
+        k.cast(k.relayout(k.load(x_sf, {m0, zero, word, first - word * four},
+                                 {tm, copies, std::max<int64_t>(1, groups / 4),
+                                  std::min<int64_t>(groups, 4)}),
+                          1),
+               DType::u32);
   } else {
-    e_in = k.shr(k.bitcast(k.relayout(k.load(x_sf, {m0, zero, first},
-                                             {tm, copies, groups}),
-                                      1),
-                           DType::u32),
-                 u32(23));
+    e_in = k.shr(
+        k.bitcast(k.relayout(
+                      k.load(x_sf, {m0, zero, first}, {tm, copies, groups}), 1),
+                  DType::u32),
+        u32(23));
   }
   // As output blocks, (nm, out_bm, 1, nk, per) after the copies are taken
   // back to one; e_out = max(e_max - 6, 0) per block, as (nm, 1, 1, nk, 1).
@@ -65,10 +65,10 @@ Kernel per_block_cast_lossless_kernel(const PerBlockCastLosslessSpec &s) {
   auto e_max = k.reduce_max(k.reduce_max(blocks, 4), 1);
   auto e_out = k.select(k.ge(e_max, u32(6)), e_max - u32(6), u32(0));
   // Each input block's factor 2^(e_in - e_out), exact in f32.
-  auto factor = k.bitcast(k.shl(blocks - e_out + u32(127), u32(23)),
-                          DType::f32);
-  auto scaled = k.reshape(v, {tm, groups, s.x_bk}) *
-                k.reshape(factor, {tm, groups, 1});
+  auto factor =
+      k.bitcast(k.shl(blocks - e_out + u32(127), u32(23)), DType::f32);
+  auto scaled =
+      k.reshape(v, {tm, groups, s.x_bk}) * k.reshape(factor, {tm, groups, 1});
   k.store(k.cast(k.reshape(scaled, {tm, tk}), DType::e4m3), out, {m0, k0});
 
   // The output scales: 2^(e_out - 127) as f32, or the UE8M0 byte (scale j

@@ -22,21 +22,18 @@ namespace tilejit::quant {
 /// not check (it would read x_sf on the host): such blocks lose the
 /// smallest values. Throws UserError naming the argument, its value and the
 /// requirement; nothing is written then.
-void per_block_cast_lossless(const rt::TensorView &x_data,
-                             const rt::TensorView &x_sf, int64_t x_bk,
-                             int64_t out_bm, int64_t out_bk,
-                             const rt::TensorView &out,
-                             const rt::TensorView &out_sf,
-                             bool use_tma_aligned_col_major_sf = false,
-                             bool use_packed_ue8m0 = false,
-                             CUstream stream = nullptr);
+void per_block_cast_lossless(
+    const rt::TensorView &x_data, const rt::TensorView &x_sf, int64_t x_bk,
+    int64_t out_bm, int64_t out_bk, const rt::TensorView &out,
+    const rt::TensorView &out_sf, bool use_tma_aligned_col_major_sf = false,
+    bool use_packed_ue8m0 = false, CUstream stream = nullptr);
 
 const ops::OpDef &per_block_cast_lossless_op();
 
 /// Static parameters of a per_block_cast_lossless kernel.
 struct PerBlockCastLosslessSpec {
-  int32_t x_bk = 32;                ///< channels an input scale covers
-  int32_t x_packed = 0;             ///< 1: input scales are UE8M0 bytes
+  int32_t x_bk = 32;                  ///< channels an input scale covers
+  int32_t x_packed = 0;               ///< 1: input scales are UE8M0 bytes
   int32_t out_bm = 128, out_bk = 128; ///< the output block
   /// A tile of block_m = max(out_bm, 32) rows and block_k = max(out_bk,
   /// 8192 / block_m) columns, as the original

@@ -60,9 +60,8 @@ TILEJIT_OP_TEST(per_block_cast_lossless) {
   // blocks, output scales row-major or packed.
   for (int64_t m : {4001, 8001})
     for (int64_t k : {576, 2048, 7168})
-      for (auto [out_bm, out_bk] : {std::pair<int64_t, int64_t>{1, 128},
-                                    {32, 32},
-                                    {128, 128}})
+      for (auto [out_bm, out_bk] :
+           {std::pair<int64_t, int64_t>{1, 128}, {32, 32}, {128, 128}})
         for (int f : {0, 2})
           for (DType sf : {DType::f32, DType::i32})
             t.cases.push_back({.shape = {m, k},

@@ -109,8 +109,7 @@ PerTokenCastSpec per_token_cast_tiling(PerTokenCastSpec spec, int64_t m,
   return spec;
 }
 
-static void check_num_per_channels(std::string_view op, int64_t g,
-                                   int64_t k) {
+static void check_num_per_channels(std::string_view op, int64_t g, int64_t k) {
   bool small = g == 16 || g == 32 || g == 64 || g == 128;
   if (!small && !(g == k && k % 64 == 0 && k > 0))
     throw UserError(fmt::format("{}: argument 'num_per_channels' is {}; "
@@ -131,14 +130,31 @@ static void check(const ops::Call &c) {
     throw UserError(fmt::format("{}: argument 'x' has K = {}; fmt e2m1 "
                                 "requires K even (two codes a byte)",
                                 op, c.dim("K")));
+  if (c.choice("fmt") == "e5m6") {
+    if (c.op().name != "per_token_cast")
+      throw UserError(fmt::format("{}: argument 'fmt' is 'e5m6'; requires "
+                                  "e4m3 or e2m1 (e5m6 only with "
+                                  "per_token_cast)",
+                                  op));
+    if (g != c.dim("K"))
+      throw UserError(fmt::format("{}: argument 'num_per_channels' is {}; "
+                                  "fmt e5m6 requires K = {} (one scale a "
+                                  "row)",
+                                  op, g, c.dim("K")));
+    if (c.tensor("out").data % 4 != 0)
+      throw UserError(fmt::format("{}: argument 'out' starts at {:#x}; fmt "
+                                  "e5m6 requires a 4-byte aligned address "
+                                  "(it is written as 32-bit words)",
+                                  op, c.tensor("out").data));
+  }
   if (c.op().find_tensor("sf")) {
     if (g != 16 && g != 32 && g != 64 && g != 128)
       throw UserError(fmt::format("{}: argument 'num_per_channels' is {}; "
                                   "requires 16, 32, 64 or 128 with given "
                                   "scales",
                                   op, g));
-    for (const char *flag : {"use_tma_aligned_col_major_sf",
-                             "use_packed_ue8m0"})
+    for (const char *flag :
+         {"use_tma_aligned_col_major_sf", "use_packed_ue8m0"})
       if (c.flag(flag))
         throw UserError(fmt::format("{}: argument '{}' is true; requires "
                                     "false (a precomputed sf is a row-major "
@@ -153,10 +169,21 @@ template <CastMode mode> static PerTokenCastSpec spec(const ops::Call &c) {
   s.mode = mode;
   s.in_dtype = c.tensor("x").dtype;
   s.e2m1 = c.choice("fmt") == "e2m1";
+  s.e5m6 = c.choice("fmt") == "e5m6";
   s.round_sf = c.flag("round_sf");
   s.sf_layout = sf_layout_of(c);
-  s = per_token_cast_tiling(s, c.dim("M"), c.dim("K"),
-                            c.integer("num_per_channels"));
+  if (s.e5m6) {
+    // As the original: 128 threads, whole rows padded to 1024 columns,
+    // 4096 elements a tile where that divides.
+    const int64_t k = std::max<int64_t>(c.dim("K"), 1);
+    s.threads = 128;
+    s.block_k = static_cast<int32_t>((k + 1023) / 1024 * 1024);
+    s.block_m = 4096 % s.block_k == 0 ? 4096 / s.block_k : 1;
+    s.group = s.block_k;
+  } else {
+    s = per_token_cast_tiling(s, c.dim("M"), c.dim("K"),
+                              c.integer("num_per_channels"));
+  }
   // The tiling's vectors (16 bytes unless it says less) where x's and
   // out's rows are aligned to them.
   const int vector_bytes = s.vector_bytes ? s.vector_bytes : 16;
@@ -174,6 +201,14 @@ template <CastMode mode> static PerTokenCastSpec spec(const ops::Call &c) {
 /// A given sf: each scale repeated (repeated_scales).
 static void views(const ops::Call &c, const PerTokenCastSpec &s,
                   ops::KernelArgs &args) {
+  if (s.e5m6) {
+    // The u8 (M, 3K / 2) as its u32 words (M, 3K / 8).
+    const rt::TensorView &out = c.tensor("out");
+    const int64_t shape[2] = {out.shape[0], out.shape[1] / 4};
+    const int64_t strides[2] = {out.strides[0] / 4, 1};
+    args.tensor("out_words",
+                rt::TensorView::strided(out.data, DType::u32, shape, strides));
+  }
   if (s.mode == CastMode::precomputed_sf)
     args.tensor("sf", repeated_scales(c.tensor("sf"), s.threads));
   if (s.parts > 0) {
@@ -210,7 +245,9 @@ declare(std::string name, std::string summary,
       .summary = std::move(summary),
       .tensors = std::move(tensors),
       .params = with_sf_flags(
-          {ops::choice("fmt", "e4m3", {"e4m3", "e2m1"}, "the output format"),
+          {ops::choice("fmt", "e4m3", {"e4m3", "e2m1", "e5m6"},
+                       "the output format (e5m6: per_token_cast, one group "
+                       "a row)"),
            ops::integer("num_per_channels", 128, 1, 1 << 30,
                         "channels a group: 16, 32, 64, 128 or K")}),
       .cli_shape = "M, K",
@@ -219,6 +256,9 @@ declare(std::string name, std::string summary,
       .shape_of =
           [](std::string_view tensor, const ops::ShapeArgs &a) {
             const int64_t m = a.dim("M"), k = a.dim("K");
+            if (tensor == "out" && a.choice("fmt") == "e5m6")
+              return ops::TensorShape{
+                  DType::u8, {m, k * 3 / 2}, {k * 3 / 2, 1}};
             if (tensor == "out")
               return a.choice("fmt") == "e2m1"
                          ? ops::TensorShape{DType::i8, {m, k / 2}, {k / 2, 1}}
@@ -233,9 +273,9 @@ declare(std::string name, std::string summary,
 
 static const ops::TensorDecl kX = ops::input(
     "x", {DType::bf16, DType::f32}, "M, K", ops::Layout::inner_contiguous);
-static const ops::TensorDecl kOut =
-    ops::output("out", {DType::e4m3, DType::i8}, "", ops::Layout::contiguous,
-                "e4m3 (M, K), or int8 (M, K / 2) for e2m1");
+static const ops::TensorDecl kOut = ops::output(
+    "out", {DType::e4m3, DType::i8, DType::u8}, "", ops::Layout::contiguous,
+    "e4m3 (M, K), int8 (M, K / 2) for e2m1, or uint8 (M, 3K / 2) for e5m6");
 static const ops::TensorDecl kOutSf =
     ops::output("out_sf", {DType::f32, DType::i32}, "", ops::Layout::as_shaped,
                 "scales; layout by the flags (§3.3)");
@@ -287,9 +327,9 @@ const ops::OpDef &per_token_cast_with_precomputed_sf_op() {
               [](const ops::HostCall &c) {
                 return std::vector{per_token_cast_with_precomputed_sf_ref(
                     c.tensor("x"), c.choice("fmt"),
-                    c.integer("num_per_channels"), c.tensor("sf"),
-                    std::nullopt, c.flag("use_tma_aligned_col_major_sf"),
-                    c.flag("round_sf"), c.flag("use_packed_ue8m0"))};
+                    c.integer("num_per_channels"), c.tensor("sf"), std::nullopt,
+                    c.flag("use_tma_aligned_col_major_sf"), c.flag("round_sf"),
+                    c.flag("use_packed_ue8m0"))};
               }),
       {spec<CastMode::precomputed_sf>, per_token_cast_kernel, views});
   return op;
@@ -325,8 +365,8 @@ void per_token_cast_with_sf_only(const rt::TensorView &x,
 void per_token_cast_with_precomputed_sf(
     const rt::TensorView &x, std::string_view fmt_name,
     int64_t num_per_channels, const rt::TensorView &sf,
-    const rt::TensorView &out, bool use_tma_aligned_col_major_sf,
-    bool round_sf, bool use_packed_ue8m0, CUstream stream) {
+    const rt::TensorView &out, bool use_tma_aligned_col_major_sf, bool round_sf,
+    bool use_packed_ue8m0, CUstream stream) {
   per_token_cast_with_precomputed_sf_op().call(
       {x, sf, out},
       {std::string(fmt_name), num_per_channels, use_tma_aligned_col_major_sf,

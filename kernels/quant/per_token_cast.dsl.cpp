@@ -14,6 +14,8 @@
 namespace tilejit::quant {
 
 Kernel per_token_cast_kernel(const PerTokenCastSpec &s) {
+  if (s.e5m6)
+    return per_token_cast_e5m6_kernel(s);
   dsl::KernelBuilder k("per_token_cast", s.threads);
   dsl::Access access = dsl::vectors_of(s.vector_bytes);
   const bool packed = s.sf_layout == SfLayout::packed_ue8m0;

@@ -17,6 +17,9 @@ namespace tilejit::quant {
 struct PerTokenCastSpec {
   DType in_dtype = DType::bf16;
   int32_t e2m1 = 0; ///< 1: fp4 e2m1 codes, two a byte; 0: fp8 e4m3
+  /// 1: E5M6 codes, 8 in 3 words, one scale a row (group = K; §5): a tile
+  /// of block_m whole rows, block_k = K rounded up to 1024
+  int32_t e5m6 = 0;
   /// num_per_channels, padded to a power of two; or K itself when K is an
   /// odd multiple of a power of two (see per_token_cast_tiling)
   int32_t group = 128;
@@ -45,9 +48,9 @@ struct PerTokenCastSpec {
   /// of 16 to 128, the box tiling)
   CastMode mode = CastMode::both;
 };
-TILEJIT_SPEC_FIELDS(PerTokenCastSpec, in_dtype, e2m1, group, block_m, block_k,
-                    threads, round_sf, sf_layout, vector_bytes, inside, parts,
-                    tail, mode)
+TILEJIT_SPEC_FIELDS(PerTokenCastSpec, in_dtype, e2m1, e5m6, group, block_m,
+                    block_k, threads, round_sf, sf_layout, vector_bytes, inside,
+                    parts, tail, mode)
 
 /// Quantizes x (M, K) of bf16 or f32 (unit inner stride, any row stride) to
 /// fp8 e4m3 or fp4 e2m1 in groups of `num_per_channels` channels of a row:
@@ -92,8 +95,10 @@ const ops::OpDef &per_token_cast_op();
 const ops::OpDef &per_token_cast_with_sf_only_op();
 const ops::OpDef &per_token_cast_with_precomputed_sf_op();
 
-/// The kernel in the DSL (per_token_cast.dsl.cpp).
+/// The kernel in the DSL (per_token_cast.dsl.cpp); e5m6's in
+/// per_token_cast_e5m6.dsl.cpp.
 Kernel per_token_cast_kernel(const PerTokenCastSpec &spec);
+Kernel per_token_cast_e5m6_kernel(const PerTokenCastSpec &spec);
 
 /// The tile of a specialisation: group (padded to a power of two, or K
 /// unpadded), block_k, block_m and threads for M x K; fewer rows (M) take

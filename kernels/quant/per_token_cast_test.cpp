@@ -83,6 +83,23 @@ TILEJIT_OP_TEST(per_token_cast) {
         t.cases.push_back(
             {.shape = {m, k}, .set = set, .dtypes = {{"", dtype}}});
       }
+  // e5m6 (one scale a row, 8 codes to 3 words): tails of the 1024-column
+  // tile, several rows a tile, the special values (3 inputs of constants
+  // with a last column of 65024, as TileKernels' tests), size 0.
+  for (DType dtype : {DType::bf16, DType::f32})
+    for (const auto &flags : kFlags)
+      for (auto [m, k] : {std::pair<int64_t, int64_t>{5, 64},
+                          {33, 576},
+                          {17, 1024},
+                          {9, 2560},
+                          {3, 7168},
+                          {0, 512},
+                          {300, 2048}}) {
+        auto set = with_group(flags, k);
+        set["fmt"] = "e5m6";
+        t.cases.push_back(
+            {.shape = {m, k}, .set = set, .dtypes = {{"", dtype}}});
+      }
   // The original's row stride of 2K; rows 8-byte aligned (no 16-byte
   // vectors) and 4-byte aligned (no 8-byte ones either).
   for (DType dtype : {DType::bf16, DType::f32}) {
@@ -125,6 +142,23 @@ TILEJIT_OP_TEST(per_token_cast) {
     set["fmt"] = "e2m1";
     t.cases.push_back({.shape = {8001, 7168}, .set = set, .kind = Case::bench});
   }
+  // TileKernels' e5m6 grid, and its benchmark (row-major rounded scales).
+  for (int64_t m : {4001, 8001})
+    for (int64_t k : {576, 2048, 2560, 3072, 4096, 6144, 7168})
+      for (DType dtype : {DType::bf16, DType::f32})
+        for (int f : {0, 1}) {
+          auto set = with_group(kFlags[f], k);
+          set["fmt"] = "e5m6";
+          t.cases.push_back({.shape = {m, k},
+                             .set = set,
+                             .dtypes = {{"", dtype}},
+                             .kind = Case::big});
+        }
+  {
+    auto set = with_group(kFlags[0], 7168);
+    set["fmt"] = "e5m6";
+    t.cases.push_back({.shape = {8001, 7168}, .set = set, .kind = Case::bench});
+  }
   // The benchmarks (the original benchmarks packed UE8M0).
   for (auto [m, k, group, dtype] :
        {std::tuple<int64_t, int64_t, int64_t, DType>{8001, 7168, 128,
@@ -149,8 +183,20 @@ TILEJIT_OP_TEST(per_token_cast) {
   t.errors = {
       {"an unsupported format",
        {x, out, sf},
+       params({{"fmt", std::string("e5m2")}}),
+       "per_token_cast: argument 'fmt' is 'e5m2'; requires e4m3, e2m1, or "
+       "e5m6"},
+      {"e5m6 with groups",
+       {x, fake(DType::u8, {100, 768}, {}, 0x100000), sf},
        params({{"fmt", std::string("e5m6")}}),
-       "per_token_cast: argument 'fmt' is 'e5m6'; requires e4m3 or e2m1"},
+       "per_token_cast: argument 'num_per_channels' is 128; fmt e5m6 "
+       "requires K = 512 (one scale a row)"},
+      {"e5m6 words off a 4-byte boundary",
+       {x, fake(DType::u8, {100, 768}, {}, 0x100001),
+        fake(DType::f32, {100, 1}, {}, 0x200000)},
+       {{"fmt", std::string("e5m6")}, {"num_per_channels", int64_t{512}}},
+       "per_token_cast: argument 'out' starts at 0x100001; fmt e5m6 requires "
+       "a 4-byte aligned address (it is written as 32-bit words)"},
       {"an e4m3 out for e2m1",
        {x, out, sf},
        params({{"fmt", std::string("e2m1")}}),
@@ -180,7 +226,8 @@ TILEJIT_OP_TEST(per_token_cast) {
       {"out of the input's dtype",
        {x, fake(DType::bf16, {100, 512}), sf},
        params({}),
-       "per_token_cast: argument 'out' has dtype bf16; requires e4m3 or i8"},
+       "per_token_cast: argument 'out' has dtype bf16; requires e4m3, i8, or "
+       "u8"},
       {"out of another shape",
        {x, fake(DType::e4m3, {100, 256}), sf},
        params({}),
@@ -217,9 +264,9 @@ namespace {
 /// Small cases of the two variants: e4m3 and e2m1, bf16 and f32, boxes,
 /// tails, a last short group, size 0; `flags` the scale flag sets and
 /// `groups` the group sizes (K too where the op takes it).
-void add_variant_cases(OpTest &t, const std::vector<std::map<std::string,
-                                                         std::string>> &flags,
-                       bool whole_rows) {
+void add_variant_cases(
+    OpTest &t, const std::vector<std::map<std::string, std::string>> &flags,
+    bool whole_rows) {
   for (DType dtype : {DType::bf16, DType::f32})
     for (const char *fmt : {"e4m3", "e2m1"})
       for (const auto &f : flags)
@@ -268,7 +315,8 @@ TILEJIT_OP_TEST(per_token_cast_with_sf_only) {
                      .kind = Case::bench});
   t.errors = {
       {"row-major scales where packed ones are asked for",
-       {fake(DType::bf16, {100, 512}), fake(DType::f32, {100, 4}, {}, 0x100000)},
+       {fake(DType::bf16, {100, 512}),
+        fake(DType::f32, {100, 4}, {}, 0x100000)},
        {{"num_per_channels", int64_t{128}},
         {"use_tma_aligned_col_major_sf", true},
         {"round_sf", true},
@@ -290,9 +338,8 @@ TILEJIT_OP_TEST(per_token_cast_with_precomputed_sf) {
         t.cases.push_back({.shape = {m, k},
                            .set = with_group(kFlags[0], group),
                            .kind = Case::big});
-  t.cases.push_back({.shape = {8001, 7168},
-                     .set = with_group({}, 128),
-                     .kind = Case::bench});
+  t.cases.push_back(
+      {.shape = {8001, 7168}, .set = with_group({}, 128), .kind = Case::bench});
   const auto x = fake(DType::bf16, {100, 512});
   const auto sf = fake(DType::f32, {100, 4}, {}, 0x100000);
   const auto out = fake(DType::e4m3, {100, 512}, {}, 0x200000);

@@ -9,13 +9,14 @@
 namespace tilejit::quant {
 
 /// A format's largest value and the absmax clamp of §3.1: e4m3 448 and
-/// 1e-4, e2m1 6 and 6 x 2^-126 (so that sf >= 2^-126).
+/// 1e-4, e2m1 6 and 6 x 2^-126 (so that sf >= 2^-126), e5m6 65024 and 1e-4.
 struct FmtLimits {
   double max;
   double clamp_min;
 };
 inline constexpr FmtLimits kE4m3Limits{448.0, 1e-4};
 inline constexpr FmtLimits kE2m1Limits{6.0, 6.0 * 0x1p-126};
+inline constexpr FmtLimits kE5m6Limits{65024.0, 1e-4};
 
 /// A block's scale from its absmax: sf, 1 / sf and, with round_sf, the
 /// biased exponent of sf (a power of two; the UE8M0 byte).
@@ -56,8 +57,8 @@ inline dsl::Value precomputed_sf_inv(dsl::KernelBuilder &k,
                                      dsl::Value c0, int64_t rows, int64_t n,
                                      int64_t threads) {
   const int64_t copies = std::max<int64_t>(1, threads / (rows * n));
-  auto repeated = k.relayout(
-      k.load(sf, {r0, c0, k.index(0)}, {rows, n, copies}), 1);
+  auto repeated =
+      k.relayout(k.load(sf, {r0, c0, k.index(0)}, {rows, n, copies}), 1);
   return k.constant(1, DType::f32) / k.reduce_max(repeated, 2);
 }
 

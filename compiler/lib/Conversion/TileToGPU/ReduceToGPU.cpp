@@ -229,9 +229,9 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
               rewriter, loc,
               arith::AddIOp::create(rewriter, loc, g, cst(i * plan.group)),
               cst(plan.reps - 1));
-          memref::StoreOp::create(rewriter, loc, combineRow(r), buffer,
-                                  ValueRange{cst(plan.reps + i),
-                                             mapping.threadId});
+          memref::StoreOp::create(
+              rewriter, loc, combineRow(r), buffer,
+              ValueRange{cst(plan.reps + i), mapping.threadId});
         }
         gpu::BarrierOp::create(rewriter, loc);
         row = 0;
@@ -274,10 +274,9 @@ MemRefType mlir::tile::reduceBufferType(ReduceOp op) {
   auto space =
       gpu::AddressSpaceAttr::get(op.getContext(), gpu::AddressSpace::Workgroup);
   const CrossWarp plan(bits, static_cast<int64_t>(reps.size()));
-  return MemRefType::get(
-      {plan.rows(), layout.getThreads()},
-      op.getSource().getType().getElementType(), MemRefLayoutAttrInterface{},
-      space);
+  return MemRefType::get({plan.rows(), layout.getThreads()},
+                         op.getSource().getType().getElementType(),
+                         MemRefLayoutAttrInterface{}, space);
 }
 
 void mlir::tile::populateReduceToGPUPatterns(
