@@ -10,6 +10,7 @@
 namespace tilejit::quant {
 
 static void check(const ops::Call &c) {
+  check_x_special_fmt(c);
   const int64_t bm = c.integer("bm"), bk = c.integer("bk"), k = c.dim("K");
   if (bm != 1 && bm != 32 && bm != 128)
     throw UserError(fmt::format("cast_back: argument 'bm' is {}; requires 1, "
@@ -31,7 +32,8 @@ const ops::OpDef &cast_back_op() {
                                "rows a scale covers: 1, 32 or 128"),
                   ops::integer("bk", 128, 1, 1 << 30,
                                "channels a scale covers: 1, 16, 32, 64, 128 "
-                               "or K")},
+                               "or K"),
+                  x_special_fmt_param()},
        .dim_rules = {{.dim = "K", .multiple = 64}},
        .cli_shape = "M, K",
        .default_shape = {8001, 7168},
@@ -46,7 +48,7 @@ const ops::OpDef &cast_back_op() {
              return std::vector{cast_back_ref(
                  QuantTensor{c.tensor("x_data"), c.tensor("x_sf")},
                  c.output("out").dtype == DType::f32 ? "fp32" : "bf16",
-                 {c.integer("bm"), c.integer("bk")})};
+                 {c.integer("bm"), c.integer("bk")}, x_special_fmt_of(c))};
            }},
       {[](const ops::Call &c) {
          return cast_back_spec(c, c.integer("bm"), c.integer("bk"));
@@ -59,7 +61,10 @@ TILEJIT_REGISTER_OP(cast_back_op);
 void cast_back(const rt::TensorView &x_data, const rt::TensorView &x_sf,
                int64_t bm, int64_t bk, const rt::TensorView &out,
                CUstream stream) {
-  cast_back_op().call({x_data, x_sf, out}, {bm, bk}, stream);
+  cast_back_op().call(
+      {x_data, x_sf, out},
+      {bm, bk, std::string(x_data.dtype == DType::u8 ? "e5m6" : "none")},
+      stream);
 }
 
 } // namespace tilejit::quant

@@ -10,7 +10,8 @@ namespace tilejit::quant {
 
 /// out[m, j] = out_dtype(float(x_data[m, j]) * sf[m / bm, j / bk]), the
 /// product in f32, bf16 rounded to nearest even. x_data: contiguous e4m3
-/// (M, K), or int8 (M, K / 2) of packed fp4 e2m1 codes, K % 64 == 0; x_sf:
+/// (M, K), int8 (M, K / 2) of packed fp4 e2m1 codes, or uint8 (M, 3K / 2)
+/// of E5M6 codes (x_special_fmt e5m6), K % 64 == 0; x_sf:
 /// float32 (ceil(M / bm), ceil(K / bk)) of any strides, or int32 packed UE8M0
 /// (ceil(M / bm), ceil(nK / 4)); bm 1, 32 or 128; bk 1, 16, 32, 64, 128 or
 /// K; out: contiguous bf16 or f32 (M, K). Bit-exact against the reference.

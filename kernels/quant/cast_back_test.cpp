@@ -11,7 +11,8 @@ TILEJIT_OP_TEST(cast_back) {
   // every byte (two codes).
   OpTest t{.op = "cast_back",
            .fills = {{"x_sf:i32", bytes_in(100, 154)},
-                     {"x_data:i8", random_bytes()}}};
+                     {"x_data:i8", random_bytes()},
+                     {"x_data:u8", bytes_in(0, 0x3f)}}};
   for (DType data : {DType::e4m3, DType::i8})
     for (DType out : {DType::bf16, DType::f32})
       for (auto [m, k] : {std::pair<int64_t, int64_t>{1, 64},
@@ -39,6 +40,16 @@ TILEJIT_OP_TEST(cast_back) {
                              .dtypes = dtypes,
                              .strides = {{"x_sf", {1, (rows + 3) / 4 * 4}}}});
         }
+  // E5M6 data (x_special_fmt e5m6; bytes whose codes are finite): one scale
+  // a row, as TileKernels tests, and blocks.
+  for (auto [m, k] : {std::pair<int64_t, int64_t>{33, 576}, {130, 2048}})
+    for (auto [bm, bk] :
+         {std::pair<int64_t, int64_t>{1, k}, {128, 128}, {32, 32}})
+      t.cases.push_back({.shape = {m, k},
+                         .set = {{"bm", std::to_string(bm)},
+                                 {"bk", std::to_string(bk)},
+                                 {"x_special_fmt", "e5m6"}},
+                         .dtypes = {{"x_data", DType::u8}}});
   for (auto [bm, bk] : {std::pair<const char *, const char *>{"128", "128"},
                         {"128", "1"},
                         {"1", "128"}})

@@ -14,6 +14,7 @@ namespace tilejit::quant {
 static constexpr std::string_view kOp = "per_token_cast_back";
 
 static void check(const ops::Call &c) {
+  check_x_special_fmt(c);
   const int64_t g = c.integer("num_per_channels"), k = c.dim("K");
   if (g != 16 && g != 32 && g != 64 && g != 128 && g != k)
     throw UserError(fmt::format("{}: argument 'num_per_channels' is {}; "
@@ -21,10 +22,37 @@ static void check(const ops::Call &c) {
                                 kOp, g, k));
 }
 
+ops::ParamDecl x_special_fmt_param() {
+  return ops::choice("x_special_fmt", "none", {"none", "e5m6"},
+                     "e5m6: x_data is E5M6 codes, u8 (M, 3K / 2)");
+}
+
+void check_x_special_fmt(const ops::Call &c) {
+  const bool e5m6 = c.choice("x_special_fmt") == "e5m6";
+  const DType data = c.tensor("x_data").dtype;
+  if (e5m6 != (data == DType::u8))
+    throw UserError(fmt::format(
+        "{}: argument 'x_data' has dtype {}; x_special_fmt {} requires {}",
+        c.op().name, name_of(data), c.choice("x_special_fmt"),
+        e5m6 ? "u8" : "e4m3 or i8 (u8 with x_special_fmt e5m6)"));
+  if (e5m6 && c.tensor("x_data").data % 4 != 0)
+    throw UserError(fmt::format("{}: argument 'x_data' starts at {:#x}; "
+                                "x_special_fmt e5m6 requires a 4-byte aligned "
+                                "address (it is read as 32-bit words)",
+                                c.op().name, c.tensor("x_data").data));
+}
+
+std::optional<std::string_view> x_special_fmt_of(const ops::HostCall &c) {
+  if (c.choice("x_special_fmt") == "e5m6")
+    return std::string_view("e5m6");
+  return std::nullopt;
+}
+
 CastBackSpec cast_back_spec(const ops::Call &c, int64_t bm, int64_t bk) {
   CastBackSpec s;
   s.out_dtype = c.tensor("out").dtype;
   s.e2m1 = c.tensor("x_data").dtype == DType::i8;
+  s.e5m6 = c.tensor("x_data").dtype == DType::u8;
   s.bm = static_cast<int32_t>(bm);
   // Groups of 1 .. 128 channels, or one a row (bk = K, which may be any
   // multiple of 64: it takes the same kernel as every other K).
@@ -38,9 +66,10 @@ CastBackSpec cast_back_spec(const ops::Call &c, int64_t bm, int64_t bk) {
 }
 
 std::vector<ops::TensorDecl> cast_back_tensors() {
-  return {ops::input("x_data", {DType::e4m3, DType::i8}, "",
+  return {ops::input("x_data", {DType::e4m3, DType::i8, DType::u8}, "",
                      ops::Layout::contiguous,
-                     "e4m3 (M, K), or int8 (M, K / 2) of e2m1 codes"),
+                     "e4m3 (M, K), int8 (M, K / 2) of e2m1 codes, or uint8 "
+                     "(M, 3K / 2) of E5M6 words"),
           ops::input("x_sf", {DType::f32, DType::i32}, "", ops::Layout::strided,
                      "f32 (M', nK) of any strides, or packed int32"),
           ops::output("out", {DType::bf16, DType::f32}, "M, K")};
@@ -50,6 +79,8 @@ ops::TensorShape cast_back_shape(std::string_view tensor,
                                  const ops::ShapeArgs &a, int64_t bm,
                                  int64_t bk) {
   const int64_t m = a.dim("M"), k = a.dim("K");
+  if (tensor == "x_data" && a.dtype("x_data") == DType::u8)
+    return ops::TensorShape{DType::u8, {m, k * 3 / 2}, {k * 3 / 2, 1}};
   if (tensor == "x_data")
     return a.dtype("x_data") == DType::i8
                ? ops::TensorShape{DType::i8, {m, k / 2}, {k / 2, 1}}
@@ -63,6 +94,14 @@ ops::TensorShape cast_back_shape(std::string_view tensor,
 /// int32 (M', W) as bytes (M', bm, W, 4), the bm dimension of stride 0.
 void cast_back_views(const ops::Call &c, const CastBackSpec &s,
                      ops::KernelArgs &args) {
+  if (s.e5m6) {
+    // The u8 (M, 3K / 2) as its u32 words (M, 3K / 8).
+    const rt::TensorView &x = c.tensor("x_data");
+    const int64_t shape[2] = {x.shape[0], x.shape[1] / 4};
+    const int64_t strides[2] = {x.strides[0] / 4, 1};
+    args.tensor("x_words",
+                rt::TensorView::strided(x.data, DType::u32, shape, strides));
+  }
   const rt::TensorView &sf = c.tensor("x_sf");
   const rt::TensorView t = sf.dtype == DType::i32 ? ops::as_bytes(sf) : sf;
   std::array<int64_t, rt::TensorView::kMaxRank> shape{}, strides{};
@@ -87,7 +126,8 @@ const ops::OpDef &per_token_cast_back_op() {
            "(f32, or packed UE8M0), groups of num_per_channels",
        .tensors = cast_back_tensors(),
        .params = {ops::integer("num_per_channels", 128, 1, 1 << 30,
-                               "channels a scale: 16, 32, 64, 128 or K")},
+                               "channels a scale: 16, 32, 64, 128 or K"),
+                  x_special_fmt_param()},
        .dim_rules = {{.dim = "K", .multiple = 64}},
        .cli_shape = "M, K",
        .default_shape = {8001, 7168},
@@ -102,7 +142,7 @@ const ops::OpDef &per_token_cast_back_op() {
              return std::vector{per_token_cast_back_ref(
                  QuantTensor{c.tensor("x_data"), c.tensor("x_sf")},
                  c.output("out").dtype == DType::f32 ? "fp32" : "bf16",
-                 c.integer("num_per_channels"))};
+                 c.integer("num_per_channels"), x_special_fmt_of(c))};
            }},
       {[](const ops::Call &c) {
          return cast_back_spec(c, 1, c.integer("num_per_channels"));
@@ -115,8 +155,11 @@ TILEJIT_REGISTER_OP(per_token_cast_back_op);
 void per_token_cast_back(const rt::TensorView &x_data,
                          const rt::TensorView &x_sf, int64_t num_per_channels,
                          const rt::TensorView &out, CUstream stream) {
-  per_token_cast_back_op().call({x_data, x_sf, out}, {num_per_channels},
-                                stream);
+  per_token_cast_back_op().call(
+      {x_data, x_sf, out},
+      {num_per_channels,
+       std::string(x_data.dtype == DType::u8 ? "e5m6" : "none")},
+      stream);
 }
 
 } // namespace tilejit::quant

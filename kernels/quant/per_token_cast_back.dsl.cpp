@@ -15,7 +15,10 @@ namespace tilejit::quant {
 Kernel per_token_cast_back_kernel(const CastBackSpec &s) {
   dsl::KernelBuilder k("per_token_cast_back", s.threads);
   dsl::Access access = dsl::vectors_of(s.vector_bytes);
-  auto x = k.tensor("x_data", s.e2m1 ? DType::u8 : DType::e4m3, 2, access);
+  // The data: e4m3, packed e2m1 bytes, or E5M6 as its u32 words.
+  auto x =
+      s.e5m6 ? k.tensor("x_words", DType::u32, 2, access)
+             : k.tensor("x_data", s.e2m1 ? DType::u8 : DType::e4m3, 2, access);
   // The scales as (M', bm, nK) (see cast_back_views); packed ones as bytes
   // (M', bm, w, j) of the int32 tensor: group 4w + j.
   auto sf =
@@ -29,7 +32,10 @@ Kernel per_token_cast_back_kernel(const CastBackSpec &s) {
   auto m0 = k.block_id(1) * k.index(bm);
   auto k0 = k.block_id(0) * k.index(bk);
   dsl::Value v;
-  if (s.e2m1) // two codes a byte, the even element in the low nibble
+  if (s.e5m6) // 8 codes in 3 words
+    v = k.from_e5m6(k.unpack_e5m6(
+        k.load(x, {m0, k0 / k.index(8) * k.index(3)}, {bm, bk / 8 * 3})));
+  else if (s.e2m1) // two codes a byte, the even element in the low nibble
     v = k.from_e2m1(
         k.unpack_nibbles(k.load(x, {m0, k0 / k.index(2)}, {bm, bk / 2})));
   else

@@ -6,14 +6,18 @@
 #include "op/op_def.h"
 #include "op/spec_fields.h"
 
+#include <optional>
+#include <string_view>
+
 namespace tilejit::quant {
 
 /// out[m, j] = out_dtype(float(x_data[m, j]) * sf[m, j / num_per_channels])
 /// in f32, rounded to nearest even to bf16: the inverse of per_token_cast.
-/// x_data: contiguous e4m3 (M, K), or int8 (M, K / 2) of packed fp4 e2m1
-/// codes (the even element in the low nibble), K % 64 == 0; x_sf: float32
-/// (M, groups)
-/// of any strides (row- or column-major), or int32 (M, ceil(groups / 4))
+/// x_data: contiguous e4m3 (M, K), int8 (M, K / 2) of packed fp4 e2m1
+/// codes (the even element in the low nibble), or uint8 (M, 3K / 2) of
+/// E5M6 codes (x_special_fmt e5m6, §7; 4-byte aligned), K % 64 == 0; x_sf:
+/// float32 (M, groups) of any strides (row- or column-major), or int32 (M,
+/// ceil(groups / 4))
 /// holding packed UE8M0 bytes; num_per_channels 16, 32, 64, 128 or K; out:
 /// contiguous bf16 or f32 (M, K). Bit-exact against the reference. Throws
 /// UserError naming the argument, its value and the requirement; nothing is
@@ -28,6 +32,9 @@ const ops::OpDef &per_token_cast_back_op();
 struct CastBackSpec {
   DType out_dtype = DType::bf16;
   int32_t e2m1 = 0; ///< 1: packed fp4 data, int8 (M, K / 2); 0: e4m3 (M, K)
+  /// 1: E5M6 data (x_special_fmt e5m6), u8 (M, 3K / 2) read as its u32
+  /// words (M, 3K / 8), 8 codes in 3
+  int32_t e5m6 = 0;
   /// Rows a scale covers: 1 (per token), 32 or 128 (dividing block_m)
   int32_t bm = 1;
   /// Channels a scale: 1 .. 16 (several groups a tile), 32, 64 or 128 (a
@@ -43,8 +50,8 @@ struct CastBackSpec {
   int32_t threads = 128;
   int32_t vector_bytes = 0; ///< 16: rows of data and out 16-byte aligned
 };
-TILEJIT_SPEC_FIELDS(CastBackSpec, out_dtype, e2m1, bm, group, packed, block_m,
-                    block_k, threads, vector_bytes)
+TILEJIT_SPEC_FIELDS(CastBackSpec, out_dtype, e2m1, e5m6, bm, group, packed,
+                    block_m, block_k, threads, vector_bytes)
 
 /// The kernel in the DSL (per_token_cast_back.dsl.cpp); cast_back's too.
 Kernel per_token_cast_back_kernel(const CastBackSpec &spec);
@@ -56,6 +63,12 @@ Kernel per_token_cast_back_kernel(const CastBackSpec &spec);
 /// int32 (M', W) as bytes (M', bm, W, 4), the bm dimension of stride 0).
 CastBackSpec cast_back_spec(const ops::Call &c, int64_t bm, int64_t bk);
 std::vector<ops::TensorDecl> cast_back_tensors();
+/// The x_special_fmt parameter ("none" or "e5m6") and its check against
+/// x_data's dtype (u8 exactly for e5m6).
+ops::ParamDecl x_special_fmt_param();
+void check_x_special_fmt(const ops::Call &c);
+/// The reference's x_special_fmt from a call's parameter.
+std::optional<std::string_view> x_special_fmt_of(const ops::HostCall &c);
 ops::TensorShape cast_back_shape(std::string_view tensor,
                                  const ops::ShapeArgs &a, int64_t bm,
                                  int64_t bk);
