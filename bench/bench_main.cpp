@@ -75,8 +75,23 @@ bool bench_per_token_cast_grid() {
 /// Every op's benchmark cases: memory-bound ones against a copy, then the
 /// compute-bound ones in TFLOP/s (compare with cuBLAS through torch in the
 /// same run: tools/gpu/run.sh).
-/// `only` (from --ops a,b,c) limits them to the named ops; empty: all.
+/// `only` (from --ops a,b@text,c) limits them to the named ops, and an
+/// entry op@text to that op's cases whose label holds `text`; empty: all.
 bool bench_cases(const std::vector<std::string> &only) {
+  auto wanted = [&](const ops::OpDef &op, const harness::Case &c) {
+    if (only.empty())
+      return true;
+    for (const std::string &entry : only) {
+      const size_t at = entry.find('@');
+      if (entry.substr(0, at) != op.name)
+        continue;
+      if (at == std::string::npos ||
+          harness::resolve(op, c).label.find(entry.substr(at + 1)) !=
+              std::string::npos)
+        return true;
+    }
+    return false;
+  };
   bool all_passed = true;
   fmt::print("{:<18} {:>50} {:>9} {:>9} {:>9} {:>10} {:>8}  {}\n", "op",
              "shape", "ms", "MB moved", "GB/s", "copy GB/s", "of copy",
@@ -84,11 +99,8 @@ bool bench_cases(const std::vector<std::string> &only) {
   std::vector<std::pair<const ops::OpDef *, harness::Case>> compute;
   for (const harness::OpTest *t : harness::all_tests()) {
     const ops::OpDef *op = ops::find_op(t->op);
-    if (!only.empty() &&
-        std::find(only.begin(), only.end(), op->name) == only.end())
-      continue;
     for (const harness::Case &c : t->cases) {
-      if (!(c.kind & harness::Case::bench))
+      if (!(c.kind & harness::Case::bench) || !wanted(*op, c))
         continue;
       if (t->flops) {
         compute.push_back({op, c});
@@ -143,8 +155,9 @@ int main(int argc, char **argv) {
       for (std::string_view rest = argv[2]; !rest.empty();) {
         size_t comma = rest.find(',');
         std::string name(rest.substr(0, comma));
-        if (!ops::find_op(name)) {
-          fmt::print(stderr, "tilejit_bench: --ops: no op named '{}'\n", name);
+        if (!ops::find_op(name.substr(0, name.find('@')))) {
+          fmt::print(stderr, "tilejit_bench: --ops: no op named '{}'\n",
+                     name.substr(0, name.find('@')));
           return 2;
         }
         only.push_back(name);
@@ -155,8 +168,8 @@ int main(int argc, char **argv) {
           stderr,
           "tilejit_bench: unknown argument '{}'; expected none (every "
           "benchmark), --compile (the cold-compile table only), --grid "
-          "(the per_token_cast grid only) or --ops NAME[,NAME...] (those "
-          "ops' benchmark cases only)\n",
+          "(the per_token_cast grid only) or --ops NAME[@TEXT][,...] (those "
+          "ops' benchmark cases only, with TEXT in their label)\n",
           mode);
       return 2;
     }
