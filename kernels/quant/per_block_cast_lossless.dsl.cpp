@@ -7,6 +7,7 @@
 #include "tilejit/compiler/dsl.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace tilejit::quant {
 
@@ -60,6 +61,17 @@ Kernel per_block_cast_lossless_kernel(const PerBlockCastLosslessSpec &s) {
   // As output blocks, (nm, out_bm, 1, nk, per) after the copies are taken
   // back to one; e_out = max(e_max - 6, 0) per block, as (nm, 1, 1, nk, 1).
   auto blocks = k.reshape(e_in, {nm, s.out_bm, copies, nk, per});
+  // Packed scales fill whole words: the bytes past the last real group of
+  // a row (ceil(K / x_bk)) are not scales; they count as 0, as groups past
+  // the end do.
+  if (s.x_packed) {
+    const std::vector<int64_t> shape = {nm, s.out_bm, copies, nk, per};
+    auto group = k.iota(shape, 3, DType::u32) * u32(per) +
+                 k.iota(shape, 4, DType::u32) + k.cast(first, DType::u32);
+    auto real = k.cast((k.dim(out, 1) + k.index(s.x_bk - 1)) / k.index(s.x_bk),
+                       DType::u32);
+    blocks = k.select(k.lt(group, real), blocks, u32(0));
+  }
   if (copies > 1)
     blocks = k.reduce_max(blocks, 2);
   auto e_max = k.reduce_max(k.reduce_max(blocks, 4), 1);

@@ -147,12 +147,13 @@ static void check(const ops::Call &c) {
                                   "(it is written as 32-bit words)",
                                   op, c.tensor("out").data));
   }
+  // The variants take groups of a part of a row only (TileKernels' check).
+  if (op != "per_token_cast" &&
+      ((g != 16 && g != 32 && g != 64 && g != 128) || g == c.dim("K")))
+    throw UserError(fmt::format("{}: argument 'num_per_channels' is {}; "
+                                "requires 16, 32, 64 or 128, less than K = {}",
+                                op, g, c.dim("K")));
   if (c.op().find_tensor("sf")) {
-    if (g != 16 && g != 32 && g != 64 && g != 128)
-      throw UserError(fmt::format("{}: argument 'num_per_channels' is {}; "
-                                  "requires 16, 32, 64 or 128 with given "
-                                  "scales",
-                                  op, g));
     for (const char *flag :
          {"use_tma_aligned_col_major_sf", "use_packed_ue8m0"})
       if (c.flag(flag))
