@@ -83,6 +83,42 @@ rt::TensorView as_bytes(const rt::TensorView &t) {
                                  std::span(strides.data(), t.rank + 1));
 }
 
+rt::TensorView as_words(const rt::TensorView &t) {
+  std::array<int64_t, rt::TensorView::kMaxRank> shape{}, strides{};
+  for (int i = 0; i < t.rank; ++i) {
+    shape[i] = t.shape[i];
+    strides[i] = t.strides[i] / 4;
+  }
+  if (t.rank > 0) {
+    shape[t.rank - 1] = t.shape[t.rank - 1] / 4;
+    strides[t.rank - 1] = 1;
+  }
+  return rt::TensorView::strided(t.data, DType::u32,
+                                 std::span(shape.data(), t.rank),
+                                 std::span(strides.data(), t.rank));
+}
+
+rt::TensorView repeated(const rt::TensorView &t, int at, int64_t copies) {
+  if (t.rank >= rt::TensorView::kMaxRank || at < 0 || at > t.rank)
+    throw InternalError(fmt::format("internal error: repeated({}, {}): no "
+                                    "dimension {} to insert",
+                                    t.to_string(), at, at));
+  std::array<int64_t, rt::TensorView::kMaxRank> shape{}, strides{};
+  for (int i = 0, j = 0; i <= t.rank; ++i) {
+    if (i == at) {
+      shape[i] = copies;
+      strides[i] = 0;
+      continue;
+    }
+    shape[i] = t.shape[j];
+    strides[i] = t.strides[j];
+    ++j;
+  }
+  return rt::TensorView::strided(t.data, t.dtype,
+                                 std::span(shape.data(), t.rank + 1),
+                                 std::span(strides.data(), t.rank + 1));
+}
+
 bool rows_aligned(const rt::TensorView &t, int bytes) {
   if (t.rank == 0 || t.data % bytes != 0)
     return false;

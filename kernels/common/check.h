@@ -25,6 +25,16 @@ void check_pointer(std::string_view op, std::string_view arg,
 /// the u8 (M, W, 4) whose byte j of (m, w) is group 4w + j).
 rt::TensorView as_bytes(const rt::TensorView &t);
 
+/// A u8 `t` of unit inner stride as its 32-bit words: u32 with the last
+/// dimension and the other strides divided by 4 (E5M6 data, 8 codes in 3
+/// words). The caller checks that they divide and the address is aligned.
+rt::TensorView as_words(const rt::TensorView &t);
+
+/// `t` with a dimension of `copies` elements and stride 0 inserted before
+/// dimension `at`: every element read `copies` times (a kernel's way to
+/// spread a few scales over many threads).
+rt::TensorView repeated(const rt::TensorView &t, int at, int64_t copies);
+
 /// True when `t` has unit inner stride (or one column) and its base address
 /// and every row start are multiples of `bytes`: the promise of
 /// dsl::inner_contiguous(bytes).

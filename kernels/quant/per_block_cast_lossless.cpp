@@ -6,9 +6,7 @@
 
 #include "op/op.h"
 
-#include <array>
 #include <bit>
-#include <span>
 
 namespace tilejit::quant {
 
@@ -65,19 +63,8 @@ static PerBlockCastLosslessSpec spec(const ops::Call &c) {
 static void views(const ops::Call &c, const PerBlockCastLosslessSpec &s,
                   ops::KernelArgs &args) {
   const rt::TensorView &sf = c.tensor("x_sf");
-  const rt::TensorView t = s.x_packed ? ops::as_bytes(sf) : sf;
-  std::array<int64_t, rt::TensorView::kMaxRank> shape{}, strides{};
-  shape[0] = t.shape[0];
-  strides[0] = t.strides[0];
-  shape[1] = s.threads;
-  strides[1] = 0;
-  for (int i = 1; i < t.rank; ++i) {
-    shape[i + 1] = t.shape[i];
-    strides[i + 1] = t.strides[i];
-  }
-  args.tensor("x_sf", rt::TensorView::strided(
-                          t.data, t.dtype, std::span(shape.data(), t.rank + 1),
-                          std::span(strides.data(), t.rank + 1)));
+  args.tensor("x_sf",
+              ops::repeated(s.x_packed ? ops::as_bytes(sf) : sf, 1, s.threads));
   if (s.sf_layout == SfLayout::packed_ue8m0)
     args.tensor("out_sf", ops::as_bytes(c.tensor("out_sf")));
 }

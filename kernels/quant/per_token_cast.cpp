@@ -202,14 +202,8 @@ template <CastMode mode> static PerTokenCastSpec spec(const ops::Call &c) {
 /// A given sf: each scale repeated (repeated_scales).
 static void views(const ops::Call &c, const PerTokenCastSpec &s,
                   ops::KernelArgs &args) {
-  if (s.e5m6) {
-    // The u8 (M, 3K / 2) as its u32 words (M, 3K / 8).
-    const rt::TensorView &out = c.tensor("out");
-    const int64_t shape[2] = {out.shape[0], out.shape[1] / 4};
-    const int64_t strides[2] = {out.strides[0] / 4, 1};
-    args.tensor("out_words",
-                rt::TensorView::strided(out.data, DType::u32, shape, strides));
-  }
+  if (s.e5m6) // the u8 (M, 3K / 2) as its u32 words (M, 3K / 8)
+    args.tensor("out_words", ops::as_words(c.tensor("out")));
   if (s.mode == CastMode::precomputed_sf)
     args.tensor("sf", repeated_scales(c.tensor("sf"), s.threads));
   if (s.parts > 0) {

@@ -7,7 +7,6 @@
 
 #include "op/op.h"
 
-#include <array>
 
 namespace tilejit::quant {
 
@@ -94,28 +93,12 @@ ops::TensorShape cast_back_shape(std::string_view tensor,
 /// int32 (M', W) as bytes (M', bm, W, 4), the bm dimension of stride 0.
 void cast_back_views(const ops::Call &c, const CastBackSpec &s,
                      ops::KernelArgs &args) {
-  if (s.e5m6) {
-    // The u8 (M, 3K / 2) as its u32 words (M, 3K / 8).
-    const rt::TensorView &x = c.tensor("x_data");
-    const int64_t shape[2] = {x.shape[0], x.shape[1] / 4};
-    const int64_t strides[2] = {x.strides[0] / 4, 1};
-    args.tensor("x_words",
-                rt::TensorView::strided(x.data, DType::u32, shape, strides));
-  }
+  if (s.e5m6) // the u8 (M, 3K / 2) as its u32 words (M, 3K / 8)
+    args.tensor("x_words", ops::as_words(c.tensor("x_data")));
   const rt::TensorView &sf = c.tensor("x_sf");
-  const rt::TensorView t = sf.dtype == DType::i32 ? ops::as_bytes(sf) : sf;
-  std::array<int64_t, rt::TensorView::kMaxRank> shape{}, strides{};
-  shape[0] = t.shape[0];
-  strides[0] = t.strides[0];
-  shape[1] = s.bm;
-  strides[1] = 0;
-  for (int i = 1; i < t.rank; ++i) {
-    shape[i + 1] = t.shape[i];
-    strides[i + 1] = t.strides[i];
-  }
-  args.tensor("x_sf", rt::TensorView::strided(
-                          t.data, t.dtype, std::span(shape.data(), t.rank + 1),
-                          std::span(strides.data(), t.rank + 1)));
+  args.tensor("x_sf", ops::repeated(sf.dtype == DType::i32 ? ops::as_bytes(sf)
+                                                          : sf,
+                                    1, s.bm));
 }
 
 const ops::OpDef &per_token_cast_back_op() {

@@ -3,6 +3,7 @@
 // the tests and the CLI allocate.
 #pragma once
 
+#include "common/check.h"
 #include "op/op_def.h"
 #include "quant/reference.h"
 
@@ -23,9 +24,7 @@ enum class CastMode : int32_t { both, sf_only, precomputed_sf };
 /// (stride[0], stride[1], 0), each scale repeated.
 inline rt::TensorView repeated_scales(const rt::TensorView &sf,
                                       int64_t threads) {
-  const int64_t shape[3] = {sf.shape[0], sf.shape[1], threads};
-  const int64_t strides[3] = {sf.strides[0], sf.strides[1], 0};
-  return rt::TensorView::strided(sf.data, sf.dtype, shape, strides);
+  return ops::repeated(sf, 2, threads);
 }
 
 /// `params` followed by the quantizing ops' three scale flags
