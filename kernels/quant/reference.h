@@ -9,6 +9,7 @@
 #include <optional>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 namespace tilejit::quant {
 
@@ -255,6 +256,32 @@ QuantTensor swiglu_forward_and_per_token_cast_ref(
     std::optional<float> swiglu_clamp_value = std::nullopt,
     const std::optional<HostTensor> &clamped_count = std::nullopt,
     std::optional<float> sf_clamp_min = std::nullopt);
+
+/// TileKernels 2.1's MoE row layout (tk21_ops §3.8): expert e owns the
+/// expanded rows [align(psum[e - 1], alignment), psum[e]) (psum[-1] = 0);
+/// the rows before that aligned start are padding, and rows at or past
+/// align(psum[E - 1], alignment) belong to no expert. Without psum every
+/// row is valid. Returns, per row of `rows`, whether it is valid. `psum` is
+/// int32 (E,), non-decreasing.
+std::vector<bool> psum_valid_rows(const std::optional<HostTensor> &psum,
+                                  int64_t rows, int64_t alignment = 128);
+
+/// TileKernels 2.1's swiglu_forward (tk21_ops §3.8): per valid row t and
+/// column j < H of x (T, 2H) = (gate l | value r), bf16 or f32, H % 64 ==
+/// 0: with a clamp c, l = min(l, c) and r = clamp(r, -c, c) (counted
+/// before: clamped_count[0] += #(l > c), [1] += #(r > c), [2] += #(r <
+/// -c), [3] += valid rows x H); a = l / (1 + expf(-l)) * r; with weights,
+/// a *= topk_weights[t] * routed_scaling_factor (1.0 when not given). `fmt`
+/// 'bf16' (RNE) or 'fp32'. Rows that are not valid (psum padding, rows past
+/// the last expert) are not written by the kernel: here they are 0.
+HostTensor swiglu_forward_ref(
+    const HostTensor &x, std::string_view fmt,
+    const std::optional<HostTensor> &psum_num_tokens_per_expert = std::nullopt,
+    const std::optional<HostTensor> &topk_weights = std::nullopt,
+    std::optional<float> routed_scaling_factor = std::nullopt,
+    std::optional<float> clamp_value = std::nullopt,
+    const std::optional<HostTensor> &clamped_count = std::nullopt,
+    int64_t token_alignment = 128);
 
 /// The outputs of swiglu_backward_and_per_token_cast_ref.
 struct SwigluBackwardResult {

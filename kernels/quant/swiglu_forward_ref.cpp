@@ -1,0 +1,114 @@
+// swiglu_forward_ref.cpp - TileKernels 2.1's plain swiglu_forward (tk21_ops
+// §3.8) on the psum row layout: SwiGLU with optional clamp and its four
+// counters, routing weights times routed_scaling_factor, bf16 or f32 out.
+#include "quant/detail.h"
+
+#include "common/convert.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+namespace tilejit::quant {
+
+using detail::fail;
+
+std::vector<bool> psum_valid_rows(const std::optional<HostTensor> &psum,
+                                  int64_t rows, int64_t alignment) {
+  constexpr std::string_view fn = "psum_valid_rows";
+  std::vector<bool> valid(static_cast<size_t>(rows), !psum);
+  if (!psum)
+    return valid;
+  if (alignment <= 0)
+    fail(fn,
+         fmt::format("argument 'alignment' is {}; requires > 0", alignment));
+  detail::check_rank(fn, "psum_num_tokens_per_expert", *psum, 1);
+  detail::check_dtype(fn, "psum_num_tokens_per_expert", *psum, {DType::i32});
+  int64_t previous = 0;
+  for (int64_t e = 0; e < psum->size(0); ++e) {
+    const int64_t end = psum->at<int32_t>({e});
+    if (end < previous)
+      fail(fn, fmt::format("psum_num_tokens_per_expert[{}] is {}, below "
+                           "the previous {}; requires a non-decreasing "
+                           "prefix sum",
+                           e, end, previous));
+    const int64_t start = (previous + alignment - 1) / alignment * alignment;
+    for (int64_t r = start; r < std::min(end, rows); ++r)
+      valid[static_cast<size_t>(r)] = true;
+    previous = end;
+  }
+  return valid;
+}
+
+HostTensor swiglu_forward_ref(const HostTensor &x, std::string_view fmt,
+                              const std::optional<HostTensor> &psum,
+                              const std::optional<HostTensor> &topk_weights,
+                              std::optional<float> routed_scaling_factor,
+                              std::optional<float> clamp_value,
+                              const std::optional<HostTensor> &clamped_count,
+                              int64_t token_alignment) {
+  constexpr std::string_view fn = "swiglu_forward_ref";
+  if (fmt != "bf16" && fmt != "fp32")
+    fail(fn,
+         fmt::format("argument 'fmt' is '{}'; requires 'bf16' or 'fp32'", fmt));
+  detail::check_rank(fn, "x", x, 2);
+  detail::check_dtype(fn, "x", x, {DType::bf16, DType::f32});
+  detail::check_contiguous(fn, "x", x);
+  const int64_t T = x.size(0), H = x.size(1) / 2;
+  if (x.size(1) % 128 != 0)
+    fail(fn, fmt::format("argument 'x' has 2H = {} columns; requires "
+                         "H % 64 == 0",
+                         x.size(1)));
+  if (topk_weights) {
+    detail::check_dtype(fn, "topk_weights", *topk_weights, {DType::f32});
+    detail::check_contiguous(fn, "topk_weights", *topk_weights);
+    detail::check_shape(fn, "topk_weights", *topk_weights, {T});
+  } else if (routed_scaling_factor) {
+    fail(fn, "argument 'routed_scaling_factor' is given while "
+             "'topk_weights' is None; requires weights");
+  }
+  if (clamped_count) {
+    if (!clamp_value)
+      fail(fn, "argument 'clamped_count' is given while 'clamp_value' is "
+               "None; requires a clamp value");
+    detail::check_dtype(fn, "clamped_count", *clamped_count, {DType::i64});
+    detail::check_shape(fn, "clamped_count", *clamped_count, {4});
+  }
+  const std::vector<bool> valid = psum_valid_rows(psum, T, token_alignment);
+  const detail::Matrix in = detail::to_matrix(x);
+  const bool bf16 = fmt == "bf16";
+  HostTensor out = HostTensor::zeros(bf16 ? DType::bf16 : DType::f32, {T, H});
+  int64_t counts[4] = {0, 0, 0, 0};
+  for (int64_t t = 0; t < T; ++t) {
+    if (!valid[static_cast<size_t>(t)])
+      continue;
+    const float w = topk_weights ? topk_weights->data<float>()[t] *
+                                       routed_scaling_factor.value_or(1.0f)
+                                 : 1.0f;
+    counts[3] += H;
+    for (int64_t j = 0; j < H; ++j) {
+      float l = in.at(t, j), r = in.at(t, H + j);
+      if (clamp_value) {
+        const float c = *clamp_value;
+        counts[0] += l > c;
+        counts[1] += r > c;
+        counts[2] += r < -c;
+        l = std::fmin(l, c);
+        r = std::fmax(std::fmin(r, c), -c);
+      }
+      float a = detail::swiglu(l, r);
+      if (topk_weights)
+        a = a * w;
+      if (bf16)
+        out.at<uint16_t>({t, j}) = ref::f32_to_bf16(a);
+      else
+        out.at<float>({t, j}) = a;
+    }
+  }
+  if (clamped_count)
+    for (int64_t i = 0; i < 4; ++i)
+      clamped_count->at<int64_t>({i}) += counts[i];
+  return out;
+}
+
+} // namespace tilejit::quant
