@@ -176,6 +176,18 @@ per_token_cast_back_ref(const QuantTensor &x, std::string_view fmt,
                         int64_t num_per_channels,
                         std::optional<std::string_view> x_special_fmt = {});
 
+/// TileKernels 2.1's per_token_cast_and_cast_back (tk21_ops §3.3), "fake
+/// quantization": the values x takes when the op writes over it, in x's
+/// dtype, equal to cast_back_ref(per_token_cast_ref(x, fmt,
+/// num_per_channels, round_sf), x's dtype, (1, num_per_channels)). x is bf16
+/// or f32 (M, K) with unit inner stride; fmt 'e4m3' or 'e2m1';
+/// num_per_channels 16, 32, 64 or 128 dividing K; K % 64 == 0. (2.1's
+/// use_e4m3_sf is not supported yet.)
+HostTensor per_token_cast_and_cast_back_ref(const HostTensor &x,
+                                            std::string_view fmt,
+                                            int64_t num_per_channels,
+                                            bool round_sf = false);
+
 /// TileKernels 2.1's element-wise `quant.cast(x, dtype)` without stochastic
 /// rounding (tk21_ops.md §3.1): a contiguous f32, bf16 or e4m3 tensor
 /// converted to `dtype` (f32, bf16 or e4m3): widening exactly, narrowing to
