@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -175,6 +176,21 @@ HostTensor
 per_token_cast_back_ref(const QuantTensor &x, std::string_view fmt,
                         int64_t num_per_channels,
                         std::optional<std::string_view> x_special_fmt = {});
+
+/// TileKernels 2.1's batched_transpose_weight_sf (tk21_ops §3.7): each
+/// weight's f32 block scales sf (Nn, Nk) or (G, Nn, Nk), contiguous, every
+/// value a positive power of two or 0, n = Nn x bs and k = Nk x bs
+/// multiples of 128, bs (block_size) 32 or 128, as the two packed-UE8M0
+/// int32 layouts of a grouped gemm: sf0 (G, n, ceil(Nk / 4)) strides
+/// (P0 n, 1, n), byte j of [g, r, p] the exponent of sf[g, r / bs, 4p + j];
+/// sf1 (G, k, ceil(Nn / 4)) strides (P1 k, 1, k), byte j of [g, c, q] that of
+/// sf[g, 4q + j, c / bs], or with transpose_sf1 the same storage viewed as
+/// (G, P1, k). Bytes past Nk (Nn) are 0; the G dimension only for a 3-D sf.
+/// (The op's `outs`, buffers to write into, are the caller's business.)
+std::vector<std::pair<HostTensor, HostTensor>>
+batched_transpose_weight_sf_ref(const std::vector<HostTensor> &sf,
+                                int64_t block_size,
+                                const std::vector<bool> &transpose_sf1s);
 
 /// TileKernels 2.1's per_token_cast_and_cast_back (tk21_ops §3.3), "fake
 /// quantization": the values x takes when the op writes over it, in x's
