@@ -311,6 +311,39 @@ HostTensor swiglu_forward_ref(
     const std::optional<HostTensor> &clamped_count = std::nullopt,
     int64_t token_alignment = 128);
 
+/// The outputs of swiglu_backward_ref (2.1): x_grad always, weight_grad
+/// with topk_weights, act_out with do_recompute (default, shapeless
+/// HostTensors otherwise).
+struct SwigluBackward21Result {
+  HostTensor x_grad, weight_grad, act_out;
+};
+
+/// TileKernels 2.1's plain swiglu_backward (tk21_ops §3.9), in its exact
+/// float32 order: per row t and column j < H of x (T, 2H) = (l | r), bf16 or
+/// f32, H % 64 == 0, and act_x_grad (T, H) of x's dtype: clamp flags before
+/// clamping, s = 1 / (1 + expf(-l)), gs = g * w * s (w = topk_weights[t] *
+/// routed_scaling_factor, or 1), dl = (gs * r) * fma(l, 1 - s, 1) (+0 where
+/// l was clamped), dr = gs * l (+0 where r was); silu by one Newton step
+/// from l * s; act_out = silu * r * w; weight_grad[t] = rsf * sum_j g *
+/// silu * r (summed in float64: TileKernels' 64-thread order is compared
+/// with a tolerance). Padding rows of psum ([psum[e - 1], align(psum[e - 1],
+/// alignment)) for every e, after the last expert too) are all 0; other
+/// rows, past the experts included, are computed. Outputs in `fmt` ('bf16'
+/// or 'fp32'); weight_grad f32 (T,).
+SwigluBackward21Result swiglu_backward_ref(
+    const HostTensor &x, const HostTensor &act_x_grad, std::string_view fmt,
+    const std::optional<HostTensor> &psum_num_tokens_per_expert = std::nullopt,
+    const std::optional<HostTensor> &topk_weights = std::nullopt,
+    std::optional<float> routed_scaling_factor = std::nullopt,
+    std::optional<float> clamp_value = std::nullopt, bool do_recompute = false,
+    int64_t token_alignment = 128);
+
+/// Per row of `rows`, whether it is psum padding: [psum[e - 1],
+/// align(psum[e - 1], alignment)) for e = 0 .. E (psum[-1] = 0), so the
+/// rows after the last expert up to its aligned end are padding too.
+std::vector<bool> psum_padding_rows(const std::optional<HostTensor> &psum,
+                                    int64_t rows, int64_t alignment = 128);
+
 /// The outputs of swiglu_backward_and_per_token_cast_ref.
 struct SwigluBackwardResult {
   HostTensor out;         // bf16 (E, H): act * w
