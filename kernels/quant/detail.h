@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,6 +55,17 @@ void check_layout_flags(std::string_view fn, bool col_major, bool round_sf,
                         bool packed);
 void check_block_size(std::string_view fn, std::string_view arg,
                       BlockSize block);
+
+/// The 2.1 SwiGLU ops' x and weights: x a contiguous bf16 or f32 (T, 2H)
+/// with H % 64 == 0 (returns H); topk_weights a contiguous f32 (T,), and
+/// routed_scaling_factor only with weights.
+int64_t check_swiglu21_args(std::string_view fn, const HostTensor &x,
+                            const std::optional<HostTensor> &topk_weights,
+                            std::optional<float> routed_scaling_factor);
+/// The checked ends of a psum_num_tokens_per_expert (int32 (E,),
+/// non-decreasing) and the checked `alignment` (> 0).
+std::vector<int64_t> psum_ends(std::string_view fn, const HostTensor &psum,
+                               int64_t alignment);
 
 /// A 2-D bf16 or f32 tensor (any strides) as float32.
 Matrix to_matrix(const HostTensor &x);

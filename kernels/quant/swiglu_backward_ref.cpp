@@ -14,32 +14,18 @@ using detail::fail;
 
 std::vector<bool> psum_padding_rows(const std::optional<HostTensor> &psum,
                                     int64_t rows, int64_t alignment) {
-  constexpr std::string_view fn = "psum_padding_rows";
   std::vector<bool> padding(static_cast<size_t>(rows), false);
   if (!psum)
     return padding;
-  if (alignment <= 0)
-    fail(fn,
-         fmt::format("argument 'alignment' is {}; requires > 0", alignment));
-  detail::check_rank(fn, "psum_num_tokens_per_expert", *psum, 1);
-  detail::check_dtype(fn, "psum_num_tokens_per_expert", *psum, {DType::i32});
-  int64_t previous = 0;
-  // e = 0 .. E: the padding after each expert's predecessor, and after the
-  // last expert.
-  for (int64_t e = 0; e <= psum->size(0); ++e) {
-    const int64_t start = previous;
+  // After each expert's predecessor (the first: none) and after the last:
+  // from its end to the aligned start of the next.
+  std::vector<int64_t> starts = {0};
+  for (int64_t end : detail::psum_ends("psum_padding_rows", *psum, alignment))
+    starts.push_back(end);
+  for (int64_t start : starts) {
     const int64_t end = (start + alignment - 1) / alignment * alignment;
     for (int64_t r = start; r < std::min(end, rows); ++r)
       padding[static_cast<size_t>(r)] = true;
-    if (e == psum->size(0))
-      break;
-    const int64_t next = psum->at<int32_t>({e});
-    if (next < previous)
-      fail(fn, fmt::format("psum_num_tokens_per_expert[{}] is {}, below "
-                           "the previous {}; requires a non-decreasing "
-                           "prefix sum",
-                           e, next, previous));
-    previous = next;
   }
   return padding;
 }
@@ -55,24 +41,10 @@ swiglu_backward_ref(const HostTensor &x, const HostTensor &act_x_grad,
   if (fmt != "bf16" && fmt != "fp32")
     fail(fn,
          fmt::format("argument 'fmt' is '{}'; requires 'bf16' or 'fp32'", fmt));
-  detail::check_rank(fn, "x", x, 2);
-  detail::check_dtype(fn, "x", x, {DType::bf16, DType::f32});
-  detail::check_contiguous(fn, "x", x);
-  const int64_t T = x.size(0), H = x.size(1) / 2;
-  if (x.size(1) % 128 != 0)
-    fail(fn, fmt::format("argument 'x' has 2H = {} columns; requires "
-                         "H % 64 == 0",
-                         x.size(1)));
+  const int64_t T = x.size(0), H = detail::check_swiglu21_args(
+                                   fn, x, topk_weights, routed_scaling_factor);
   detail::check_dtype(fn, "act_x_grad", act_x_grad, {x.dtype()});
   detail::check_shape(fn, "act_x_grad", act_x_grad, {T, H});
-  if (topk_weights) {
-    detail::check_dtype(fn, "topk_weights", *topk_weights, {DType::f32});
-    detail::check_contiguous(fn, "topk_weights", *topk_weights);
-    detail::check_shape(fn, "topk_weights", *topk_weights, {T});
-  } else if (routed_scaling_factor) {
-    fail(fn, "argument 'routed_scaling_factor' is given while "
-             "'topk_weights' is None; requires weights");
-  }
   const std::vector<bool> padding = psum_padding_rows(psum, T, token_alignment);
   const detail::Matrix in = detail::to_matrix(x),
                        grad = detail::to_matrix(act_x_grad);

@@ -15,23 +15,11 @@ using detail::fail;
 
 std::vector<bool> psum_valid_rows(const std::optional<HostTensor> &psum,
                                   int64_t rows, int64_t alignment) {
-  constexpr std::string_view fn = "psum_valid_rows";
   std::vector<bool> valid(static_cast<size_t>(rows), !psum);
   if (!psum)
     return valid;
-  if (alignment <= 0)
-    fail(fn,
-         fmt::format("argument 'alignment' is {}; requires > 0", alignment));
-  detail::check_rank(fn, "psum_num_tokens_per_expert", *psum, 1);
-  detail::check_dtype(fn, "psum_num_tokens_per_expert", *psum, {DType::i32});
   int64_t previous = 0;
-  for (int64_t e = 0; e < psum->size(0); ++e) {
-    const int64_t end = psum->at<int32_t>({e});
-    if (end < previous)
-      fail(fn, fmt::format("psum_num_tokens_per_expert[{}] is {}, below "
-                           "the previous {}; requires a non-decreasing "
-                           "prefix sum",
-                           e, end, previous));
+  for (int64_t end : detail::psum_ends("psum_valid_rows", *psum, alignment)) {
     const int64_t start = (previous + alignment - 1) / alignment * alignment;
     for (int64_t r = start; r < std::min(end, rows); ++r)
       valid[static_cast<size_t>(r)] = true;
@@ -51,22 +39,8 @@ HostTensor swiglu_forward_ref(const HostTensor &x, std::string_view fmt,
   if (fmt != "bf16" && fmt != "fp32")
     fail(fn,
          fmt::format("argument 'fmt' is '{}'; requires 'bf16' or 'fp32'", fmt));
-  detail::check_rank(fn, "x", x, 2);
-  detail::check_dtype(fn, "x", x, {DType::bf16, DType::f32});
-  detail::check_contiguous(fn, "x", x);
-  const int64_t T = x.size(0), H = x.size(1) / 2;
-  if (x.size(1) % 128 != 0)
-    fail(fn, fmt::format("argument 'x' has 2H = {} columns; requires "
-                         "H % 64 == 0",
-                         x.size(1)));
-  if (topk_weights) {
-    detail::check_dtype(fn, "topk_weights", *topk_weights, {DType::f32});
-    detail::check_contiguous(fn, "topk_weights", *topk_weights);
-    detail::check_shape(fn, "topk_weights", *topk_weights, {T});
-  } else if (routed_scaling_factor) {
-    fail(fn, "argument 'routed_scaling_factor' is given while "
-             "'topk_weights' is None; requires weights");
-  }
+  const int64_t T = x.size(0), H = detail::check_swiglu21_args(
+                                   fn, x, topk_weights, routed_scaling_factor);
   if (clamped_count) {
     if (!clamp_value)
       fail(fn, "argument 'clamped_count' is given while 'clamp_value' is "

@@ -119,4 +119,46 @@ void check_block_size(std::string_view fn, std::string_view arg,
                          arg, block.bm, block.bk));
 }
 
+int64_t check_swiglu21_args(std::string_view fn, const HostTensor &x,
+                            const std::optional<HostTensor> &topk_weights,
+                            std::optional<float> routed_scaling_factor) {
+  check_rank(fn, "x", x, 2);
+  check_dtype(fn, "x", x, {DType::bf16, DType::f32});
+  check_contiguous(fn, "x", x);
+  if (x.size(1) % 128 != 0)
+    fail(fn, fmt::format("argument 'x' has 2H = {} columns; requires "
+                         "H % 64 == 0",
+                         x.size(1)));
+  if (topk_weights) {
+    check_dtype(fn, "topk_weights", *topk_weights, {DType::f32});
+    check_contiguous(fn, "topk_weights", *topk_weights);
+    check_shape(fn, "topk_weights", *topk_weights, {x.size(0)});
+  } else if (routed_scaling_factor) {
+    fail(fn, "argument 'routed_scaling_factor' is given while "
+             "'topk_weights' is None; requires weights");
+  }
+  return x.size(1) / 2;
+}
+
+std::vector<int64_t> psum_ends(std::string_view fn, const HostTensor &psum,
+                               int64_t alignment) {
+  if (alignment <= 0)
+    fail(fn,
+         fmt::format("argument 'alignment' is {}; requires > 0", alignment));
+  check_rank(fn, "psum_num_tokens_per_expert", psum, 1);
+  check_dtype(fn, "psum_num_tokens_per_expert", psum, {DType::i32});
+  std::vector<int64_t> ends;
+  for (int64_t e = 0; e < psum.size(0); ++e) {
+    const int64_t end = psum.at<int32_t>({e});
+    const int64_t previous = ends.empty() ? 0 : ends.back();
+    if (end < previous)
+      fail(fn, fmt::format("psum_num_tokens_per_expert[{}] is {}, below "
+                           "the previous {}; requires a non-decreasing "
+                           "prefix sum",
+                           e, end, previous));
+    ends.push_back(end);
+  }
+  return ends;
+}
+
 } // namespace tilejit::quant::detail
