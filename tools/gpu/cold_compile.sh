@@ -9,11 +9,7 @@
 # Output files go to $OUT when it is set.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-out=${OUT:-/tmp/tilejit-out}
-mkdir -p "$out"
-work=/tmp/tilejit-cold && rm -rf "$work" && mkdir -p "$work"
-tar -C "$work" -xzf pack/tilejit.tar.gz
-cd "$work/tilejit"
+source tools/gpu/unpack.sh
 
 echo "== tilejit_bench --compile"
 bin/tilejit_bench --compile 2>&1 | tee "$out/cold_compile.log"

@@ -6,11 +6,7 @@
 # tools/gpu/run.sh is the full check.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-out=${OUT:-/tmp/tilejit-out}
-mkdir -p "$out"
-work=/tmp/tilejit-gpu && rm -rf "$work" && mkdir -p "$work"
-tar -C "$work" -xzf pack/tilejit.tar.gz
-cd "$work/tilejit"
+source tools/gpu/unpack.sh
 all=$(bin/tilejit list | awk '/^[a-z]/{print $1}')
 start=$SECONDS
 for op in ${TEST_OPS//,/ }; do

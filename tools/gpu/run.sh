@@ -4,11 +4,7 @@
 # Output files go to $OUT when it is set (the device tool brings them back).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-out=${OUT:-/tmp/tilejit-out}
-mkdir -p "$out"
-work=/tmp/tilejit-gpu && rm -rf "$work" && mkdir -p "$work"
-tar -C "$work" -xzf pack/tilejit.tar.gz
-cd "$work/tilejit"
+source tools/gpu/unpack.sh
 
 echo "== machine"; nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader
 echo "== NEEDED of the shipped binaries"
