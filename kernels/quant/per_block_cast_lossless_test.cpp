@@ -89,6 +89,11 @@ TILEJIT_OP_TEST(per_block_cast_lossless) {
        {{"x_bm", int64_t{32}}},
        "per_block_cast_lossless: argument 'x_bm' is 32; requires 1 (input "
        "scales of (1, x_bk))"},
+      {"input scales of 256 channels",
+       {x, fake(DType::f32, {100, 2}, {}, 0x100000), out, out_sf},
+       {{"x_bk", int64_t{256}}},
+       "per_block_cast_lossless: argument 'x_bk' is 256; requires a power of "
+       "two from 8 to 128"},
       {"an output block narrower than the input's",
        {x, fake(DType::f32, {100, 4}, {}, 0x100000), out, out_sf},
        {{"x_bk", int64_t{128}}, {"out_bk", int64_t{64}}},

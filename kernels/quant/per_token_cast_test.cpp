@@ -318,6 +318,12 @@ TILEJIT_OP_TEST(per_token_cast_with_sf_only) {
         {"use_packed_ue8m0", true}},
        "per_token_cast_with_sf_only: argument 'out_sf' is f32[100, 4] strides "
        "[4, 1]; requires i32[100, 1] strides [1, >= 100]"},
+      {"e5m6, per_token_cast's only",
+       {fake(DType::bf16, {100, 512}),
+        fake(DType::f32, {100, 4}, {}, 0x100000)},
+       {{"num_per_channels", int64_t{128}}, {"fmt", std::string("e5m6")}},
+       "per_token_cast_with_sf_only: argument 'fmt' is 'e5m6'; requires e4m3 "
+       "or e2m1 (e5m6 only with per_token_cast)"},
       {"one group a row",
        {fake(DType::bf16, {100, 128}),
         fake(DType::f32, {100, 1}, {}, 0x100000)},

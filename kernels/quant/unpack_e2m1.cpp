@@ -6,6 +6,8 @@
 
 #include "op/op.h"
 
+#include <algorithm>
+
 namespace tilejit::quant {
 
 static UnpackE2m1Spec spec(const ops::Call &c) {
@@ -68,7 +70,8 @@ void unpack_from_e2m1fn_x2(const rt::TensorView &x, const rt::TensorView &out,
   };
   if (x.rank != out.rank || x.rank < 1 ||
       !std::equal(x.shape.begin(), x.shape.begin() + x.rank - 1,
-                  out.shape.begin()))
+                  out.shape.begin()) ||
+      out.shape[out.rank - 1] != 2 * x.shape[x.rank - 1])
     throw UserError(fmt::format(
         "unpack_from_e2m1fn_x2: argument 'out' is {}; requires the shape of "
         "x = {} with the last dimension doubled",
