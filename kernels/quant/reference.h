@@ -311,6 +311,23 @@ HostTensor swiglu_forward_ref(
     const std::optional<HostTensor> &clamped_count = std::nullopt,
     int64_t token_alignment = 128);
 
+/// TileKernels 2.1's swiglu_forward_and_per_token_cast (tk21_ops §3.8, the
+/// 2.1 argument form): swiglu_forward_ref's f32 activation (before any
+/// rounding), then a per-token (1, num_per_channels) e4m3 cast, 32 or 128
+/// channels a group, with §3.3's scale layouts. Rows that are not valid
+/// are not written by the kernel: here they quantize zeros, to be left out
+/// of a comparison. (1.0's form is swiglu_forward_and_per_token_cast_ref.)
+QuantTensor swiglu_forward_and_per_token_cast_21_ref(
+    const HostTensor &x, std::string_view fmt, int64_t num_per_channels,
+    const std::optional<HostTensor> &psum_num_tokens_per_expert = std::nullopt,
+    const std::optional<HostTensor> &topk_weights = std::nullopt,
+    std::optional<float> routed_scaling_factor = std::nullopt,
+    bool use_tma_aligned_col_major_sf = false, bool round_sf = false,
+    bool use_packed_ue8m0 = false,
+    std::optional<float> clamp_value = std::nullopt,
+    const std::optional<HostTensor> &clamped_count = std::nullopt,
+    int64_t token_alignment = 128);
+
 /// The outputs of swiglu_backward_ref (2.1): x_grad always, weight_grad
 /// with topk_weights, act_out with do_recompute (default, shapeless
 /// HostTensors otherwise).

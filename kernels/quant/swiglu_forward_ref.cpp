@@ -28,17 +28,17 @@ std::vector<bool> psum_valid_rows(const std::optional<HostTensor> &psum,
   return valid;
 }
 
-HostTensor swiglu_forward_ref(const HostTensor &x, std::string_view fmt,
-                              const std::optional<HostTensor> &psum,
-                              const std::optional<HostTensor> &topk_weights,
-                              std::optional<float> routed_scaling_factor,
-                              std::optional<float> clamp_value,
-                              const std::optional<HostTensor> &clamped_count,
-                              int64_t token_alignment) {
-  constexpr std::string_view fn = "swiglu_forward_ref";
-  if (fmt != "bf16" && fmt != "fp32")
-    fail(fn,
-         fmt::format("argument 'fmt' is '{}'; requires 'bf16' or 'fp32'", fmt));
+namespace {
+
+/// The f32 activations of the valid rows (0 elsewhere), with the checks
+/// shared by both 2.1 forward ops and the clamp counters added to.
+detail::Matrix activations(std::string_view fn, const HostTensor &x,
+                           const std::optional<HostTensor> &psum,
+                           const std::optional<HostTensor> &topk_weights,
+                           std::optional<float> routed_scaling_factor,
+                           std::optional<float> clamp_value,
+                           const std::optional<HostTensor> &clamped_count,
+                           int64_t token_alignment) {
   const int64_t T = x.size(0), H = detail::check_swiglu21_args(
                                    fn, x, topk_weights, routed_scaling_factor);
   if (clamped_count) {
@@ -50,8 +50,7 @@ HostTensor swiglu_forward_ref(const HostTensor &x, std::string_view fmt,
   }
   const std::vector<bool> valid = psum_valid_rows(psum, T, token_alignment);
   const detail::Matrix in = detail::to_matrix(x);
-  const bool bf16 = fmt == "bf16";
-  HostTensor out = HostTensor::zeros(bf16 ? DType::bf16 : DType::f32, {T, H});
+  detail::Matrix a(T, H);
   int64_t counts[4] = {0, 0, 0, 0};
   for (int64_t t = 0; t < T; ++t) {
     if (!valid[static_cast<size_t>(t)])
@@ -70,19 +69,70 @@ HostTensor swiglu_forward_ref(const HostTensor &x, std::string_view fmt,
         l = std::fmin(l, c);
         r = std::fmax(std::fmin(r, c), -c);
       }
-      float a = detail::swiglu(l, r);
+      float v = detail::swiglu(l, r);
       if (topk_weights)
-        a = a * w;
-      if (bf16)
-        out.at<uint16_t>({t, j}) = ref::f32_to_bf16(a);
-      else
-        out.at<float>({t, j}) = a;
+        v = v * w;
+      a.at(t, j) = v;
     }
   }
   if (clamped_count)
     for (int64_t i = 0; i < 4; ++i)
       clamped_count->at<int64_t>({i}) += counts[i];
+  return a;
+}
+
+} // namespace
+
+HostTensor swiglu_forward_ref(const HostTensor &x, std::string_view fmt,
+                              const std::optional<HostTensor> &psum,
+                              const std::optional<HostTensor> &topk_weights,
+                              std::optional<float> routed_scaling_factor,
+                              std::optional<float> clamp_value,
+                              const std::optional<HostTensor> &clamped_count,
+                              int64_t token_alignment) {
+  constexpr std::string_view fn = "swiglu_forward_ref";
+  if (fmt != "bf16" && fmt != "fp32")
+    fail(fn,
+         fmt::format("argument 'fmt' is '{}'; requires 'bf16' or 'fp32'", fmt));
+  const detail::Matrix a =
+      activations(fn, x, psum, topk_weights, routed_scaling_factor, clamp_value,
+                  clamped_count, token_alignment);
+  const bool bf16 = fmt == "bf16";
+  HostTensor out =
+      HostTensor::zeros(bf16 ? DType::bf16 : DType::f32, {a.rows, a.cols});
+  for (int64_t t = 0; t < a.rows; ++t)
+    for (int64_t j = 0; j < a.cols; ++j) {
+      if (bf16)
+        out.at<uint16_t>({t, j}) = ref::f32_to_bf16(a.at(t, j));
+      else
+        out.at<float>({t, j}) = a.at(t, j);
+    }
   return out;
+}
+
+QuantTensor swiglu_forward_and_per_token_cast_21_ref(
+    const HostTensor &x, std::string_view fmt, int64_t num_per_channels,
+    const std::optional<HostTensor> &psum,
+    const std::optional<HostTensor> &topk_weights,
+    std::optional<float> routed_scaling_factor,
+    bool use_tma_aligned_col_major_sf, bool round_sf, bool use_packed_ue8m0,
+    std::optional<float> clamp_value,
+    const std::optional<HostTensor> &clamped_count, int64_t token_alignment) {
+  constexpr std::string_view fn = "swiglu_forward_and_per_token_cast_21_ref";
+  detail::parse_fmt(fn, fmt, {Fmt::e4m3});
+  if (num_per_channels != 32 && num_per_channels != 128)
+    fail(fn, fmt::format("argument 'num_per_channels' is {}; requires 32 or "
+                         "128",
+                         num_per_channels));
+  detail::check_layout_flags(fn, use_tma_aligned_col_major_sf, round_sf,
+                             use_packed_ue8m0);
+  const detail::Matrix a =
+      activations(fn, x, psum, topk_weights, routed_scaling_factor, clamp_value,
+                  clamped_count, token_alignment);
+  return detail::quantize(
+      a,
+      detail::quantize_options(Fmt::e4m3, {1, num_per_channels}, round_sf,
+                               use_tma_aligned_col_major_sf, use_packed_ue8m0));
 }
 
 } // namespace tilejit::quant

@@ -127,3 +127,52 @@ TEST_CASE("swiglu_forward (2.1): argument checks", "[ref][quant]") {
                     fn + "argument 'topk_weights' has shape [5]; requires [4]");
   (void)s4;
 }
+
+TEST_CASE("swiglu_forward_and_per_token_cast (2.1 form): the fp32 activation, "
+          "cast per token",
+          "[ref][quant]") {
+  // The valid rows equal per_token_cast_ref of swiglu_forward_ref's fp32
+  // output (the cast sees the unrounded activation), for both group sizes
+  // and the three scale layouts.
+  const int64_t T = 10, H = 256;
+  const HostTensor x = randn(DType::bf16, T, 2 * H, 21, 2.0f);
+  const int64_t sT[] = {T};
+  std::vector<float> wv(T);
+  for (int64_t t = 0; t < T; ++t)
+    wv[t] = 0.25f * static_cast<float>(t + 1);
+  const HostTensor w = HostTensor::from(DType::f32, sT, wv);
+  const int64_t sE[] = {2};
+  const HostTensor psum =
+      HostTensor::from(DType::i32, sE, std::vector<int32_t>{3, 7});
+  for (int64_t bk : {32, 128})
+    for (auto [col, round, packed] :
+         {std::tuple{false, false, false}, std::tuple{true, true, false},
+          std::tuple{true, true, true}}) {
+      const QuantTensor q = swiglu_forward_and_per_token_cast_21_ref(
+          x, "e4m3", bk, psum, w, 1.5f, col, round, packed, 3.0f, std::nullopt,
+          4);
+      const HostTensor a =
+          swiglu_forward_ref(x, "fp32", psum, w, 1.5f, 3.0f, std::nullopt, 4);
+      const QuantTensor want =
+          per_token_cast_ref(a, "e4m3", bk, std::nullopt, col, round, packed);
+      // psum {3, 7}, alignment 4: rows 0..2 and 4..6 valid.
+      for (int64_t t : {0, 1, 2, 4, 5, 6}) {
+        INFO("bk " << bk << " flags " << col << round << packed << " row "
+                   << t);
+        for (int64_t j = 0; j < H; ++j)
+          CHECK(byte_at(q.data, t, j) == byte_at(want.data, t, j));
+        if (packed)
+          for (int64_t word = 0; word < (H / bk + 3) / 4; ++word)
+            CHECK(q.sf.at<int32_t>({t, word}) ==
+                  want.sf.at<int32_t>({t, word}));
+        else
+          for (int64_t g = 0; g < H / bk; ++g)
+            CHECK(bits(get(q.sf, t, g)) == bits(get(want.sf, t, g)));
+      }
+      CHECK(q.sf.strides() == want.sf.strides());
+    }
+  CHECK_THROWS_WITH(
+      swiglu_forward_and_per_token_cast_21_ref(x, "e4m3", 64),
+      "swiglu_forward_and_per_token_cast_21_ref: argument 'num_per_channels' "
+      "is 64; requires 32 or 128");
+}
