@@ -7,7 +7,6 @@
 
 #include "op/op.h"
 
-
 namespace tilejit::quant {
 
 static constexpr std::string_view kOp = "per_token_cast_back";
@@ -96,9 +95,9 @@ void cast_back_views(const ops::Call &c, const CastBackSpec &s,
   if (s.e5m6) // the u8 (M, 3K / 2) as its u32 words (M, 3K / 8)
     args.tensor("x_words", ops::as_words(c.tensor("x_data")));
   const rt::TensorView &sf = c.tensor("x_sf");
-  args.tensor("x_sf", ops::repeated(sf.dtype == DType::i32 ? ops::as_bytes(sf)
-                                                          : sf,
-                                    1, s.bm));
+  args.tensor(
+      "x_sf",
+      ops::repeated(sf.dtype == DType::i32 ? ops::as_bytes(sf) : sf, 1, s.bm));
 }
 
 const ops::OpDef &per_token_cast_back_op() {
