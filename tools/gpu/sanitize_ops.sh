@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# sanitize_ops.sh - On the GPU machine: compute-sanitizer's racecheck and
+# synccheck over every op's GPU cases ([ops]~[big]), one process per op, $JOBS
+# of them at once (racecheck over all ops in one process takes longer than a
+# device call). Each op gets a line with its SUMMARY; a per-op process is cut
+# after $OP_S seconds and says so. TOOLS="racecheck" runs fewer tools.
+# Exits 1 when any op's line does not say exit 0.
+# Known: the WGMMA gemm dies with a launch failure under synccheck and
+# computes NaN under racecheck (0 hazards reported); its rewrite in the
+# pipelining issue owns the fix, so both leave gemm out and say so.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+source tools/gpu/unpack.sh
+ops=$(bin/tilejit list | awk '/^[a-z]/{print $1}')
+one() {  # tool op
+  local tool=$1 op=$2 log="$out/$1-$2.log"
+  local skip; skip=$(echo "$ops" | grep -vx "$op" | paste -sd,)
+  TILEJIT_TEST_SKIP_OPS=$skip timeout "${OP_S:-240}" compute-sanitizer \
+    --tool "$tool" --report-api-errors no --print-limit 20 \
+    bin/tilejit_gpu_tests '[ops]~[big]' >"$log" 2>&1
+  local rc=$?
+  echo "$tool $op: exit $rc$([ $rc = 124 ] && echo ' (cut)');" \
+    "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1);" \
+    "$(grep -E 'test cases|All tests passed' "$log" | tail -1)"
+}
+export -f one; export ops out
+for tool in ${TOOLS-racecheck synccheck}; do
+  echo "$tool gemm: left out (known: $([ "$tool" = synccheck ] && echo 'launch failure' || echo 'computes NaN'))"
+done
+for tool in ${TOOLS-racecheck synccheck}; do
+  for op in $ops; do
+    [ "$op" = gemm ] && continue
+    echo "$tool $op"
+  done
+done | xargs -P "${JOBS:-8}" -L1 bash -c 'one "$0" "$1"' | sort | tee "$out/sanitize_ops.log"
+! grep -v ': exit 0;' "$out/sanitize_ops.log" | grep -q .
