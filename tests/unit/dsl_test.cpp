@@ -748,3 +748,30 @@ TEST_CASE("take from a row a thread holds stays in registers", "[compiler]") {
   CHECK(c.ptx.find("ld.local") == std::string::npos);
   (void)at;
 }
+
+TEST_CASE("DSL gather takes a rank-1 integer tensor of rows",
+          "[compiler][error]") {
+  // Deliberate mistake: f32 row indices.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               auto pos = k.tensor("pos", DType::f32, 1);
+               k.gather(x, pos, {k.index(0), k.index(0)}, {4, 32});
+             }),
+             EndsWith("error: gather: rows must be a rank-1 tensor of i32 or "
+                      "i64 row indices, got memref<?xf32, strided<[?], "
+                      "offset: ?>>"));
+  // Deliberate mistake: a rank-2 tensor of rows.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               auto pos = k.tensor("pos", DType::i32, 2);
+               k.gather(x, pos, {k.index(0), k.index(0)}, {4, 32});
+             }),
+             Contains("gather: rows must be a rank-1 tensor of i32 or i64 row "
+                      "indices, got memref<?x?xi32"));
+  // A gather of i64 rows builds and compiles to PTX.
+  dsl::KernelBuilder k("gather_ok", 128);
+  auto x = k.tensor("x", DType::f32, 2);
+  auto pos = k.tensor("pos", DType::i64, 1);
+  auto out = k.tensor("out", DType::f32, 2);
+  k.store(k.gather(x, pos, {k.block_id(0) * k.index(4), k.index(0)}, {4, 32}),
+          out, {k.block_id(0) * k.index(4), k.index(0)});
+  CHECK_THAT(compile(k.build()).ptx, Contains("ld.global"));
+}

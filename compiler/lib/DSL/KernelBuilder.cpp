@@ -176,6 +176,26 @@ Value KernelBuilder::load(const Tensor &src, const std::vector<Value> &origin,
   return impl_->wrap(op.getResult(), src.dtype());
 }
 
+Value KernelBuilder::gather(const Tensor &src, const Tensor &rows,
+                            const std::vector<Value> &origin,
+                            const std::vector<int64_t> &shape, Bounds bounds,
+                            Loc loc) {
+  auto index = mlir::cast<MemRefType>(unwrap(rows.raw()).getType());
+  if (index.getRank() != 1 ||
+      (rows.dtype() != DType::i32 && rows.dtype() != DType::i64))
+    impl_->fail(loc, fmt::format("gather: rows must be a rank-1 tensor of "
+                                 "i32 or i64 row indices, got {}",
+                                 typeName(index)));
+  Location l = impl_->loc(loc);
+  auto memref = mlir::cast<MemRefType>(unwrap(src.raw()).getType());
+  auto result = RankedTensorType::get(shape, memref.getElementType());
+  auto op =
+      tile::LoadOp::create(impl_->builder, l, result, unwrap(src.raw()),
+                           unwrapAll(origin, *impl_, loc), unwrap(rows.raw()),
+                           bounds == Bounds::promised_inside);
+  return impl_->wrap(op.getResult(), src.dtype());
+}
+
 void KernelBuilder::store(Value fragment, const Tensor &dst,
                           const std::vector<Value> &origin, Bounds bounds,
                           Loc loc) {

@@ -140,6 +140,18 @@ public:
   Value load(const Tensor &src, const std::vector<Value> &origin,
              const std::vector<int64_t> &shape, Bounds bounds = Bounds::checked,
              Loc loc = Loc::current());
+  /// Loads rows of `src` picked at run time by the rank-1 i32/i64 tensor
+  /// `rows` (TileLang's gathered copies, `x[pos_to_token[r], :]`): element
+  /// [i, j, ...] of the result is src[rows[origin[0] + i], origin[1] + j,
+  /// ...]; `origin[0]` indexes `rows`. A row past the end of `rows`, or
+  /// whose index is outside `src` (a negative one too: padding, -1), reads
+  /// zeros, also under Bounds::promised_inside, which then promises the
+  /// other dimensions only. Each vector access reads its row index (an
+  /// L1-cached load the threads of a row share) and checks it.
+  Value gather(const Tensor &src, const Tensor &rows,
+               const std::vector<Value> &origin,
+               const std::vector<int64_t> &shape,
+               Bounds bounds = Bounds::checked, Loc loc = Loc::current());
   /// Stores a fragment at `origin`; elements outside the tensor are dropped
   /// (see Bounds).
   void store(Value fragment, const Tensor &dst,

@@ -9,7 +9,9 @@
 // per-chunk checks alone cost per_token_cast 20-30% of its bandwidth).
 // Fragments with sliced layouts (reduction results) go slot by slot, and only
 // the slot whose sliced coordinates are 0 stores its element. tile.atomic goes
-// slot by slot, as memref.atomic_rmw.
+// slot by slot, as memref.atomic_rmw. A gather (tile.load with rows) reads
+// each chunk's row from the row tensor and checks it chunk by chunk; the
+// tile check then covers the other dimensions.
 //
 //===----------------------------------------------------------------------===//
 #include "Patterns.h"
@@ -21,6 +23,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <functional>
 
 using namespace mlir;
 using namespace mlir::tile;
@@ -37,11 +41,16 @@ struct ChunkAccess {
   SmallVector<Value> elementInBounds;
 };
 
+/// A gather's source row for the element whose dimension-0 coordinate
+/// (indices[0] + the tile coordinate) is the argument; null for a plain
+/// access.
+using RowFn = std::function<Value(OpBuilder &, Location, Value)>;
+
 ChunkAccess computeChunkAccess(OpBuilder &b, Location loc,
                                const ThreadMapping &mapping, LayoutAttr layout,
                                Value memref, ValueRange base,
                                ArrayRef<int64_t> shape, int64_t chunk,
-                               bool checkBounds) {
+                               bool checkBounds, const RowFn &rowOf) {
   auto cst = [&](int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v).getResult();
   };
@@ -60,8 +69,11 @@ ChunkAccess computeChunkAccess(OpBuilder &b, Location loc,
     if (dim != 0)
       coord = arith::RemUIOp::create(b, loc, coord, cst(size));
     Value index = arith::AddIOp::create(b, loc, base[dim], coord);
+    const bool gathered = rowOf && dim == 0;
+    if (gathered)
+      index = rowOf(b, loc, index);
     access.indices.push_back(index);
-    if (!checkBounds)
+    if (!checkBounds && !gathered)
       continue;
     Value extent = memref::DimOp::create(b, loc, memref, dim);
     Value probe = index;
@@ -104,15 +116,19 @@ ChunkAccess computeSlotAccess(OpBuilder &b, Location loc,
                               const ThreadMapping &mapping, LayoutAttr layout,
                               Value memref, ValueRange base,
                               ArrayRef<int64_t> shape, int64_t slot,
-                              bool checkBounds, bool forStore) {
+                              bool checkBounds, bool forStore,
+                              const RowFn &rowOf) {
   SlotCoords slotAt = slotCoords(b, loc, layout, shape, mapping.threadId, slot);
   ChunkAccess access;
   if (forStore)
     access.inBounds = slotAt.representative;
   for (auto [dim, coord] : llvm::enumerate(slotAt.coords)) {
     Value index = arith::AddIOp::create(b, loc, base[dim], coord);
+    const bool gathered = rowOf && dim == 0;
+    if (gathered)
+      index = rowOf(b, loc, index);
     access.indices.push_back(index);
-    if (!checkBounds)
+    if (!checkBounds && !gathered)
       continue;
     Value extent = memref::DimOp::create(b, loc, memref, dim);
     Value inside =
@@ -126,18 +142,20 @@ ChunkAccess computeSlotAccess(OpBuilder &b, Location loc,
 
 /// The access of piece `piece` of a load or store: a slot of a sliced
 /// layout (one element; for a store only its representative writes), or a
-/// chunk of `layout.getVector()` elements.
+/// chunk of `layout.getVector()` elements. With `rowOf` (a gather)
+/// dimension 0's coordinate is the row it gives, checked whatever
+/// `checkBounds` says.
 static ChunkAccess computePieceAccess(OpBuilder &b, Location loc,
                                       const ThreadMapping &mapping,
                                       LayoutAttr layout, Value memref,
                                       ValueRange base, ArrayRef<int64_t> shape,
                                       int64_t piece, bool checkBounds,
-                                      bool forStore) {
+                                      bool forStore, const RowFn &rowOf = {}) {
   if (!layout.getSliced().empty())
     return computeSlotAccess(b, loc, mapping, layout, memref, base, shape,
-                             piece, checkBounds, forStore);
+                             piece, checkBounds, forStore, rowOf);
   return computeChunkAccess(b, loc, mapping, layout, memref, base, shape, piece,
-                            checkBounds);
+                            checkBounds, rowOf);
 }
 
 /// Indices of element e of a chunk.
@@ -226,6 +244,13 @@ Value loadChunk(OpBuilder &b, Location loc, Value memref, VectorType chunkType,
         scf::YieldOp::create(ob, l, vectorLoad(ob, l));
       },
       [&](OpBuilder &ob, Location l) {
+        // Only a gather's row was checked: the whole chunk is outside.
+        if (access.elementInBounds.empty()) {
+          scf::YieldOp::create(
+              ob, l,
+              vector::BroadcastOp::create(ob, l, chunkType, zero).getResult());
+          return;
+        }
         SmallVector<Value> elements;
         for (int64_t e = 0; e < width && width > 1; ++e) {
           auto one = scf::IfOp::create(
@@ -294,12 +319,15 @@ void storeChunk(OpBuilder &b, Location loc, Value memref, Value chunk,
 }
 
 /// Whether the tile of `shape` at `base` lies inside `memref`: per dimension
-/// base < extent and base + size <= extent (unsigned, so that a base that
-/// wrapped below zero is outside).
+/// from `firstDim` on, base < extent and base + size <= extent (unsigned, so
+/// that a base that wrapped below zero is outside). Null when no dimension
+/// is asked about.
 Value tileInside(OpBuilder &b, Location loc, Value memref, ValueRange base,
-                 ArrayRef<int64_t> shape) {
+                 ArrayRef<int64_t> shape, size_t firstDim = 0) {
   Value all;
   for (auto [dim, size] : llvm::enumerate(shape)) {
+    if (dim < firstDim)
+      continue;
     Value extent = memref::DimOp::create(b, loc, memref, dim);
     Value end = arith::AddIOp::create(
         b, loc, base[dim], arith::ConstantIndexOp::create(b, loc, size));
@@ -332,12 +360,41 @@ struct LoadOpLowering : OpConversionPattern<LoadOp> {
     auto chunkType = VectorType::get({width}, vecType.getElementType());
     const int64_t chunks = vecType.getNumElements() / width;
     ArrayRef<int64_t> shape = op.getType().getShape();
+    // A gather: the row of the element at dimension-0 coordinate i is
+    // rows[i] (-1, outside every tensor, past the end of rows).
+    Value rows = adaptor.getRows();
+    RowFn rowOf;
+    if (rows)
+      rowOf = [&](OpBuilder &b, Location l, Value i) -> Value {
+        Type elt = cast<MemRefType>(rows.getType()).getElementType();
+        Value inside =
+            arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, i,
+                                  memref::DimOp::create(b, l, rows, 0));
+        Value row =
+            scf::IfOp::create(
+                b, l, inside,
+                [&](OpBuilder &ob, Location il) {
+                  scf::YieldOp::create(
+                      ob, il,
+                      memref::LoadOp::create(ob, il, rows, ValueRange{i})
+                          .getResult());
+                },
+                [&](OpBuilder &ob, Location il) {
+                  scf::YieldOp::create(
+                      ob, il,
+                      arith::ConstantOp::create(ob, il, elt,
+                                                ob.getIntegerAttr(elt, -1))
+                          .getResult());
+                })
+                .getResult(0);
+        return arith::IndexCastOp::create(b, l, b.getIndexType(), row);
+      };
     auto loadAll = [&](OpBuilder &b, Location l, bool check) -> Value {
       SmallVector<Value> elements;
       for (int64_t c = 0; c < chunks; ++c) {
         ChunkAccess access = computePieceAccess(
             b, l, mapping, layout, adaptor.getSource(), adaptor.getIndices(),
-            shape, c, check, /*forStore=*/false);
+            shape, c, check, /*forStore=*/false, rowOf);
         if (width == 1) {
           elements.push_back(loadElement(b, l, adaptor.getSource(),
                                          chunkType.getElementType(), access));
@@ -349,12 +406,17 @@ struct LoadOpLowering : OpConversionPattern<LoadOp> {
       }
       return vector::FromElementsOp::create(b, l, vecType, elements);
     };
-    if (op.getInBounds() || sliced || chunks < 2) {
-      rewriter.replaceOp(op, loadAll(rewriter, loc, !op.getInBounds()));
+    // A gather's rows are checked chunk by chunk in any case; the tile
+    // check covers the other dimensions.
+    const size_t firstDim = rows ? 1 : 0;
+    if (op.getInBounds() || sliced || chunks < 2 || firstDim == shape.size()) {
+      rewriter.replaceOp(
+          op,
+          loadAll(rewriter, loc, !op.getInBounds() && firstDim < shape.size()));
       return success();
     }
     Value whole = tileInside(rewriter, loc, adaptor.getSource(),
-                             adaptor.getIndices(), shape);
+                             adaptor.getIndices(), shape, firstDim);
     auto split = scf::IfOp::create(
         rewriter, loc, whole,
         [&](OpBuilder &b, Location l) {
@@ -461,7 +523,7 @@ struct AtomicOpLowering : OpConversionPattern<AtomicOp> {
       ChunkAccess access = computeSlotAccess(
           rewriter, loc, mapping, getLayout(type), adaptor.getDest(),
           adaptor.getIndices(), type.getShape(), slot, /*checkBounds=*/true,
-          /*forStore=*/true);
+          /*forStore=*/true, /*rowOf=*/{});
       Value element =
           vector::ExtractOp::create(rewriter, loc, adaptor.getValue(), slot);
       auto rmw = [&](OpBuilder &b, Location l) {

@@ -51,6 +51,14 @@ LogicalResult LoadOp::verify() {
                          << fragment.getNumElements()
                          << " elements; requires a multiple of the kernel's "
                          << threads.getInt() << " threads";
+  if (Value rows = getRows()) {
+    auto type = cast<MemRefType>(rows.getType());
+    if (type.getRank() != 1 || (!type.getElementType().isInteger(32) &&
+                                !type.getElementType().isInteger(64)))
+      return emitOpError() << "rows must be a rank-1 tensor of i32 or i64 "
+                              "row indices, got "
+                           << type;
+  }
   return success();
 }
 

@@ -39,7 +39,8 @@ def Tile_BlockIdOp : Tile_Op<"block_id", [Pure]> {
   let assemblyFormat = "$dim attr-dict";
 }
 
-def Tile_LoadOp : Tile_Op<"load", [MemoryEffects<[MemRead]>]> {
+def Tile_LoadOp : Tile_Op<"load", [MemoryEffects<[MemRead]>,
+                                    AttrSizedOperandSegments]> {
   let summary = "Load a tile of a global tensor into a fragment.";
   let description = [{
     Reads the box of the fragment's shape whose first element is
@@ -48,17 +49,31 @@ def Tile_LoadOp : Tile_Op<"load", [MemoryEffects<[MemRead]>]> {
     in which case the author promises the whole box is inside and no bounds
     checks are emitted.
 
+    With `rows` (a gather), a rank-1 integer tensor, the dimension-0
+    coordinate of element `e` is `rows[indices[0] + e[0]]`: `indices[0]`
+    indexes `rows`. A row past the end of `rows`, or whose index is outside
+    the source (a negative one too: padding), reads zeros, also under
+    `in_bounds`, which then promises the other dimensions only.
+
     Example:
 
     ```mlir
     %t = tile.load %x[%row, %col] : memref<?x?xf32, strided<[?, ?], offset: ?>> -> tensor<32x64xf32>
+    %g = tile.load %x[%r0, %col] rows(%pos : memref<?xi32, strided<[?], offset: ?>>) : memref<?x?xf32, strided<[?, ?], offset: ?>> -> tensor<32x64xf32>
     ```
   }];
   let arguments = (ins Tile_GlobalTensor:$source, Variadic<Index>:$indices,
-                       UnitAttr:$in_bounds);
+                       Optional<Tile_GlobalTensor>:$rows, UnitAttr:$in_bounds);
   let results = (outs Tile_Fragment:$result);
+  let builders = [
+    OpBuilder<(ins "Type":$result, "Value":$source, "ValueRange":$indices), [{
+      build($_builder, $_state, result, source, indices, /*rows=*/Value(),
+            /*in_bounds=*/false);
+    }]>
+  ];
   let assemblyFormat = [{
-    $source `[` $indices `]` attr-dict `:` type($source) `->` type($result)
+    $source `[` $indices `]` (`rows` `(` $rows^ `:` type($rows) `)`)?
+    attr-dict `:` type($source) `->` type($result)
   }];
   let hasVerifier = 1;
 }
