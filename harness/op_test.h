@@ -23,9 +23,11 @@ struct Fill {
     uniform,
     bytes,
     byte_range,
-    exponents
+    exponents,
+    row_indices
   } kind = Kind::normal;
   double a = 0, b = 1;
+  std::string of = {}; ///< row_indices: the tensor whose rows they index
 };
 inline Fill normal(double mean = 0, double stddev = 1) {
   return {Fill::Kind::normal, mean, stddev};
@@ -42,6 +44,13 @@ inline Fill bytes_in(int lo, int hi) {
 /// int32 of four UE8M0 bytes e + 127 (packed scales).
 inline Fill exponents(int lo, int hi) {
   return {Fill::Kind::exponents, 1.0 * lo, 1.0 * hi};
+}
+
+/// Row indices into input `tensor` (a gather's pos_to_token): i mod rows
+/// for every entry i, shuffled, then each -1 (padding) with probability
+/// `padding`; all -1 when `tensor` has no rows.
+inline Fill row_indices(std::string tensor, double padding = 0.125) {
+  return {Fill::Kind::row_indices, padding, 0, std::move(tensor)};
 }
 
 /// What a run computed: the inputs, the parameters, the outputs the GPU

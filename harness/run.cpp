@@ -98,9 +98,19 @@ Resolved resolve(const ops::OpDef &op, const Case &c) {
   r.params.clear();
   for (const ops::ParamDecl &p : op.params)
     r.params.push_back(p.default_value);
+  r.absent.assign(op.tensors.size(), false);
   for (const auto &[name, text] : c.set) {
     if (int i = op.param_index(name); i >= 0) {
       r.params[i] = ops::parse_param(op, op.params[i], text);
+      continue;
+    }
+    if (int i = op.tensor_index(name); i >= 0 && op.tensors[i].optional) {
+      if (text != "none")
+        throw UserError(fmt::format("{}: --set {}={}: '{}' is an optional "
+                                    "input; requires --set {}=none (left "
+                                    "out) or no --set (passed)",
+                                    op.name, name, text, name, name));
+      r.absent[i] = true;
       continue;
     }
     auto dim = dims.find(name);
@@ -159,6 +169,10 @@ Resolved resolve(const ops::OpDef &op, const Case &c) {
     const ops::TensorDecl &t = op.tensors[i];
     ops::TensorShape layout;
     layout.dtype = dtypes[i];
+    if (r.absent[i]) {
+      r.tensors.push_back(std::move(layout)); // no shape: absent
+      continue;
+    }
     if (t.shape.empty()) {
       if (!op.shape_of)
         throw InternalError(fmt::format("internal error: {}: tensor '{}' has "
@@ -226,6 +240,10 @@ ops::Call bind_for_compile(const Resolved &r,
   storage.clear();
   for (size_t i = 0; i < r.tensors.size(); ++i) {
     const ops::TensorShape &t = r.tensors[i];
+    if (r.absent[i]) {
+      storage.push_back(ops::absent());
+      continue;
+    }
     storage.push_back(
         rt::TensorView::strided(static_cast<CUdeviceptr>(0x10000000) * (i + 1),
                                 t.dtype, t.shape, t.strides));
@@ -239,9 +257,26 @@ ops::Call bind_for_compile(const Resolved &r,
 namespace {
 
 void fill(ref::HostTensor &t, int64_t elements, const Fill &f,
-          std::mt19937_64 &gen) {
+          std::mt19937_64 &gen, int64_t rows_of = 0) {
   std::byte *raw = t.raw();
   const size_t elt = size_of(t.dtype());
+  if (f.kind == Fill::Kind::row_indices) {
+    std::vector<int64_t> rows(static_cast<size_t>(elements));
+    for (int64_t i = 0; i < elements; ++i)
+      rows[i] = rows_of > 0 ? i % rows_of : -1;
+    std::shuffle(rows.begin(), rows.end(), gen);
+    std::bernoulli_distribution pad(f.a);
+    for (int64_t i = 0; i < elements; ++i) {
+      const int64_t v = pad(gen) ? -1 : rows[i];
+      if (elt == 4) {
+        const auto v32 = static_cast<int32_t>(v);
+        std::memcpy(raw + i * 4, &v32, 4);
+      } else {
+        std::memcpy(raw + i * 8, &v, 8);
+      }
+    }
+    return;
+  }
   if (f.kind == Fill::Kind::bytes) {
     for (size_t i = 0; i < static_cast<size_t>(elements) * elt; ++i)
       raw[i] = static_cast<std::byte>(gen());
@@ -329,6 +364,10 @@ Prepared Prepared::make(const Resolved &r, uint64_t seed) {
       p.data_.call.outputs.push_back(r.tensors[i]);
       continue;
     }
+    if (r.absent[i]) {
+      p.data_.call.inputs.emplace_back(); // HostCall::has says no
+      continue;
+    }
     ref::HostTensor t = host_tensor(r.tensors[i]);
     Fill how = normal();
     if (r.test) {
@@ -340,8 +379,18 @@ Prepared Prepared::make(const Resolved &r, uint64_t seed) {
                named != r.test->fills.end())
         how = named->second;
     }
+    int64_t rows_of = 0;
+    if (how.kind == Fill::Kind::row_indices) {
+      const int of = r.op->tensor_index(how.of);
+      if (of < 0 || r.tensors[of].shape.empty())
+        throw InternalError(fmt::format("internal error: {}: '{}' fills "
+                                        "with row indices of '{}', which "
+                                        "is no tensor with rows",
+                                        r.op->name, decl.name, how.of));
+      rows_of = r.tensors[of].shape[0];
+    }
     // Padding between rows is filled too: the kernel must not read it.
-    fill(t, extent(r.tensors[i]), how, gen);
+    fill(t, extent(r.tensors[i]), how, gen, rows_of);
     p.data_.call.inputs.push_back(std::move(t));
   }
   if (r.op->reference && !(r.test && r.test->check))
@@ -361,6 +410,12 @@ RunResult Prepared::run(const RunOptions &options) const {
   int input = 0;
   for (size_t i = 0; i < r_.tensors.size(); ++i) {
     const ops::TensorShape &t = r_.tensors[i];
+    if (r_.absent[i]) {
+      buffers.emplace_back(1); // keeps buffers[i] the i-th tensor's
+      views.push_back(ops::absent());
+      ++input;
+      continue;
+    }
     const size_t bytes = static_cast<size_t>(extent(t)) * size_of(t.dtype);
     buffers.emplace_back(std::max<size_t>(bytes, 1));
     if (op.tensors[i].output) {
@@ -436,7 +491,8 @@ RunResult Prepared::run(const RunOptions &options) const {
       result.ms = rt::time_graph_ms(
           [&](CUstream s, int call) {
             for (size_t i = 0; i < views.size(); ++i)
-              moved[i] = rotation.at(views[i], call);
+              moved[i] = ops::is_absent(views[i]) ? views[i]
+                                                  : rotation.at(views[i], call);
             op.call(moved, r_.params, s);
           },
           options.warmup, options.iters);

@@ -38,6 +38,8 @@ struct Resolved {
   const OpTest *test = nullptr;
   std::vector<ops::ParamValue> params;   ///< declaration order
   std::vector<ops::TensorShape> tensors; ///< declaration order
+  /// Per tensor: an optional input left out (`--set NAME=none`).
+  std::vector<bool> absent;
   std::string label; ///< "8001x256 num_topk=8": what was asked for
 };
 Resolved resolve(const ops::OpDef &op, const Case &c);

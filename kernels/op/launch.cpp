@@ -52,7 +52,8 @@ KernelArgs default_kernel_args(const Call &call) {
   KernelArgs args;
   const OpDef &op = call.op();
   for (size_t i = 0; i < op.tensors.size(); ++i)
-    args.tensor(op.tensors[i].name, call.tensors()[i]);
+    if (!is_absent(call.tensors()[i])) // a kernel for the call has none
+      args.tensor(op.tensors[i].name, call.tensors()[i]);
   for (size_t i = 0; i < op.params.size(); ++i) {
     const ParamValue &v = call.params()[i];
     if (const bool *b = std::get_if<bool>(&v))

@@ -83,6 +83,14 @@ TensorDecl output(std::string name, std::vector<DType> dtypes,
   return tensor_decl(std::move(name), true, std::move(dtypes), "",
                      std::move(shape), layout, std::move(doc));
 }
+TensorDecl optional_input(std::string name, std::vector<DType> dtypes,
+                          std::string shape, Layout layout, std::string doc) {
+  TensorDecl t = input(std::move(name), std::move(dtypes), std::move(shape),
+                       layout, std::move(doc));
+  t.optional = true;
+  return t;
+}
+
 TensorDecl input_like(std::string name, std::string like, std::string shape,
                       Layout layout, std::string doc) {
   return tensor_decl(std::move(name), false, {}, std::move(like),
@@ -174,6 +182,15 @@ std::string shape_text(const rt::TensorView &t) {
                      fmt::join(std::span(t.shape.data(), t.rank), ", "));
 }
 
+/// The op's optional inputs, "'a' or 'b'", or "no argument".
+static std::string optional_names(const OpDef &op) {
+  std::vector<std::string> names;
+  for (const TensorDecl &t : op.tensors)
+    if (t.optional)
+      names.push_back(fmt::format("'{}'", t.name));
+  return names.empty() ? std::string("no argument") : one_of(names);
+}
+
 std::string dtype_list(const std::vector<DType> &dtypes) {
   std::vector<std::string> names;
   for (DType d : dtypes)
@@ -199,6 +216,13 @@ Call::Call(const OpDef &op, std::span<const rt::TensorView> tensors,
   for (size_t i = 0; i < tensors.size(); ++i) {
     const TensorDecl &d = op.tensors[i];
     const rt::TensorView &t = tensors[i];
+    if (is_absent(t)) {
+      if (d.optional)
+        continue;
+      throw UserError(fmt::format("{}: argument '{}' is absent; requires a "
+                                  "tensor (only {} may be left out)",
+                                  op.name, d.name, optional_names(op)));
+    }
     if (!d.dtypes.empty()) {
       if (std::find(d.dtypes.begin(), d.dtypes.end(), t.dtype) ==
           d.dtypes.end())
@@ -219,6 +243,8 @@ Call::Call(const OpDef &op, std::span<const rt::TensorView> tensors,
   for (size_t i = 0; i < tensors.size(); ++i) {
     const TensorDecl &d = op.tensors[i];
     const rt::TensorView &t = tensors[i];
+    if (is_absent(t))
+      continue;
     if (d.layout == Layout::contiguous && !t.is_contiguous())
       throw UserError(fmt::format("{}: argument '{}' is {}; requires a "
                                   "contiguous tensor",
@@ -275,7 +301,7 @@ void Call::check_shaped() const {
   std::optional<ShapeArgs> args;
   for (size_t i = 0; i < tensors_.size(); ++i) {
     const TensorDecl &d = op.tensors[i];
-    if (!d.shape.empty())
+    if (!d.shape.empty() || is_absent(tensors_[i]))
       continue;
     if (!op.shape_of)
       throw InternalError(fmt::format("internal error: {}: tensor '{}' has no "
@@ -327,6 +353,8 @@ void Call::bind_dims() {
     if (items.empty() && op.tensors[i].shape.empty())
       continue; // the op's check looks at it
     const rt::TensorView &t = tensors_[i];
+    if (is_absent(t))
+      continue;
     const bool rest = std::any_of(items.begin(), items.end(), [](auto &s) {
       return s.kind == OpDef::ShapeItem::Kind::rest;
     });
@@ -425,6 +453,8 @@ const rt::TensorView &Call::tensor(std::string_view name) const {
   return tensors_[i];
 }
 
+bool Call::has(std::string_view name) const { return !is_absent(tensor(name)); }
+
 int64_t Call::dim(std::string_view name) const {
   for (int j = 0; j < num_dims_; ++j)
     if (dims_[j].name == name)
@@ -489,6 +519,10 @@ int OpDef::index_among(std::string_view tensor, bool outputs) const {
 
 const ref::HostTensor &HostCall::tensor(std::string_view name) const {
   return inputs.at(op->index_among(name, false));
+}
+
+bool HostCall::has(std::string_view name) const {
+  return tensor(name).rank() > 0 || tensor(name).raw() != nullptr;
 }
 
 const TensorShape &HostCall::output(std::string_view name) const {

@@ -77,13 +77,29 @@ struct TensorDecl {
   std::string shape;
   Layout layout = Layout::strided;
   std::string doc;
+  /// An input the caller may leave out (TileKernels' `None`): passed as
+  /// an absent view (`absent()`); nothing about it is checked then, and the
+  /// op's spec asks Call::has.
+  bool optional = false;
 };
+
+/// The view that stands for an optional input left out.
+inline rt::TensorView absent() { return {}; }
+/// Whether `t` is that view: no data and rank 0 (a real rank-0 tensor has
+/// an element, so memory).
+inline bool is_absent(const rt::TensorView &t) {
+  return t.data == 0 && t.rank == 0;
+}
 
 TensorDecl input(std::string name, std::vector<DType> dtypes, std::string shape,
                  Layout layout = Layout::strided, std::string doc = "");
 TensorDecl output(std::string name, std::vector<DType> dtypes,
                   std::string shape, Layout layout = Layout::contiguous,
                   std::string doc = "");
+/// An input that may be left out (TensorDecl::optional).
+TensorDecl optional_input(std::string name, std::vector<DType> dtypes,
+                          std::string shape, Layout layout = Layout::strided,
+                          std::string doc = "");
 /// A tensor whose dtype is that of tensor `like`.
 TensorDecl input_like(std::string name, std::string like, std::string shape,
                       Layout layout = Layout::strided, std::string doc = "");
@@ -135,6 +151,8 @@ public:
 
   const OpDef &op() const { return *op_; }
   const rt::TensorView &tensor(std::string_view name) const;
+  /// Whether tensor `name` was passed (an optional input may be absent).
+  bool has(std::string_view name) const;
   /// A named dimension's size; InternalError if the op has none of the name.
   int64_t dim(std::string_view name) const;
   bool flag(std::string_view name) const;
@@ -173,7 +191,10 @@ struct HostCall {
   /// the caller's choice where the op allows several).
   std::vector<TensorShape> outputs;
 
+  /// An absent optional input is an empty HostTensor (rank 0, no data).
   const ref::HostTensor &tensor(std::string_view name) const;
+  /// Whether input `name` was passed.
+  bool has(std::string_view name) const;
   const TensorShape &output(std::string_view name) const;
   bool flag(std::string_view name) const;
   int64_t integer(std::string_view name) const;

@@ -87,6 +87,9 @@ static std::vector<std::string> set_names(const ops::OpDef &op) {
     if (item != "*" &&
         std::find(names.begin(), names.end(), item) == names.end())
       names.push_back(item);
+  for (const ops::TensorDecl &t : op.tensors)
+    if (t.optional) // --set NAME=none
+      names.push_back(t.name);
   return names;
 }
 
@@ -217,6 +220,9 @@ static std::string_view layout_text(ops::Layout l) {
 std::string op_help(const ops::OpDef &op) {
   std::string out = fmt::format("{} - {}\n\n", op.name, op.summary);
   out += "tensors:\n";
+  size_t name_width = 8;
+  for (const ops::TensorDecl &t : op.tensors)
+    name_width = std::max(name_width, t.name.size());
   for (const ops::TensorDecl &t : op.tensors) {
     std::string dtypes;
     if (t.dtypes.empty())
@@ -225,10 +231,14 @@ std::string op_help(const ops::OpDef &op) {
       for (DType d : t.dtypes)
         dtypes += fmt::format("{}{}", dtypes.empty() ? "" : "|", name_of(d));
     out += fmt::format(
-        "  {:<7} {:<8} {:<32} [{}] {}{}\n", t.output ? "output" : "input",
-        t.name, dtypes, t.shape.empty() ? "see below" : t.shape,
+        "  {:<7} {:<{}} {:<32} [{}] {}{}\n",
+        t.output ? "output" : (t.optional ? "input?" : "input"), t.name,
+        name_width, dtypes, t.shape.empty() ? "see below" : t.shape,
         layout_text(t.layout), t.doc.empty() ? "" : "; " + t.doc);
   }
+  if (std::any_of(op.tensors.begin(), op.tensors.end(),
+                  [](const ops::TensorDecl &t) { return t.optional; }))
+    out += "  (input?: optional; --set NAME=none leaves it out)\n";
   out += "parameters (--set NAME=VALUE):\n";
   if (op.params.empty())
     out += "  (none)\n";
