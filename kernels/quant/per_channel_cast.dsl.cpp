@@ -7,21 +7,41 @@
 
 #include "tilejit/compiler/dsl.h"
 
+#include <optional>
+
 namespace tilejit::quant {
 
 Kernel per_channel_cast_kernel(const PerChannelCastSpec &s) {
-  dsl::KernelBuilder k(s.transpose ? "per_channel_cast_and_transpose"
-                                   : "per_channel_cast",
+  dsl::KernelBuilder k(s.transpose          ? "per_channel_cast_and_transpose"
+                       : s.x_sf || s.gather ? "per_channel_cast_fused"
+                                            : "per_channel_cast",
                        s.threads);
   dsl::Access access = dsl::vectors_of(s.vector_bytes);
   const int64_t bm = s.bm, tm = s.block_m, tk = s.block_k, n = tm / bm;
   auto x = k.tensor("x", s.in_dtype, 2, access);
+  std::optional<dsl::Tensor> x_sf, pos;
+  if (s.x_sf)
+    x_sf = k.tensor("x_sf", DType::f32, 2);
+  if (s.gather)
+    pos = k.tensor("pos_to_token", DType::i32, 1);
   auto out = k.tensor("out", DType::e4m3, 2, access);
   auto out_sf = k.tensor("out_sf", DType::f32, 2);
-  k.grid({k.blocks(x, 0, tm), k.blocks(x, 1, tk)});
+  // out's rows: x's (R = N), or pos_to_token's.
+  k.grid({k.blocks(s.gather ? out : x, 0, tm), k.blocks(x, 1, tk)});
 
   auto m0 = k.block_id(0) * k.index(tm), k0 = k.block_id(1) * k.index(tk);
-  auto tile = k.cast(k.load(x, {m0, k0}, {tm, tk}), DType::f32);
+  auto rows = [&](const dsl::Tensor &t, dsl::Value col, int64_t cols) {
+    return s.gather ? k.gather(t, *pos, {m0, col}, {tm, cols})
+                    : k.load(t, {m0, col}, {tm, cols});
+  };
+  auto tile = k.cast(rows(x, k0, tk), DType::f32);
+  if (s.x_sf) { // x * x_sf, per 128 columns (kernel tiles hold whole groups)
+    const int64_t g = tk / 128;
+    auto sf = rows(*x_sf, k.block_id(1) * k.index(g), g);
+    tile = k.reshape(k.reshape(tile, {tm, g, 128}) *
+                         k.broadcast(k.reshape(sf, {tm, g, 1}), {tm, g, 128}),
+                     {tm, tk});
+  }
   auto blocks = k.reshape(tile, {n, bm, tk});
   auto sc = scales_of(k, k.reduce_absmax(blocks, 1), kE4m3Limits, s.round_sf);
   auto q = k.reshape(k.cast(blocks * sc.sf_inv, DType::e4m3), {tm, tk});

@@ -30,7 +30,22 @@ void per_channel_cast_and_transpose(
     const rt::TensorView &out, const rt::TensorView &out_sf,
     bool round_sf = false, CUstream stream = nullptr);
 
+/// per_channel_cast_fused (§10.2): out[r] is the (128, 1) e4m3
+/// quantization of row pos_to_token[r] of x (zeros where it is negative;
+/// without pos_to_token, row r, R = N), x a bf16/f32 (N, K) or, with x_sf
+/// (f32 (N, K / 128), num_per_channels 128), e4m3 dequantized as x * x_sf
+/// first. out: e4m3 (R, K); out_sf: f32 (ceil(R / 128), K). Absent
+/// tensors are ops::absent(). Exact against per_channel_cast_fused_ref.
+void per_channel_cast_fused(const rt::TensorView &x, const rt::TensorView &x_sf,
+                            const rt::TensorView &pos_to_token,
+                            std::string_view fmt, int64_t num_per_tokens,
+                            const rt::TensorView &out,
+                            const rt::TensorView &out_sf, bool round_sf = false,
+                            int64_t num_per_channels = 0,
+                            CUstream stream = nullptr);
+
 const ops::OpDef &per_channel_cast_op();
+const ops::OpDef &per_channel_cast_fused_op();
 const ops::OpDef &per_channel_cast_and_transpose_op();
 
 /// Static parameters of a per_channel_cast kernel.
@@ -43,9 +58,11 @@ struct PerChannelCastSpec {
   int32_t round_sf = 0;
   int32_t transpose = 0;    ///< 1: out is (K, M)
   int32_t vector_bytes = 0; ///< 16: x's rows 16-byte aligned
+  int32_t x_sf = 0;         ///< 1: x is e4m3 with f32 scales per 1 x 128
+  int32_t gather = 0;       ///< 1: out's rows are x's rows pos_to_token
 };
 TILEJIT_SPEC_FIELDS(PerChannelCastSpec, in_dtype, bm, block_m, block_k, threads,
-                    round_sf, transpose, vector_bytes)
+                    round_sf, transpose, vector_bytes, x_sf, gather)
 
 /// The kernel in the DSL (per_channel_cast.dsl.cpp).
 Kernel per_channel_cast_kernel(const PerChannelCastSpec &spec);

@@ -93,3 +93,106 @@ TILEJIT_OP_TEST(per_channel_cast_and_transpose) {
 }
 
 } // namespace tilejit::harness
+
+namespace tilejit::harness {
+
+namespace {
+
+/// per_channel_cast_fused's case: --shape R x N x K, x_sf and pos_to_token
+/// passed or left out.
+Case fused(std::vector<int64_t> shape, bool x_sf, bool pos, bool round_sf,
+           int kind = Case::gpu) {
+  Set set = with(128, round_sf);
+  if (x_sf)
+    set["num_per_channels"] = "128";
+  else
+    set["x_sf"] = "none";
+  if (!pos)
+    set["pos_to_token"] = "none";
+  return {.shape = std::move(shape),
+          .set = set,
+          .dtypes = {{"", x_sf ? DType::e4m3 : DType::bf16}},
+          .kind = kind};
+}
+
+} // namespace
+
+TILEJIT_OP_TEST(per_channel_cast_fused) {
+  OpTest t{.op = "per_channel_cast_fused",
+           .fills = {{"x_sf", uniform(0.01, 2.0)},
+                     {"pos_to_token", row_indices("x")}}};
+  for (bool round_sf : {false, true})
+    for (bool x_sf : {false, true}) {
+      const int64_t k = x_sf ? 640 : 576; // a tail of columns
+      t.cases.push_back(fused({256, 256, k}, x_sf, false, round_sf));
+      t.cases.push_back(fused({144, 300, k}, x_sf, true, round_sf));
+      t.cases.push_back(fused({16, 0, k}, x_sf, true, round_sf));
+      t.cases.push_back(fused({0, 128, k}, x_sf, true, round_sf));
+      for (int64_t K : {2048, 2560, 3072, 4096, 6144, 7168}) {
+        t.cases.push_back(
+            fused({4096, 4096, K}, x_sf, false, round_sf, Case::big));
+        t.cases.push_back(
+            fused({8192, 4096, K}, x_sf, true, round_sf, Case::big));
+      }
+    }
+  Case f32 = fused({256, 256, 576}, false, true, false);
+  f32.dtypes = {{"", DType::f32}};
+  t.cases.push_back(f32);
+  t.cases.push_back(fused({4096, 4096, 7168}, false, false, true, Case::bench));
+  t.cases.push_back(fused({28672, 28672, 7168}, true, true, true, Case::bench));
+
+  const auto x = fake(DType::bf16, {256, 512});
+  const auto q = fake(DType::e4m3, {256, 512});
+  const auto x_sf = fake(DType::f32, {256, 4}, {}, 0x300000);
+  const auto pos = fake(DType::i32, {256}, {}, 0x400000);
+  const auto out = fake(DType::e4m3, {256, 512}, {}, 0x100000);
+  const auto sf = fake(DType::f32, {2, 512}, {}, 0x200000);
+  const auto none = ops::absent();
+  t.errors = {
+      {"e4m3 without its scales",
+       {q, none, pos, out, sf},
+       {},
+       "per_channel_cast_fused: argument 'x' is e4m3 without x_sf; requires "
+       "bf16 or f32 without x_sf (e4m3 comes with its scales)"},
+      {"bf16 with scales",
+       {x, x_sf, pos, out, sf},
+       {{"num_per_channels", int64_t{128}}},
+       "per_channel_cast_fused: argument 'x' is bf16 with x_sf; requires e4m3 "
+       "with x_sf"},
+      {"scales of 64 columns",
+       {q, x_sf, pos, out, sf},
+       {{"num_per_channels", int64_t{64}}},
+       "per_channel_cast_fused: argument 'num_per_channels' is 64 with x_sf; "
+       "requires 128"},
+      {"a group without scales",
+       {x, none, pos, out, sf},
+       {{"num_per_channels", int64_t{128}}},
+       "per_channel_cast_fused: argument 'num_per_channels' is 128 without "
+       "x_sf; requires 0 (None)"},
+      {"pos_to_token of 100 entries",
+       {x, none, fake(DType::i32, {100}, {}, 0x400000),
+        fake(DType::e4m3, {100, 512}, {}, 0x100000), sf},
+       {},
+       "per_channel_cast_fused: argument 'pos_to_token' has 100 entries; "
+       "requires a multiple of 16"},
+      {"fewer rows out than in without pos_to_token",
+       {x, none, none, fake(DType::e4m3, {128, 512}, {}, 0x100000),
+        fake(DType::f32, {1, 512}, {}, 0x200000)},
+       {},
+       "per_channel_cast_fused: argument 'out' has 128 rows and x 256; "
+       "without pos_to_token requires the same rows, a multiple of 128"},
+      {"x left out",
+       {none, none, pos, out, sf},
+       {},
+       "per_channel_cast_fused: argument 'x' is absent; requires a tensor "
+       "(only 'x_sf' or 'pos_to_token' may be left out)"},
+      {"scales of another shape",
+       {q, fake(DType::f32, {256, 2}, {}, 0x300000), pos, out, sf},
+       {{"num_per_channels", int64_t{128}}},
+       "per_channel_cast_fused: argument 'x_sf' is f32[256, 2] strides [2, "
+       "1]; requires f32[256, 4]"},
+  };
+  return t;
+}
+
+} // namespace tilejit::harness
