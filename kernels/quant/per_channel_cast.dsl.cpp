@@ -37,7 +37,9 @@ Kernel per_channel_cast_kernel(const PerChannelCastSpec &s) {
   auto tile = k.cast(rows(x, k0, tk), DType::f32);
   if (s.x_sf) { // x * x_sf, per 128 columns (kernel tiles hold whole groups)
     const int64_t g = tk / 128;
-    auto sf = rows(*x_sf, k.block_id(1) * k.index(g), g);
+    // Read one scale a thread in a layout of its own: as a (tm, g) access
+    // it would cap every access of the kernel at g elements a vector.
+    auto sf = k.relayout(rows(*x_sf, k.block_id(1) * k.index(g), g), 1);
     tile = k.reshape(k.reshape(tile, {tm, g, 128}) *
                          k.broadcast(k.reshape(sf, {tm, g, 1}), {tm, g, 128}),
                      {tm, tk});
