@@ -11,7 +11,6 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <mutex>
-#include <set>
 #include <unistd.h>
 #include <vector>
 
@@ -25,7 +24,8 @@ static fs::path temp_root() {
 }
 
 int sweep_scratch_dirs(const fs::path &dir, std::string_view what) {
-  const std::string prefix = fmt::format("tilejit-{}-", what);
+  const std::string prefix =
+      what.empty() ? std::string("tilejit-") : fmt::format("tilejit-{}-", what);
   int removed = 0;
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end;
@@ -33,8 +33,16 @@ int sweep_scratch_dirs(const fs::path &dir, std::string_view what) {
     const std::string name = it->path().filename().string();
     if (!name.starts_with(prefix))
       continue;
-    // tilejit-<what>-<pid>-XXXXXX: the owner's pid, then mkdtemp's suffix.
-    const std::string rest = name.substr(prefix.size());
+    // tilejit-<what>-<pid>-XXXXXX: the owner's pid, then mkdtemp's suffix
+    // (with `what` empty: any tool's, a name of [a-z0-9_] first).
+    std::string rest = name.substr(prefix.size());
+    if (what.empty()) {
+      const size_t tool =
+          rest.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_");
+      if (tool == 0 || tool == std::string::npos || rest[tool] != '-')
+        continue;
+      rest = rest.substr(tool + 1);
+    }
     const size_t dash = rest.find('-');
     char *end_of_pid = nullptr;
     const long pid = std::strtol(rest.c_str(), &end_of_pid, 10);
@@ -53,11 +61,10 @@ int sweep_scratch_dirs(const fs::path &dir, std::string_view what) {
 ScratchDir::ScratchDir(std::string_view what) {
   const fs::path root = temp_root();
   {
-    static std::mutex mutex;
-    static std::set<std::string> swept;
-    std::lock_guard<std::mutex> lock(mutex);
-    if (swept.insert(std::string(what)).second)
-      sweep_scratch_dirs(root, what);
+    // Every tool's directories, once a process: a killed `--dump sass`
+    // leaves tilejit-sass-*, which a later plain compile removes.
+    static std::once_flag swept;
+    std::call_once(swept, [&] { sweep_scratch_dirs(root, ""); });
   }
   std::string pattern = (root / fmt::format("tilejit-{}-{}-XXXXXX", what,
                                             static_cast<long>(::getpid())))

@@ -176,6 +176,20 @@ TEST_CASE("scratch directories of processes that are gone are swept",
   CHECK_FALSE(fs::exists(gone));
   CHECK(fs::exists(mine));
   CHECK(fs::exists(other));
+  // With no tool named, every tool's: a dead sass directory goes too, a
+  // live one and names that are no scratch directory stay.
+  const fs::path sass =
+      root / ("tilejit-sass-" + std::to_string(dead) + "-g7h8i9");
+  const fs::path live =
+      root / ("tilejit-ptxas-" + std::to_string(::getpid()) + "-j1k2l3");
+  const fs::path odd = root / ("tilejit--" + std::to_string(dead) + "-m4");
+  for (const fs::path &d : {sass, live, odd})
+    fs::create_directories(d / "x");
+  CHECK(rt::sweep_scratch_dirs(root, "") == 1);
+  CHECK_FALSE(fs::exists(sass));
+  CHECK(fs::exists(live));
+  CHECK(fs::exists(odd));
+  CHECK(fs::exists(mine));
   fs::remove_all(root);
 }
 

@@ -12,7 +12,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <fstream>
@@ -159,6 +161,11 @@ read_precompile_list(std::string_view path) {
         fmt::format("tilejit cache precompile: cannot read '{}'", path));
   std::string text(kMaxBytes + 1, '\0');
   file.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (file.bad()) // a directory opens, then cannot be read
+    throw UserError(fmt::format("tilejit cache precompile: cannot read '{}' "
+                                "({}); requires a list of specialisations, "
+                                "one a line",
+                                path, std::strerror(errno)));
   text.resize(static_cast<size_t>(file.gcount()));
   if (text.size() > kMaxBytes)
     throw UserError(fmt::format("tilejit cache precompile: '{}' is larger "

@@ -7,6 +7,8 @@
 #include "tilejit/error.h"
 
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <fmt/ranges.h>
 
 namespace tilejit::cli {
@@ -27,12 +29,15 @@ int cmd_list(Args args) {
     fmt::print("{}", op_help(*op));
     return kOk;
   }
+  size_t width = 20; // the longest name's, so that the summaries line up
+  for (const ops::OpDef *op : ops::all_ops())
+    width = std::max(width, op->name.size());
   for (const ops::OpDef *op : ops::all_ops()) {
     std::vector<std::string_view> params;
     for (const ops::ParamDecl &p : op->params)
       params.push_back(p.name);
-    fmt::print("{:<20} {}\n{:<20} parameters: {}; --shape {} (default {})\n",
-               op->name, op->summary, "",
+    fmt::print("{:<{}} {}\n{:<{}} parameters: {}; --shape {} (default {})\n",
+               op->name, width, op->summary, "", width,
                params.empty() ? std::string("(none)")
                               : fmt::format("{}", fmt::join(params, ", ")),
                op->cli_shape, fmt::join(op->default_shape, "x"));

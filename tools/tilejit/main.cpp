@@ -12,8 +12,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <fcntl.h>
+#include <system_error>
+#include <unistd.h>
 #include <vector>
 
 namespace tilejit::cli {
@@ -113,17 +118,58 @@ int dispatch(int argc, char **argv) {
 } // namespace
 } // namespace tilejit::cli
 
+namespace tilejit::cli {
+namespace {
+
+/// A closed standard descriptor (2>&-) would be reused by the next file
+/// tilejit opens, and what tilejit prints would land in it (seen: timing
+/// lines in a cache lock file): /dev/null takes its place first.
+void reserve_standard_fds() {
+  for (int fd = 0; fd <= 2; ++fd)
+    if (::fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
+      const int null = ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+      if (null >= 0 && null != fd) { // lower descriptors were open
+        ::dup2(null, fd);
+        ::close(null);
+      }
+    }
+}
+
+/// Whether everything printed reached stdout; if not, says so (exit 1: the
+/// output asked for is not there), except to a reader that stopped reading
+/// (EPIPE: `tilejit list | head`), as other tools do. `err` is the errno of
+/// a failed print, when one threw.
+bool stdout_written(int err = 0) {
+  errno = 0;
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout))
+    return true;
+  if (!err)
+    err = errno;
+  if (err != EPIPE)
+    print_err(fmt::format("tilejit: cannot write to standard output{}{}\n",
+                          err ? ": " : "", err ? std::strerror(err) : ""));
+  return false;
+}
+
+} // namespace
+} // namespace tilejit::cli
+
 int main(int argc, char **argv) {
+  using namespace tilejit::cli;
+  reserve_standard_fds();
   try {
-    return tilejit::cli::dispatch(argc, argv);
+    const int rc = dispatch(argc, argv);
+    return stdout_written() ? rc : (rc == kOk ? kUserError : rc);
   } catch (const tilejit::Error &e) {
-    std::fflush(stdout);
-    tilejit::cli::print_err(fmt::format("{}\n", e.what()));
+    (void)stdout_written(); // what was printed before, then the error
+    print_err(fmt::format("{}\n", e.what()));
     return e.exit_code();
   } catch (const std::exception &e) {
-    std::fflush(stdout);
-    tilejit::cli::print_err(
-        fmt::format("tilejit: internal error: {}\n", e.what()));
-    return tilejit::cli::kInternalError;
+    // A failed print to stdout: fmt throws a system_error with its errno.
+    const auto *failed = dynamic_cast<const std::system_error *>(&e);
+    if (!stdout_written(failed ? failed->code().value() : 0))
+      return kUserError;
+    print_err(fmt::format("tilejit: internal error: {}\n", e.what()));
+    return kInternalError;
   }
 }

@@ -346,7 +346,29 @@ void KernelCache::evict() {
 
 static constexpr std::string_view kBundleMagic = "tilejit-bundle 1\n";
 
+/// What a path that is not a regular file is, for a message.
+static const char *file_kind(mode_t mode) {
+  if (S_ISLNK(mode))
+    return "a symbolic link";
+  if (S_ISDIR(mode))
+    return "a directory";
+  if (S_ISCHR(mode) || S_ISBLK(mode))
+    return "a device";
+  if (S_ISFIFO(mode))
+    return "a FIFO";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  return "not a regular file";
+}
+
 size_t KernelCache::write_bundle(const std::string &path) const {
+  // The bundle replaces `path` by a rename: never a device, a link (it
+  // would be replaced, its target left alone) or anything but a file.
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    throw UserError(fmt::format("cache bundle: '{}' is {}; requires a new "
+                                "file or a regular file to replace",
+                                path, file_kind(st.st_mode)));
   std::string out(kBundleMagic);
   size_t n = 0;
   for (const DiskEntry &e : list()) {

@@ -31,8 +31,9 @@ private:
   std::filesystem::path path_;
 };
 
-/// Removes `tilejit-<what>-<pid>-*` under `dir` whose process is gone;
-/// returns how many (ScratchDir calls it once a process).
+/// Removes `tilejit-<what>-<pid>-*` under `dir` whose process is gone
+/// (`what` empty: any tool's); returns how many (ScratchDir calls it once a
+/// process, for every tool).
 int sweep_scratch_dirs(const std::filesystem::path &dir, std::string_view what);
 
 } // namespace tilejit::rt
