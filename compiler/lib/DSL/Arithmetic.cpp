@@ -264,6 +264,7 @@ Value KernelBuilder::abs(Value a, Loc loc) {
   Location l = impl_->loc(loc);
   if (!a.valid())
     impl_->fail(loc, "cannot take abs of an empty dsl::Value");
+  impl_->checkOwn(a, loc, "abs");
   mlir::Value v = unwrap(a);
   if (isa<FloatType>(getElementTypeOrSelf(v.getType())))
     return impl_->wrap(math::AbsFOp::create(impl_->builder, l, v), a.dtype());
@@ -277,6 +278,7 @@ static Value unaryF32(KernelBuilder::Impl &impl, const char *name, Value a,
   if (!a.valid() || a.dtype() != DType::f32)
     impl.fail(loc, fmt::format("{}: requires an f32 value, got {}", name,
                                a.valid() ? dtypeName(a) : "an empty value"));
+  impl.checkOwn(a, loc, name);
   Location l = impl.loc(loc);
   return impl.wrap(OpTy::create(impl.builder, l, unwrap(a)), a.dtype());
 }
@@ -297,6 +299,8 @@ Value KernelBuilder::fma(Value a, Value b, Value c, Loc loc) {
   if (!a.valid() || !b.valid() || !c.valid() || a.dtype() != DType::f32 ||
       b.dtype() != DType::f32 || c.dtype() != DType::f32)
     impl_->fail(loc, "fma: requires three f32 values");
+  for (const Value &v : {a, b, c})
+    impl_->checkOwn(v, loc, "fma");
   // Bring all three to one shape: (a, b), then (a*b's shape, c).
   auto [x, y] = unify(*impl_, "fma", a, b, loc);
   Value xy = impl_->wrap(x, DType::f32);
@@ -412,6 +416,7 @@ Value KernelBuilder::bitcast(Value a, DType to, Loc loc) {
   Location l = impl_->loc(loc);
   if (!a.valid())
     impl_->fail(loc, "cannot bitcast an empty dsl::Value");
+  impl_->checkOwn(a, loc, "bitcast");
   mlir::Value v = unwrap(a);
   Type from = getElementTypeOrSelf(v.getType());
   Type target = toMLIRType(impl_->context.get(), to);

@@ -58,6 +58,15 @@ struct KernelBuilder::Impl {
                           verb));
   }
 
+  /// The same for a tensor: a parameter of this kernel.
+  void checkOwn(const Tensor &t, const Loc &l, std::string_view verb) {
+    if (t.builder() != self)
+      fail(l, fmt::format("{}: the tensor is a parameter of another kernel "
+                          "(or of none); a dsl::Tensor is used only in the "
+                          "kernel that declared it",
+                          verb));
+  }
+
   Value wrap(mlir::Value v, DType dtype) {
     return Value(self, v.getAsOpaquePointer(), dtype);
   }

@@ -30,6 +30,8 @@ Indexed checkIndexed(KernelBuilder &k, KernelBuilder::Impl &impl,
                      const Loc &loc) {
   if (!fragment.valid() || !index.valid())
     impl.fail(loc, fmt::format("{}: the value is an empty dsl::Value", what));
+  impl.checkOwn(fragment, loc, what);
+  impl.checkOwn(index, loc, what);
   auto type = dyn_cast<RankedTensorType>(unwrap(fragment).getType());
   if (!type)
     impl.fail(loc, fmt::format("{}: the value has type {}; requires a "
@@ -121,6 +123,7 @@ Value KernelBuilder::put(Value fragment, int dim, Value index, Value value,
   Indexed at = checkIndexed(*this, *impl_, "put", fragment, dim, index, loc);
   if (!value.valid())
     impl_->fail(loc, "put: the value is an empty dsl::Value");
+  impl_->checkOwn(value, loc, "put");
   if (auto valueType = dyn_cast<RankedTensorType>(unwrap(value).getType())) {
     if (valueType.getShape() != ArrayRef<int64_t>(at.rowShape))
       impl_->fail(loc, fmt::format("put: the value has shape [{}]; requires a "

@@ -167,6 +167,7 @@ static SmallVector<mlir::Value> unwrapAll(const std::vector<Value> &values,
 Value KernelBuilder::load(const Tensor &src, const std::vector<Value> &origin,
                           const std::vector<int64_t> &shape, Bounds bounds,
                           Loc loc) {
+  impl_->checkOwn(src, loc, "load");
   Location l = impl_->loc(loc);
   auto memref = mlir::cast<MemRefType>(unwrap(src.raw()).getType());
   auto type = RankedTensorType::get(shape, memref.getElementType());
@@ -180,6 +181,8 @@ Value KernelBuilder::gather(const Tensor &src, const Tensor &rows,
                             const std::vector<Value> &origin,
                             const std::vector<int64_t> &shape, Bounds bounds,
                             Loc loc) {
+  impl_->checkOwn(src, loc, "gather");
+  impl_->checkOwn(rows, loc, "gather");
   auto index = mlir::cast<MemRefType>(unwrap(rows.raw()).getType());
   if (index.getRank() != 1 ||
       (rows.dtype() != DType::i32 && rows.dtype() != DType::i64))
@@ -203,6 +206,7 @@ void KernelBuilder::store(Value fragment, const Tensor &dst,
   if (!fragment.valid())
     impl_->fail(loc, "store: the value is an empty dsl::Value");
   impl_->checkOwn(fragment, loc, "store");
+  impl_->checkOwn(dst, loc, "store");
   mlir::Value v = unwrap(fragment.raw());
   if (!isa<RankedTensorType>(v.getType()))
     impl_->fail(loc, fmt::format("store: the value has type {}; requires a "
@@ -217,6 +221,8 @@ void KernelBuilder::store(Value fragment, const Tensor &dst,
 static void atomic(KernelBuilder::Impl &impl, tile::AtomicKind kind,
                    const char *name, Value fragment, const Tensor &dst,
                    const std::vector<Value> &origin, const Loc &loc) {
+  impl.checkOwn(fragment, loc, name);
+  impl.checkOwn(dst, loc, name);
   mlir::Value v = fragment.valid() ? unwrap(fragment.raw()) : mlir::Value();
   if (!v || !isa<RankedTensorType>(v.getType()))
     impl.fail(loc, fmt::format("{}: the value has type {}; requires a "
@@ -253,6 +259,9 @@ void KernelBuilder::atomic_max(Value fragment, const Tensor &dst,
 
 Value KernelBuilder::transpose(Value fragment, Loc loc) {
   Location l = impl_->loc(loc);
+  if (!fragment.valid())
+    impl_->fail(loc, "transpose: the value is an empty dsl::Value");
+  impl_->checkOwn(fragment, loc, "transpose");
   mlir::Value v = unwrap(fragment.raw());
   auto type = dyn_cast<RankedTensorType>(v.getType());
   if (!type || type.getRank() < 2)

@@ -14,6 +14,7 @@ using namespace mlir;
 namespace tilejit::dsl {
 
 Value KernelBuilder::dim(const Tensor &t, int d, Loc loc) {
+  impl_->checkOwn(t, loc, "dim");
   if (d < 0 || d >= t.rank())
     impl_->fail(loc, fmt::format("dim: {} is out of range for a tensor of "
                                  "rank {}",
@@ -25,6 +26,7 @@ Value KernelBuilder::dim(const Tensor &t, int d, Loc loc) {
 
 Extent KernelBuilder::blocks(const Tensor &t, int d, int64_t per_block,
                              Loc loc) {
+  impl_->checkOwn(t, loc, "blocks");
   if (d < 0 || d >= t.rank())
     impl_->fail(loc, fmt::format("blocks: dimension {} is out of range for a "
                                  "tensor of rank {}",
@@ -85,6 +87,7 @@ Value KernelBuilder::alloc_shared(DType dtype,
 /// `shared` as a shared tile, or a UserError naming `what`.
 static mlir::Value sharedTile(KernelBuilder::Impl &impl, const Value &shared,
                               const char *what, const Loc &loc) {
+  impl.checkOwn(shared, loc, what);
   mlir::Value v = shared.valid() ? unwrap(shared) : mlir::Value();
   auto type = v ? dyn_cast<MemRefType>(v.getType()) : MemRefType();
   auto space =
@@ -132,6 +135,7 @@ Value KernelBuilder::load(Value shared, const std::vector<Value> &origin,
 void KernelBuilder::store(Value fragment, Value shared,
                           const std::vector<Value> &origin, Loc loc) {
   mlir::Value tile = sharedTile(*impl_, shared, "store", loc);
+  impl_->checkOwn(fragment, loc, "store");
   mlir::Value v = fragment.valid() ? unwrap(fragment) : mlir::Value();
   if (!v || !isa<RankedTensorType>(v.getType()))
     impl_->fail(loc, fmt::format("store: the value has type {}; requires a "
@@ -150,6 +154,8 @@ void KernelBuilder::barrier(Loc loc) {
 void KernelBuilder::copy(const Tensor &src, const std::vector<Value> &origin,
                          Value shared, Loc loc) {
   Location l = impl_->loc(loc);
+  impl_->checkOwn(src, loc, "copy");
+  impl_->checkOwn(shared, loc, "copy");
   if (!shared.valid() || !isa<MemRefType>(unwrap(shared).getType()))
     impl_->fail(loc, "copy: the destination must be a tile from alloc_shared");
   SmallVector<mlir::Value> indices;
@@ -163,6 +169,8 @@ Value KernelBuilder::gemm(Value a, Value b, Value acc, Loc loc) {
   Location l = impl_->loc(loc);
   if (!a.valid() || !b.valid() || !acc.valid())
     impl_->fail(loc, "gemm: an operand is an empty dsl::Value");
+  for (const Value &v : {a, b, acc})
+    impl_->checkOwn(v, loc, "gemm");
   return impl_->wrap(tile::GemmOp::create(impl_->builder, l,
                                           unwrap(acc).getType(), unwrap(a),
                                           unwrap(b), unwrap(acc)),

@@ -18,6 +18,7 @@ static RankedTensorType fragmentType(KernelBuilder::Impl &impl, const Value &v,
     impl.fail(loc, fmt::format("{}: the value has type {}; requires a "
                                "fragment",
                                what, typeName(unwrap(v).getType())));
+  impl.checkOwn(v, loc, what);
   return type;
 }
 

@@ -5,6 +5,7 @@
 
 #include "tilejit/Dialect/Tile/IR/Tile.h"
 #include "tilejit/InitTilejit.h"
+#include "tilejit/compiler/abi.h"
 #include "tilejit/error.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -103,7 +104,14 @@ Kernel makeKernel(std::unique_ptr<MLIRContext> &&context,
   auto impl = std::make_unique<Kernel::Impl>();
   func::FuncOp func = kernels.front();
   impl->name = func.getName().str();
-  impl->threads = static_cast<int>(
+  // Parsed IR gets the builder's check: a name LLVM and ptxas take as a
+  // symbol.
+  if (!is_identifier(impl->name))
+    throw UserError(fmt::format("kernel name '{}' is not an identifier; "
+                                "requires an ASCII letter or '_', then "
+                                "letters, digits or '_'",
+                                impl->name));
+  impl->threads = static_cast<int>( // its range: the dialect's verifier
       cast<IntegerAttr>(func->getAttr(tile::TileDialect::getThreadsAttrName()))
           .getInt());
   impl->params = paramsOf(func);

@@ -45,6 +45,8 @@ public:
   int rank() const { return rank_; }
   DType dtype() const { return dtype_; }
   void *raw() const { return value_; }
+  /// The builder whose kernel takes this tensor.
+  KernelBuilder *builder() const { return builder_; }
 
 private:
   friend class KernelBuilder;
