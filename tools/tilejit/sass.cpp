@@ -64,6 +64,12 @@ SassResult ptx_to_sass(const std::string &ptx, const std::string &chip) {
     throw InternalError(fmt::format("sass: ptxas '{}' failed on the PTX of "
                                     "this kernel (status {}):\n{}",
                                     ptxas, status, out));
+  // ptxas can exit 0 without its output (a TMPDIR that filled up).
+  std::error_code ec;
+  if (!fs::exists(cubin, ec) || fs::file_size(cubin, ec) == 0 || ec)
+    throw UserError(fmt::format("sass: ptxas '{}' wrote no cubin at '{}'; "
+                                "requires space in TMPDIR",
+                                ptxas, cubin.string()));
   std::string disasm = find_tool("nvdisasm");
   std::string cuobjdump = find_tool("cuobjdump");
   if (disasm.empty() && cuobjdump.empty()) {
