@@ -233,7 +233,7 @@ std::string op_help(const ops::OpDef &op) {
     out += fmt::format(
         "  {:<7} {:<{}} {:<32} [{}] {}{}\n",
         t.output ? "output" : (t.optional ? "input?" : "input"), t.name,
-        name_width, dtypes, t.shape.empty() ? "see below" : t.shape,
+        name_width, dtypes, t.shape.empty() ? "laid out by the op" : t.shape,
         layout_text(t.layout), t.doc.empty() ? "" : "; " + t.doc);
   }
   if (std::any_of(op.tensors.begin(), op.tensors.end(),

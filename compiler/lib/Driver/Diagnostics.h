@@ -15,8 +15,14 @@ public:
   explicit DiagnosticCollector(mlir::MLIRContext *ctx);
   const std::string &text() const { return text_; }
   /// The same without the notes (MLIR's "see current operation" prints the
-  /// op in tilejit's internal form: for tilejit's developers, not authors).
-  const std::string &errors() const { return errors_; }
+  /// op in tilejit's internal form: for tilejit's developers, not authors)
+  /// and without the last line's newline (a message, as every other one).
+  std::string errors() const {
+    std::string e = errors_;
+    while (!e.empty() && e.back() == '\n')
+      e.pop_back();
+    return e;
+  }
   bool empty() const { return text_.empty(); }
 
 private:
