@@ -290,3 +290,70 @@ TEST_CASE("the DSL names its grid and name mistakes", "[op][dsl][error]") {
       }) == "store: a value comes from another kernel's builder; a "
             "dsl::Value is used only in the kernel that made it");
 }
+
+namespace {
+
+struct OptionalSpec {
+  int32_t with_w = 0;
+};
+TILEJIT_SPEC_FIELDS(OptionalSpec, with_w)
+
+/// x (N) f32, an optional w (N) f32, y (N) f32: declared, never registered.
+const ops::OpDef &with_optional() {
+  static const ops::OpDef op = ops::make_op<OptionalSpec>(
+      {.name = "opt",
+       .summary = "a test op with an optional input",
+       .tensors = {ops::input("x", {DType::f32}, "N"),
+                   ops::optional_input("w", {DType::f32}, "N"),
+                   ops::output("y", {DType::f32}, "N")}},
+      {[](const ops::Call &c) { return OptionalSpec{c.has("w") ? 1 : 0}; },
+       [](const OptionalSpec &s) {
+         dsl::KernelBuilder k("opt", 32);
+         auto x = k.tensor("x", DType::f32, 1);
+         if (s.with_w)
+           (void)k.tensor("w", DType::f32, 1);
+         k.grid({k.blocks(x, 0, 32)});
+         return k.build();
+       }});
+  return op;
+}
+
+std::string optional_error(std::vector<rt::TensorView> t) {
+  try {
+    with_optional().bind(t, {});
+  } catch (const UserError &e) {
+    return e.what();
+  }
+  return "";
+}
+
+} // namespace
+
+TEST_CASE("an optional input may be left out, a required one may not",
+          "[op][error]") {
+  const auto x = view(DType::f32, {64}), y = view(DType::f32, {64});
+  const std::vector<rt::TensorView> with = {x, view(DType::f32, {64}), y},
+                                    without = {x, ops::absent(), y};
+  const ops::Call a = with_optional().bind(with, {});
+  const ops::Call b = with_optional().bind(without, {});
+  CHECK(a.has("w"));
+  CHECK_FALSE(b.has("w"));
+  // Left out, nothing about it is checked, and the key says so.
+  CHECK(with_optional().key(a).get("with_w") == "1");
+  CHECK(with_optional().key(b).get("with_w") == "0");
+  // Passed, it is checked as any input.
+  CHECK(optional_error({x, view(DType::f32, {32}), y}) ==
+        "opt: argument 'w' has shape [32]; requires [N] = [64]");
+  CHECK(optional_error({x, view(DType::bf16, {64}), y}) ==
+        "opt: argument 'w' has dtype bf16; requires f32");
+  // Deliberate mistake: a required input left out.
+  CHECK(optional_error({ops::absent(), view(DType::f32, {64}), y}) ==
+        "opt: argument 'x' is absent; requires a tensor (only 'w' may be "
+        "left out)");
+  // The reference's view: an absent input is an empty HostTensor.
+  ops::HostCall host{.op = &with_optional()};
+  host.inputs.push_back(ref::HostTensor::zeros(DType::f32, {64}));
+  host.inputs.emplace_back();
+  CHECK(host.has("x"));
+  CHECK_FALSE(host.has("w"));
+}
