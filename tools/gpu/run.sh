@@ -22,7 +22,8 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
 echo "== ctest"; ctest --output-on-failure $([ "${BIG:-0}" = 1 ] || echo -LE big) 2>&1 | tee "$out/ctest.log"; rc=${PIPESTATUS[0]}
 fi
 # compute-sanitizer, one tool at a time, each reported on its own line:
-# memcheck over all GPU tests (one process), racecheck and synccheck over
+# memcheck over all GPU tests (one process) but the sweeps over every f32
+# ([exhaustive]: plain loads and stores, 2^32 of them), racecheck and synccheck over
 # every op's GPU cases ([ops]; TileKernels' grids, [big], take too long under
 # them) through tools/gpu/sanitize_ops.sh, one process per op, in parallel
 # (in one process racecheck alone outlasts a device call).
@@ -36,8 +37,8 @@ for tool in ${SANITIZERS-memcheck racecheck synccheck}; do
     continue
   fi
   compute-sanitizer --tool memcheck --report-api-errors no --print-limit 20 \
-    bin/tilejit_gpu_tests '~[big]' >"$out/memcheck.log" 2>&1
-  echo "== compute-sanitizer memcheck (~[big]): exit $?;" \
+    bin/tilejit_gpu_tests '~[big]~[exhaustive]' >"$out/memcheck.log" 2>&1
+  echo "== compute-sanitizer memcheck (~[big]~[exhaustive]): exit $?;" \
     "$(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tail -1);" \
     "$(grep -E 'test cases|All tests passed' "$out/memcheck.log" | tail -1)"
 done

@@ -198,10 +198,18 @@ func.func @to_fp8_odd(%x: memref<?xf32>, %o: memref<?xf8E4M3FN>) attributes {til
 
 // -----
 
-// exp without libdevice: range reduction and ex2.approx.
+// exp without libdevice, as libdevice's __nv_expf: a saturated fma, the
+// exponent rounded down (fma.rm), the reduced argument in two fmas,
+// ex2.approx.ftz and the power of two from the rounded bits.
 // CHECK-LABEL: gpu.func @exp
 // CHECK: llvm.intr.fma
-// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"
+// CHECK: arith.maxnumf
+// CHECK: arith.minnumf
+// CHECK: llvm.call_intrinsic "llvm.nvvm.fma.rm.f"
+// CHECK: llvm.intr.fma
+// CHECK: llvm.intr.fma
+// CHECK: arith.shli
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK-NOT: math.exp
 func.func @exp(%x: memref<?xf32>, %o: memref<?xf32>) attributes {tile.threads = 32 : i32} {
   %c0 = arith.constant 0 : index

@@ -195,15 +195,16 @@ public:
   Value shl(Value a, Value b, Loc loc = Loc::current());
   Value shr(Value a, Value b, Loc loc = Loc::current());
   Value abs(Value a, Loc loc = Loc::current());
-  /// e^x of f32 values, within 2 ulp (CUDA's expf is too; the last bit
-  /// may differ from it).
+  /// e^x of f32 values, bit for bit CUDA's expf (libdevice, no
+  /// flush-to-zero; within 2 ulp), which torch.exp computes too.
   Value exp(Value a, Loc loc = Loc::current());
   /// 1 / (1 + exp(-x)) with IEEE division.
   Value sigmoid(Value a, Loc loc = Loc::current());
-  /// Natural logarithm of f32 values, within 2 ulp (log(0) = -inf, log of a
-  /// negative value = NaN).
+  /// Natural logarithm of f32 values, bit for bit CUDA's logf (within 1
+  /// ulp; log(0) = -inf, log of a negative value = NaN).
   Value log(Value a, Loc loc = Loc::current());
-  /// log(1 + x) of f32 values, accurate for small x too (within 2 ulp).
+  /// log(1 + x) of f32 values, bit for bit CUDA's log1pf (accurate for
+  /// small x too, within 2 ulp).
   Value log1p(Value a, Loc loc = Loc::current());
   /// x > 20 ? x : log1p(exp(x)), as PyTorch's softplus with beta 1.
   Value softplus(Value a, Loc loc = Loc::current());

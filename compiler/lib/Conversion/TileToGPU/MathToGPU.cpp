@@ -4,14 +4,13 @@
 // intrinsics such as fabs, into calls to it), so every math op is lowered
 // here to arithmetic NVPTX selects directly.
 //
-// expf: j = rint(x log2 e) (clamped to [-252, 254]), r = x - j ln 2 (two FMAs
-// with a split ln 2, so r is exact to a few ulp), e^x = 2^(r log2 e) * 2^j with
-// ex2.approx (2^-22 relative error) and the power of two applied in two halves
-// (so that results near overflow and in the subnormal range are right). Within
-// 2 ulp of the correctly rounded result; CUDA's expf is within 2 ulp too, so
-// results may differ from CUDA's in the last bit or two.
-//
-// logf and log1pf: see accurateLogf and accurateLog1pf below.
+// expf, logf and log1pf are CUDA's own (libdevice's __nv_expf, __nv_logf,
+// __nv_log1pf without flush-to-zero, as nvcc and torch compile them),
+// instruction for instruction, so that results match CUDA's bit for bit: the
+// quantisation ops compare TileKernels' outputs exactly, and those are
+// rounded from values computed with these functions. The sequences were read
+// off nvcc 13.0's PTX for sm_90a; tests/gpu/math_cuda_gpu_test.cpp checks
+// every f32 input against that PTX.
 //
 //===----------------------------------------------------------------------===//
 #include "Patterns.h"
@@ -21,60 +20,24 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <bit>
 #include <functional>
 #include <limits>
 
 using namespace mlir;
 using namespace mlir::tile;
 
-static Value accurateExpf(OpBuilder &b, Location loc, Value x) {
-  Type f32 = b.getF32Type(), i32 = b.getI32Type();
-  auto f = [&](float v) {
-    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v)).getResult();
-  };
-  auto i = [&](int32_t v) {
-    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v))
-        .getResult();
-  };
-  const float log2e = 1.44269504088896341f;
-  const float ln2Hi = 0.693145751953125f;     // 0x3f317200: 16 bits
-  const float ln2Lo = 1.428606765330187e-06f; // ln 2 - ln2Hi
-  Value t = arith::MulFOp::create(b, loc, x, f(log2e));
-  t = arith::MaxNumFOp::create(b, loc, t, f(-252.0f));
-  t = arith::MinNumFOp::create(b, loc, t, f(254.0f));
-  // Round to nearest even: adding and subtracting 1.5 * 2^23 leaves no
-  // fraction bits (|t| < 2^22; GPUToNVVM takes llvm.roundeven to libdevice).
-  const float magic = 12582912.0f;
-  Value j = arith::SubFOp::create(
-      b, loc, arith::AddFOp::create(b, loc, t, f(magic)), f(magic));
-  Value negJ = arith::NegFOp::create(b, loc, j);
-  Value r = LLVM::FMAOp::create(b, loc, negJ, f(ln2Hi), x);
-  r = LLVM::FMAOp::create(b, loc, negJ, f(ln2Lo), r);
-  Value p = arith::MulFOp::create(b, loc, r, f(log2e));
-  Value e = LLVM::CallIntrinsicOp::create(
-                b, loc, f32, b.getStringAttr("llvm.nvvm.ex2.approx.f32"),
-                ValueRange{p})
-                .getResult(0);
-  Value ji = arith::FPToSIOp::create(b, loc, i32, j);
-  Value j1 = arith::ShRSIOp::create(b, loc, ji, i(1));
-  Value j2 = arith::SubIOp::create(b, loc, ji, j1);
-  auto pow2 = [&](Value k) {
-    Value bits = arith::ShLIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, k, i(127)), i(23));
-    return arith::BitcastOp::create(b, loc, f32, bits).getResult();
-  };
-  Value y = arith::MulFOp::create(b, loc, e, pow2(j1));
-  return arith::MulFOp::create(b, loc, y, pow2(j2));
-}
-
 namespace {
-/// f32 constants and arithmetic for the scalar math functions.
+/// f32 and i32 constants and arithmetic for the scalar math functions, each
+/// op rounded on its own (fma is one rounding, as fma.rn.f32).
 struct F32 {
   OpBuilder &b;
   Location loc;
   Value c(float v) const {
     return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
   }
+  /// The f32 of these bits (the constants as nvcc's PTX writes them).
+  Value bits(uint32_t v) const { return c(std::bit_cast<float>(v)); }
   Value i(int32_t v) const {
     return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
   }
@@ -87,75 +50,127 @@ struct F32 {
   Value mul(Value x, Value y) const {
     return arith::MulFOp::create(b, loc, x, y);
   }
-  Value div(Value x, Value y) const {
-    return arith::DivFOp::create(b, loc, x, y);
+  Value fma(Value x, Value y, Value z) const {
+    return LLVM::FMAOp::create(b, loc, x, y, z);
   }
   Value cmp(arith::CmpFPredicate p, Value x, Value y) const {
     return arith::CmpFOp::create(b, loc, p, x, y);
   }
+  Value icmp(arith::CmpIPredicate p, Value x, Value y) const {
+    return arith::CmpIOp::create(b, loc, p, x, y);
+  }
   Value select(Value c, Value x, Value y) const {
     return arith::SelectOp::create(b, loc, c, x, y);
+  }
+  Value toBits(Value x) const {
+    return arith::BitcastOp::create(b, loc, b.getI32Type(), x);
+  }
+  Value fromBits(Value x) const {
+    return arith::BitcastOp::create(b, loc, b.getF32Type(), x);
+  }
+  Value isub(Value x, Value y) const {
+    return arith::SubIOp::create(b, loc, x, y);
+  }
+  Value iand(Value x, Value y) const {
+    return arith::AndIOp::create(b, loc, x, y);
+  }
+  /// cvt.rn.f32.s32.
+  Value toFloat(Value x) const {
+    return arith::SIToFPOp::create(b, loc, b.getF32Type(), x);
+  }
+  /// One call of an f32 NVVM intrinsic.
+  Value call(StringRef name, ValueRange args) const {
+    return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(),
+                                         b.getStringAttr(name), args)
+        .getResult(0);
+  }
+  /// c0 + t (c1 + t (c2 + ...)) by Horner's rule with fma, coefficients
+  /// from the highest degree down.
+  Value horner(Value t, std::initializer_list<uint32_t> coefficients) const {
+    auto it = coefficients.begin();
+    Value p = bits(*it++);
+    for (; it != coefficients.end(); ++it)
+      p = fma(p, t, bits(*it));
+    return p;
   }
 };
 } // namespace
 
-/// logf: x = 2^k m with m in [sqrt(2)/2, sqrt(2)) (subnormals scaled by 2^23
-/// first), f = m - 1, s = f / (2 + f); log(1 + f) = 2 atanh(s) = f - f^2/2 +
-/// s (f^2/2 + R(s^2)) with R a degree-4 minimax fit of the atanh series
-/// (coefficients as in FreeBSD's e_logf), plus k ln 2 in two parts. Within
-/// 1 ulp on normal inputs; log(0) = -inf, log(x < 0) = NaN, log(inf) = inf.
-static Value accurateLogf(OpBuilder &b, Location loc, Value x) {
+/// __nv_expf: n = floor(x log2 e) from a saturated fma rounded down (so n is
+/// in [-126, 126]), r = x log2 e - n with log2 e in two parts, e^x =
+/// ex2.approx.ftz(r) * 2^n, the power of two built from the bits of the
+/// rounded-down value.
+static Value cudaExpf(OpBuilder &b, Location loc, Value x) {
   F32 f{b, loc};
-  Type f32 = b.getF32Type(), i32 = b.getI32Type();
-  using P = arith::CmpFPredicate;
-  Value subnormal = f.cmp(P::OLT, x, f.c(1.17549435e-38f));
-  Value scaled = f.select(subnormal, f.mul(x, f.c(8388608.0f)), x);
-  Value k0 = arith::SelectOp::create(b, loc, subnormal, f.i(-23), f.i(0));
-  Value ix = arith::BitcastOp::create(b, loc, i32, scaled);
-  // Move the cut between exponents from 1 to sqrt(2)/2 (0x3f3504f3).
-  ix = arith::AddIOp::create(b, loc, ix, f.i(0x3f800000 - 0x3f3504f3));
-  Value k = arith::SubIOp::create(
-      b, loc, arith::ShRSIOp::create(b, loc, ix, f.i(23)), f.i(127));
-  k = arith::AddIOp::create(b, loc, k, k0);
-  Value mbits = arith::AddIOp::create(
-      b, loc, arith::AndIOp::create(b, loc, ix, f.i(0x007fffff)),
-      f.i(0x3f3504f3));
-  Value m = arith::BitcastOp::create(b, loc, f32, mbits);
-  Value r = f.sub(m, f.c(1.0f));
-  Value s = f.div(r, f.add(f.c(2.0f), r));
-  Value z = f.mul(s, s), w = f.mul(z, z);
-  Value t1 =
-      f.mul(w, f.add(f.c(0.40000972152f), f.mul(w, f.c(0.24279078841f))));
-  Value t2 =
-      f.mul(z, f.add(f.c(0.66666662693f), f.mul(w, f.c(0.28498786688f))));
-  Value big = f.add(t2, t1);
-  Value hfsq = f.mul(f.mul(f.c(0.5f), r), r);
-  Value dk = arith::SIToFPOp::create(b, loc, f32, k);
-  Value y =
-      f.add(f.mul(s, f.add(hfsq, big)), f.mul(dk, f.c(9.0580006145e-06f)));
-  y = f.add(f.sub(y, hfsq), r);
-  y = f.add(y, f.mul(dk, f.c(6.9313812256e-01f)));
-  // Edges: +inf stays, 0 gives -inf, negatives and NaN give NaN.
-  const float inf = std::numeric_limits<float>::infinity();
-  y = f.select(f.cmp(P::OEQ, x, f.c(inf)), x, y);
-  y = f.select(f.cmp(P::OEQ, x, f.c(0.0f)), f.c(-inf), y);
-  return f.select(f.cmp(P::OGE, x, f.c(0.0f)), y,
-                  f.c(std::numeric_limits<float>::quiet_NaN()));
+  Value t = f.fma(x, f.bits(0x3bbb989d), f.c(0.5f)); // log2 e / 252
+  // cvt.sat.f32.f32: clamped to [0, 1], NaN to 0 (maxnum drops it).
+  t = arith::MinNumFOp::create(
+      b, loc, arith::MaxNumFOp::create(b, loc, t, f.c(0.0f)), f.c(1.0f));
+  Value j = f.call("llvm.nvvm.fma.rm.f", {t, f.c(252.0f), f.bits(0x4b400001)});
+  Value n = f.add(j, f.bits(0xcb40007f)); // the exponent, as a float
+  Value r = f.fma(x, f.bits(0x3fb8aa3b), arith::NegFOp::create(b, loc, n));
+  r = f.fma(x, f.bits(0x32a57060), r);
+  Value scale = f.fromBits(
+      arith::ShLIOp::create(b, loc, f.toBits(j), f.i(23)).getResult());
+  return f.mul(f.call("llvm.nvvm.ex2.approx.ftz.f32", {r}), scale);
 }
 
-/// log1pf: u = 1 + x rounded, and log(1 + x) = log(u) - ((u - 1) - x) / u,
-/// the second term correcting the rounding of u (exact for |x| < 2^-24,
-/// where u = 1). log1p(-1) = -inf, log1p(inf) = inf, x < -1 gives NaN.
-static Value accurateLog1pf(OpBuilder &b, Location loc, Value x) {
+/// __nv_logf: subnormals scaled by 2^23, x = 2^e m with m in [2/3, 4/3) cut
+/// at the bits of 0x3f2aaaab, log(x) = e ln 2 + p(m - 1), p a degree-9
+/// polynomial; infinities, NaNs and negatives through fma(x, inf, inf), and
+/// log(+-0) = -inf.
+static Value cudaLogf(OpBuilder &b, Location loc, Value x) {
   F32 f{b, loc};
   using P = arith::CmpFPredicate;
-  Value u = f.add(f.c(1.0f), x);
-  Value err = f.sub(f.sub(u, f.c(1.0f)), x);
-  Value finite = arith::AndIOp::create(
-      b, loc, f.cmp(P::ONE, u, f.c(0.0f)),
-      f.cmp(P::ONE, u, f.c(std::numeric_limits<float>::infinity())));
-  Value correction = f.select(finite, f.div(err, u), f.c(0.0f));
-  return f.sub(accurateLogf(b, loc, u), correction);
+  using IP = arith::CmpIPredicate;
+  const float inf = std::numeric_limits<float>::infinity();
+  Value subnormal = f.cmp(P::OLT, x, f.bits(0x00800000));
+  Value scaled = f.select(subnormal, f.mul(x, f.bits(0x4b000000)), x);
+  Value e0 = f.select(subnormal, f.c(-23.0f), f.c(0.0f));
+  Value ix = f.toBits(scaled);
+  Value ebits = f.iand(f.isub(ix, f.i(0x3f2aaaab)), f.i(0xff800000));
+  Value m = f.fromBits(f.isub(ix, ebits));
+  Value e = f.fma(f.toFloat(ebits), f.bits(0x34000000), e0);
+  Value t = f.add(m, f.c(-1.0f));
+  Value p =
+      f.horner(t, {0xbe055027, 0x3e1039f6, 0xbdf8cdcc, 0x3e0f2955, 0xbe2ad8b9,
+                   0x3e4ced0b, 0xbe7fff22, 0x3eaaaa78, 0xbf000000});
+  Value y = f.fma(f.mul(t, p), t, t);
+  y = f.fma(e, f.bits(0x3f317218), y);
+  Value finite = f.icmp(IP::ult, ix, f.i(0x7f800000));
+  y = f.select(finite, y, f.fma(scaled, f.c(inf), f.c(inf)));
+  return f.select(f.cmp(P::OEQ, scaled, f.c(0.0f)), f.c(-inf), y);
+}
+
+/// __nv_log1pf: 1 + x rounded toward zero gives e with 1 + x = 2^e m, m - 1
+/// = (2^-e - 1) + x 2^-e exactly, log1p(x) = e ln 2 + p(m - 1), p a
+/// degree-9 polynomial; x < -1, infinities and NaNs through fma(x, inf, inf),
+/// and log1p(-0) = -0.
+static Value cudaLog1pf(OpBuilder &b, Location loc, Value x) {
+  F32 f{b, loc};
+  using P = arith::CmpFPredicate;
+  using IP = arith::CmpIPredicate;
+  const float inf = std::numeric_limits<float>::infinity();
+  Value u = f.call("llvm.nvvm.add.rz.f", {x, f.c(1.0f)});
+  Value ebits = f.iand(f.isub(f.toBits(u), f.i(0x3f400000)), f.i(0xff800000));
+  Value ix = f.toBits(x);
+  Value xs = f.fromBits(f.isub(ix, ebits));
+  Value four = f.fromBits(f.isub(f.i(0x40800000), ebits));
+  Value t = f.add(f.fma(f.c(0.25f), four, f.c(-1.0f)), xs);
+  Value e = f.mul(f.toFloat(ebits), f.bits(0x34000000));
+  Value p =
+      f.horner(t, {0xbd39bf78, 0x3dd80012, 0xbe0778e0, 0x3e146475, 0xbe2a68dd,
+                   0x3e4caf9e, 0xbe800042, 0x3eaaaae6, 0xbf000000});
+  Value y = f.fma(f.mul(t, p), t, t);
+  y = f.fma(e, f.bits(0x3f317218), y);
+  // Not a finite x >= +0: -1 <= x <= -0 keeps y (then -0 gives -0), the
+  // rest (x < -1, infinities, NaNs) gives fma(x, inf, inf).
+  Value finite = f.icmp(IP::ult, ix, f.i(0x7f800000));
+  Value atLeastMinusOne =
+      f.icmp(IP::slt, ix, f.i(static_cast<int32_t>(0xbf800001u)));
+  Value special = f.select(atLeastMinusOne, y, f.fma(x, f.c(inf), f.c(inf)));
+  special = f.select(f.cmp(P::OEQ, x, f.c(0.0f)), f.c(-0.0f), special);
+  return f.select(finite, y, special);
 }
 
 namespace {
@@ -268,12 +283,10 @@ void mlir::tile::populateMathToGPUPatterns(const TypeConverter &converter,
                                            RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
   patterns.add<AbsFLowering, AbsILowering, FmaLowering>(converter, ctx);
-  patterns.add<ScalarizedF32Lowering<math::ExpOp>>(converter, ctx,
-                                                   accurateExpf);
-  patterns.add<ScalarizedF32Lowering<math::LogOp>>(converter, ctx,
-                                                   accurateLogf);
+  patterns.add<ScalarizedF32Lowering<math::ExpOp>>(converter, ctx, cudaExpf);
+  patterns.add<ScalarizedF32Lowering<math::LogOp>>(converter, ctx, cudaLogf);
   patterns.add<ScalarizedF32Lowering<math::Log1pOp>>(converter, ctx,
-                                                     accurateLog1pf);
+                                                     cudaLog1pf);
   // sqrt is the IEEE, correctly rounded sqrt.rn.f32; rsqrt is
   // rsqrt.approx.f32 (as CUDA's rsqrtf, within 2 ulp; there is no IEEE rsqrt).
   patterns.add<ScalarizedF32Lowering<math::SqrtOp>>(

@@ -76,8 +76,8 @@ void populateIndexingToGPUPatterns(const TypeConverter &converter,
                                    const ThreadMapping &mapping,
                                    RewritePatternSet &patterns);
 
-/// math.exp -> an accurate expf (within 2 ulp) from ex2.approx after an
-/// exact range reduction; math.absf/absi -> sign-bit and select arithmetic;
+/// math.exp, math.log, math.log1p -> CUDA's expf, logf, log1pf instruction
+/// for instruction (bit-identical results); math.absf/absi -> sign-bit and select arithmetic;
 /// math.sqrt -> sqrt.rn.f32 (IEEE), math.rsqrt -> rsqrt.approx.f32,
 /// math.fma -> fma.rn. No libdevice.
 void populateMathToGPUPatterns(const TypeConverter &converter,
