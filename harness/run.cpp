@@ -98,19 +98,21 @@ Resolved resolve(const ops::OpDef &op, const Case &c) {
   r.params.clear();
   for (const ops::ParamDecl &p : op.params)
     r.params.push_back(p.default_value);
-  r.absent.assign(op.tensors.size(), false);
+  r.absent.clear();
+  for (const ops::TensorDecl &t : op.tensors)
+    r.absent.push_back(t.optional && !t.passed_by_default);
   for (const auto &[name, text] : c.set) {
     if (int i = op.param_index(name); i >= 0) {
       r.params[i] = ops::parse_param(op, op.params[i], text);
       continue;
     }
     if (int i = op.tensor_index(name); i >= 0 && op.tensors[i].optional) {
-      if (text != "none")
+      if (text != "none" && text != "passed")
         throw UserError(fmt::format("{}: --set {}={}: '{}' is an optional "
                                     "input; requires --set {}=none (left "
-                                    "out) or no --set (passed)",
-                                    op.name, name, text, name, name));
-      r.absent[i] = true;
+                                    "out) or --set {}=passed",
+                                    op.name, name, text, name, name, name));
+      r.absent[i] = text == "none";
       continue;
     }
     auto dim = dims.find(name);

@@ -91,6 +91,11 @@ TensorDecl optional_input(std::string name, std::vector<DType> dtypes,
   return t;
 }
 
+TensorDecl absent_by_default(TensorDecl t) {
+  t.passed_by_default = false;
+  return t;
+}
+
 TensorDecl input_like(std::string name, std::string like, std::string shape,
                       Layout layout, std::string doc) {
   return tensor_decl(std::move(name), false, {}, std::move(like),

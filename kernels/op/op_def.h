@@ -81,6 +81,9 @@ struct TensorDecl {
   /// an absent view (`absent()`); nothing about it is checked then, and the
   /// op's spec asks Call::has.
   bool optional = false;
+  /// Whether an optional input is passed when nothing says (the harness's
+  /// and the CLI's default case; `--set NAME=none` or `=passed` decides).
+  bool passed_by_default = true;
 };
 
 /// The view that stands for an optional input left out.
@@ -100,6 +103,10 @@ TensorDecl output(std::string name, std::vector<DType> dtypes,
 TensorDecl optional_input(std::string name, std::vector<DType> dtypes,
                           std::string shape, Layout layout = Layout::strided,
                           std::string doc = "");
+/// `t`, an optional input, left out unless a case or `--set NAME=passed`
+/// passes it: for an input that only some dtypes take, so that the op's
+/// default case is valid.
+TensorDecl absent_by_default(TensorDecl t);
 /// A tensor whose dtype is that of tensor `like`.
 TensorDecl input_like(std::string name, std::string like, std::string shape,
                       Layout layout = Layout::strided, std::string doc = "");

@@ -159,9 +159,9 @@ const ops::OpDef &per_channel_cast_fused_op() {
                   "zeros), of bf16/f32 or of e4m3 with 1x128 scales",
        .tensors = {ops::input("x", {DType::bf16, DType::f32, DType::e4m3},
                               "N, K", ops::Layout::contiguous),
-                   ops::optional_input("x_sf", {DType::f32}, "",
-                                       ops::Layout::contiguous,
-                                       "f32 (N, K / 128): x's scales, x e4m3"),
+                   ops::absent_by_default(ops::optional_input(
+                       "x_sf", {DType::f32}, "", ops::Layout::contiguous,
+                       "f32 (N, K / 128): x's scales, x e4m3")),
                    ops::optional_input("pos_to_token", {DType::i32}, "R",
                                        ops::Layout::contiguous,
                                        "out row r is x row pos_to_token[r]"),

@@ -103,10 +103,9 @@ namespace {
 Case fused(std::vector<int64_t> shape, bool x_sf, bool pos, bool round_sf,
            int kind = Case::gpu) {
   Set set = with(128, round_sf);
+  set["x_sf"] = x_sf ? "passed" : "none";
   if (x_sf)
     set["num_per_channels"] = "128";
-  else
-    set["x_sf"] = "none";
   if (!pos)
     set["pos_to_token"] = "none";
   return {.shape = std::move(shape),

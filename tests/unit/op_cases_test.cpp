@@ -69,6 +69,32 @@ TEST_CASE("every op rejects its case table's mistakes with their messages",
   }
 }
 
+TEST_CASE("every op's default call (no --shape, --dtype or --set) is valid",
+          "[ops]") {
+  // What `tilejit run OP` and the cold-compile benchmark build.
+  for (const ops::OpDef *op : ops::all_ops()) {
+    INFO(op->name);
+    harness::Resolved r = harness::resolve(*op, {});
+    std::vector<rt::TensorView> views;
+    CHECK_NOTHROW(harness::bind_for_compile(r, views));
+  }
+}
+
+TEST_CASE("an optional input left out by default is passed with "
+          "--set NAME=passed",
+          "[ops]") {
+  const ops::OpDef &op = *ops::find_op("per_channel_cast_fused");
+  const int x_sf = op.tensor_index("x_sf");
+  const int pos = op.tensor_index("pos_to_token");
+  harness::Resolved plain = harness::resolve(op, {});
+  CHECK(plain.absent[x_sf]);
+  CHECK_FALSE(plain.absent[pos]);
+  harness::Resolved quantized = harness::resolve(
+      op, {.set = {{"x_sf", "passed"}, {"pos_to_token", "none"}}});
+  CHECK_FALSE(quantized.absent[x_sf]);
+  CHECK(quantized.absent[pos]);
+}
+
 TEST_CASE("every case resolves; calls with nothing to write need no GPU",
           "[ops]") {
   for (const harness::OpTest *t : harness::all_tests()) {

@@ -231,14 +231,16 @@ std::string op_help(const ops::OpDef &op) {
       for (DType d : t.dtypes)
         dtypes += fmt::format("{}{}", dtypes.empty() ? "" : "|", name_of(d));
     out += fmt::format(
-        "  {:<7} {:<{}} {:<32} [{}] {}{}\n",
+        "  {:<7} {:<{}} {:<32} [{}] {}{}{}\n",
         t.output ? "output" : (t.optional ? "input?" : "input"), t.name,
         name_width, dtypes, t.shape.empty() ? "laid out by the op" : t.shape,
-        layout_text(t.layout), t.doc.empty() ? "" : "; " + t.doc);
+        layout_text(t.layout), t.doc.empty() ? "" : "; " + t.doc,
+        t.optional && !t.passed_by_default ? "; left out by default" : "");
   }
   if (std::any_of(op.tensors.begin(), op.tensors.end(),
                   [](const ops::TensorDecl &t) { return t.optional; }))
-    out += "  (input?: optional; --set NAME=none leaves it out)\n";
+    out += "  (input?: optional; --set NAME=none leaves it out, --set "
+           "NAME=passed passes it)\n";
   out += "parameters (--set NAME=VALUE):\n";
   if (op.params.empty())
     out += "  (none)\n";
