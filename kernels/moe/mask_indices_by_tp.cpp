@@ -34,12 +34,8 @@ static void check(const ops::Call &c) {
 /// indices and masked flattened to (T * K,).
 static void flat(const ops::Call &c, const MaskIndicesByTpSpec &,
                  ops::KernelArgs &args) {
-  for (auto [name, view] : {std::pair{"indices", "flat_indices"},
-                            std::pair{"masked", "flat_masked"}}) {
-    const rt::TensorView &t = c.tensor(name);
-    const int64_t shape[1] = {t.numel()};
-    args.tensor(view, rt::TensorView::contiguous(t.data, t.dtype, shape));
-  }
+  args.flat("flat_indices", c.tensor("indices"));
+  args.flat("flat_masked", c.tensor("masked"));
 }
 
 const ops::OpDef &mask_indices_by_tp_op() {

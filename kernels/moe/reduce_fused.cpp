@@ -48,8 +48,7 @@ static void check(const ops::Call &c) {
 static void views(const ops::Call &c, const ReduceFusedSpec &s,
                   ops::KernelArgs &args) {
   const rt::TensorView &p = c.tensor("token_topk_to_pos");
-  const int64_t flat[1] = {p.numel()};
-  args.tensor("positions", rt::TensorView::contiguous(p.data, p.dtype, flat));
+  args.flat("positions", p);
   auto repeated = [&](const char *view, const rt::TensorView &t) {
     const int64_t shape[3] = {t.numel(), s.threads, 1}, strides[3] = {1, 0, 1};
     args.tensor(view, rt::TensorView::strided(t.data, t.dtype, shape, strides));

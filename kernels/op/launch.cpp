@@ -23,6 +23,11 @@ void KernelArgs::tensor(std::string_view name, const rt::TensorView &view) {
   tensors_[num_tensors_++] = {name, view};
 }
 
+void KernelArgs::flat(std::string_view name, const rt::TensorView &view) {
+  const int64_t numel[1] = {view.numel()};
+  tensor(name, rt::TensorView::contiguous(view.data, view.dtype, numel));
+}
+
 void KernelArgs::scalar(std::string_view name, double value) {
   for (int i = 0; i < num_scalars_; ++i)
     if (scalars_[i].first == name) {

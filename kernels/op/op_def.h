@@ -216,6 +216,9 @@ public:
   static constexpr int kMax = 16;
   /// Adds or replaces the tensor `name` (which must outlive this object).
   void tensor(std::string_view name, const rt::TensorView &view);
+  /// Adds or replaces the tensor `name`: the contiguous `view` as one
+  /// dimension of its numel elements (an elementwise kernel's flat run).
+  void flat(std::string_view name, const rt::TensorView &view);
   /// Adds or replaces the scalar `name`, converted to the kernel's dtype.
   void scalar(std::string_view name, double value);
   const rt::TensorView *find_tensor(std::string_view name) const;

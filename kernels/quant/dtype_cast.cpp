@@ -27,11 +27,8 @@ static DtypeCastSpec spec(const ops::Call &c) {
 /// Both tensors as one dimension of numel elements.
 static void flat(const ops::Call &c, const DtypeCastSpec &,
                  ops::KernelArgs &args) {
-  for (const char *name : {"x", "out"}) {
-    const rt::TensorView &t = c.tensor(name);
-    const int64_t n[1] = {t.numel()};
-    args.tensor(name, rt::TensorView::contiguous(t.data, t.dtype, n));
-  }
+  for (const char *name : {"x", "out"})
+    args.flat(name, c.tensor(name));
 }
 
 const ops::OpDef &cast_op() {
