@@ -77,9 +77,9 @@ void populateIndexingToGPUPatterns(const TypeConverter &converter,
                                    RewritePatternSet &patterns);
 
 /// math.exp, math.log, math.log1p -> CUDA's expf, logf, log1pf instruction
-/// for instruction (bit-identical results); math.absf/absi -> sign-bit and select arithmetic;
-/// math.sqrt -> sqrt.rn.f32 (IEEE), math.rsqrt -> rsqrt.approx.f32,
-/// math.fma -> fma.rn. No libdevice.
+/// for instruction (bit-identical results); math.absf/absi -> sign-bit and
+/// select arithmetic; math.sqrt -> sqrt.rn.f32 (IEEE), math.rsqrt ->
+/// rsqrt.approx.f32, math.fma -> fma.rn. No libdevice.
 void populateMathToGPUPatterns(const TypeConverter &converter,
                                RewritePatternSet &patterns);
 
