@@ -24,10 +24,11 @@ struct Fill {
     bytes,
     byte_range,
     exponents,
-    row_indices
+    row_indices,
+    element_indices
   } kind = Kind::normal;
   double a = 0, b = 1;
-  std::string of = {}; ///< row_indices: the tensor whose rows they index
+  std::string of = {}; ///< *_indices: the tensor they index
 };
 inline Fill normal(double mean = 0, double stddev = 1) {
   return {Fill::Kind::normal, mean, stddev};
@@ -51,6 +52,12 @@ inline Fill exponents(int lo, int hi) {
 /// `padding`; all -1 when `tensor` has no rows.
 inline Fill row_indices(std::string tensor, double padding = 0.125) {
   return {Fill::Kind::row_indices, padding, 0, std::move(tensor)};
+}
+
+/// The same over every element of `tensor` (its flat indices, i mod numel):
+/// a flat gather's positions, such as pos_to_token_topk into topk_weights.
+inline Fill element_indices(std::string tensor, double padding = 0.125) {
+  return {Fill::Kind::element_indices, padding, 0, std::move(tensor)};
 }
 
 /// What a run computed: the inputs, the parameters, the outputs the GPU

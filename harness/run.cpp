@@ -2,9 +2,11 @@
 // generated, the CPU reference, the GPU call, the check and the timing.
 #include "run.h"
 
+#include "cuda_expf.h"
 #include "rotation.h"
 
 #include "common/convert.h"
+#include "common/cuda_math.h"
 
 #include "tilejit/error.h"
 #include "tilejit/runtime/buffer.h"
@@ -109,9 +111,11 @@ Resolved resolve(const ops::OpDef &op, const Case &c) {
     if (int i = op.tensor_index(name); i >= 0 && op.tensors[i].optional) {
       if (text != "none" && text != "passed")
         throw UserError(fmt::format("{}: --set {}={}: '{}' is an optional "
-                                    "input; requires --set {}=none (left "
+                                    "{}; requires --set {}=none (left "
                                     "out) or --set {}=passed",
-                                    op.name, name, text, name, name, name));
+                                    op.name, name, text, name,
+                                    op.tensors[i].output ? "output" : "input",
+                                    name, name));
       r.absent[i] = text == "none";
       continue;
     }
@@ -262,7 +266,8 @@ void fill(ref::HostTensor &t, int64_t elements, const Fill &f,
           std::mt19937_64 &gen, int64_t rows_of = 0) {
   std::byte *raw = t.raw();
   const size_t elt = size_of(t.dtype());
-  if (f.kind == Fill::Kind::row_indices) {
+  if (f.kind == Fill::Kind::row_indices ||
+      f.kind == Fill::Kind::element_indices) {
     std::vector<int64_t> rows(static_cast<size_t>(elements));
     for (int64_t i = 0; i < elements; ++i)
       rows[i] = rows_of > 0 ? i % rows_of : -1;
@@ -364,6 +369,7 @@ Prepared Prepared::make(const Resolved &r, uint64_t seed) {
     const ops::TensorDecl &decl = r.op->tensors[i];
     if (decl.output) {
       p.data_.call.outputs.push_back(r.tensors[i]);
+      p.data_.call.absent_outputs.push_back(r.absent[i]);
       continue;
     }
     if (r.absent[i]) {
@@ -382,21 +388,28 @@ Prepared Prepared::make(const Resolved &r, uint64_t seed) {
         how = named->second;
     }
     int64_t rows_of = 0;
-    if (how.kind == Fill::Kind::row_indices) {
+    if (how.kind == Fill::Kind::row_indices ||
+        how.kind == Fill::Kind::element_indices) {
       const int of = r.op->tensor_index(how.of);
       if (of < 0 || r.tensors[of].shape.empty())
         throw InternalError(fmt::format("internal error: {}: '{}' fills "
-                                        "with row indices of '{}', which "
+                                        "with indices into '{}', which "
                                         "is no tensor with rows",
                                         r.op->name, decl.name, how.of));
-      rows_of = r.tensors[of].shape[0];
+      rows_of = how.kind == Fill::Kind::row_indices ? r.tensors[of].shape[0]
+                                                    : numel(r.tensors[of]);
     }
     // Padding between rows is filled too: the kernel must not read it.
     fill(t, extent(r.tensors[i]), how, gen, rows_of);
     p.data_.call.inputs.push_back(std::move(t));
   }
-  if (r.op->reference && !(r.test && r.test->check))
+  if (r.op->reference && !(r.test && r.test->check)) {
+    // The arguments of CUDA's expf, for run() to recompute with the GPU's
+    // values (common/cuda_math.h).
+    ref::ExpfRecorder recorder;
     p.data_.expected = r.op->reference(p.data_.call);
+    p.expf_args_ = recorder.arguments();
+  }
   return p;
 }
 
@@ -434,9 +447,24 @@ RunResult Prepared::run(const RunOptions &options) const {
   rt::synchronize(nullptr);
 
   RunData data = data_;
+  if (!expf_args_.empty()) {
+    // The reference again with CUDA's expf where it took glibc's.
+    const std::vector<float> values = cuda_expf_values(expf_args_);
+    ref::ExpfValues installed(expf_args_, values);
+    data.expected = op.reference(data.call);
+    if (installed.misses() > 0)
+      throw InternalError(fmt::format("internal error: {}: the reference's "
+                                      "second pass took {} expf arguments "
+                                      "its first had not",
+                                      op.name, installed.misses()));
+  }
   for (size_t i = 0; i < r_.tensors.size(); ++i) {
     if (!op.tensors[i].output)
       continue;
+    if (r_.absent[i]) { // an optional output left out
+      data.outputs.emplace_back();
+      continue;
+    }
     ref::HostTensor got = host_tensor(r_.tensors[i]);
     const size_t bytes =
         static_cast<size_t>(extent(r_.tensors[i])) * size_of(got.dtype());
@@ -464,6 +492,10 @@ RunResult Prepared::run(const RunOptions &options) const {
         if (auto it = r_.test->compare.find(t.name);
             it != r_.test->compare.end())
           how = it->second;
+      if (r_.absent[op.tensor_index(t.name)]) {
+        ++j;
+        continue;
+      }
       if (diff.empty()) {
         std::string d = how.fn(data.outputs[j], data.expected[j], data);
         if (!d.empty())
@@ -476,7 +508,11 @@ RunResult Prepared::run(const RunOptions &options) const {
   }
   result.passed = diff.empty();
   result.check =
-      result.passed ? fmt::format("{} against the CPU reference", what) : diff;
+      result.passed
+          ? fmt::format("{} against the CPU reference{}", what,
+                        expf_args_.empty() ? ""
+                                           : " (with CUDA's expf from the GPU)")
+          : diff;
   if (r_.test && r_.test->flops)
     result.flops = r_.test->flops(data.call);
 

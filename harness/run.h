@@ -62,6 +62,9 @@ public:
 private:
   Resolved r_;
   RunData data_;
+  /// The distinct arguments of the reference's ref::cuda_expf calls: run()
+  /// computes them on the GPU and the reference again with those values.
+  std::vector<float> expf_args_;
 };
 
 /// resolve + Prepared::make + run.

@@ -91,6 +91,14 @@ TensorDecl optional_input(std::string name, std::vector<DType> dtypes,
   return t;
 }
 
+TensorDecl optional_output(std::string name, std::vector<DType> dtypes,
+                           std::string shape, Layout layout, std::string doc) {
+  TensorDecl t = output(std::move(name), std::move(dtypes), std::move(shape),
+                        layout, std::move(doc));
+  t.optional = true;
+  return t;
+}
+
 TensorDecl absent_by_default(TensorDecl t) {
   t.passed_by_default = false;
   return t;
@@ -527,6 +535,10 @@ const ref::HostTensor &HostCall::tensor(std::string_view name) const {
 }
 
 bool HostCall::has(std::string_view name) const {
+  if (const TensorDecl *t = op->find_tensor(name); t && t->output) {
+    const int i = op->index_among(name, true);
+    return !(i < static_cast<int>(absent_outputs.size()) && absent_outputs[i]);
+  }
   return tensor(name).rank() > 0 || tensor(name).raw() != nullptr;
 }
 

@@ -77,11 +77,11 @@ struct TensorDecl {
   std::string shape;
   Layout layout = Layout::strided;
   std::string doc;
-  /// An input the caller may leave out (TileKernels' `None`): passed as
-  /// an absent view (`absent()`); nothing about it is checked then, and the
-  /// op's spec asks Call::has.
+  /// An input the caller may leave out (TileKernels' `None`), or an output
+  /// it need not ask for: passed as an absent view (`absent()`); nothing
+  /// about it is checked then, and the op's spec asks Call::has.
   bool optional = false;
-  /// Whether an optional input is passed when nothing says (the harness's
+  /// Whether an optional tensor is passed when nothing says (the harness's
   /// and the CLI's default case; `--set NAME=none` or `=passed` decides).
   bool passed_by_default = true;
 };
@@ -103,7 +103,13 @@ TensorDecl output(std::string name, std::vector<DType> dtypes,
 TensorDecl optional_input(std::string name, std::vector<DType> dtypes,
                           std::string shape, Layout layout = Layout::strided,
                           std::string doc = "");
-/// `t`, an optional input, left out unless a case or `--set NAME=passed`
+/// An output the caller may leave out (TensorDecl::optional), e.g. a count
+/// only some calls want.
+TensorDecl optional_output(std::string name, std::vector<DType> dtypes,
+                           std::string shape,
+                           Layout layout = Layout::contiguous,
+                           std::string doc = "");
+/// `t`, an optional tensor, left out unless a case or `--set NAME=passed`
 /// passes it: for an input that only some dtypes take, so that the op's
 /// default case is valid.
 TensorDecl absent_by_default(TensorDecl t);
@@ -197,10 +203,13 @@ struct HostCall {
   /// The layouts of the outputs, in declaration order (their dtypes are
   /// the caller's choice where the op allows several).
   std::vector<TensorShape> outputs;
+  /// Per output: an optional output left out (the reference gives an
+  /// empty HostTensor for it).
+  std::vector<bool> absent_outputs;
 
   /// An absent optional input is an empty HostTensor (rank 0, no data).
   const ref::HostTensor &tensor(std::string_view name) const;
-  /// Whether input `name` was passed.
+  /// Whether input or output `name` was passed.
   bool has(std::string_view name) const;
   const TensorShape &output(std::string_view name) const;
   bool flag(std::string_view name) const;

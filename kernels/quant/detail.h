@@ -2,6 +2,7 @@
 // matrix, argument checks with uniform messages, and the block quantizer.
 #pragma once
 
+#include "common/cuda_math.h"
 #include "quant/reference.h"
 
 #include <cmath>
@@ -99,10 +100,11 @@ QuantizeOptions quantize_options(Fmt f, BlockSize block, bool round_sf,
 /// A contiguous (K, M) copy of an e4m3 (M, K) tensor.
 HostTensor transpose_e4m3(const HostTensor &q);
 
-/// SwiGLU activation in the exact float32 order of §11: t = 1 + expf(-g),
+/// SwiGLU activation in the exact float32 order of §11: t = 1 + expf(-g)
+/// (CUDA's: ref::cuda_expf),
 /// then (g / t) * u (IEEE division, then multiply).
 inline float swiglu(float g, float u) {
-  const float t = 1.0f + std::exp(-g);
+  const float t = 1.0f + ref::cuda_expf(-g);
   return (g / t) * u;
 }
 

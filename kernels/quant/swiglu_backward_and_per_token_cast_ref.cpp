@@ -110,7 +110,7 @@ SwigluBackwardResult swiglu_backward_and_per_token_cast_ref(
           u = -C;
       }
       const float go = ref::bf16_to_f32(go_bits[e * H + c]);
-      const float t = 1.0f + std::exp(-g);
+      const float t = 1.0f + ref::cuda_expf(-g);
       const float act = (g / t) * u;
       const float s = 1.0f / t;
       const float gws = (go * w) * s;

@@ -79,7 +79,7 @@ swiglu_backward_ref(const HostTensor &x, const HostTensor &act_x_grad,
         r = std::fmax(std::fmin(r, c), -c);
       }
       const float g = grad.at(t, j);
-      const float den = 1.0f + std::exp(-l);
+      const float den = 1.0f + ref::cuda_expf(-l);
       const float s = 1.0f / den;
       float act = 0.0f;
       if (topk_weights || do_recompute) {

@@ -357,3 +357,38 @@ TEST_CASE("an optional input may be left out, a required one may not",
   CHECK(host.has("x"));
   CHECK_FALSE(host.has("w"));
 }
+
+TEST_CASE("an optional output may be left out, and the reference knows it",
+          "[op][error]") {
+  static const ops::OpDef op = ops::make_op<OptionalSpec>(
+      {.name = "optout",
+       .summary = "a test op with an optional output",
+       .tensors = {ops::input("x", {DType::f32}, "N"),
+                   ops::output("y", {DType::f32}, "N"),
+                   ops::optional_output("count", {DType::i64}, "3")}},
+      {[](const ops::Call &c) { return OptionalSpec{c.has("count") ? 1 : 0}; },
+       [](const OptionalSpec &) {
+         dsl::KernelBuilder k("optout", 32);
+         auto x = k.tensor("x", DType::f32, 1);
+         k.grid({k.blocks(x, 0, 32)});
+         return k.build();
+       }});
+  const auto x = view(DType::f32, {64}), y = view(DType::f32, {64});
+  const std::vector<rt::TensorView> with = {x, y, view(DType::i64, {3})},
+                                    without = {x, y, ops::absent()};
+  CHECK(op.key(op.bind(with, {})).get("with_w") == "1");
+  CHECK(op.key(op.bind(without, {})).get("with_w") == "0");
+  try {
+    const std::vector<rt::TensorView> wrong = {x, y, view(DType::i64, {4})};
+    op.bind(wrong, {});
+    FAIL("a count of the wrong shape was taken");
+  } catch (const UserError &e) {
+    CHECK(std::string(e.what()) ==
+          "optout: argument 'count' has shape [4]; requires [3]");
+  }
+  ops::HostCall host{.op = &op, .absent_outputs = {false, true}};
+  CHECK(host.has("y"));
+  CHECK_FALSE(host.has("count"));
+  host.absent_outputs = {false, false};
+  CHECK(host.has("count"));
+}

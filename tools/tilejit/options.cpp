@@ -232,15 +232,25 @@ std::string op_help(const ops::OpDef &op) {
         dtypes += fmt::format("{}{}", dtypes.empty() ? "" : "|", name_of(d));
     out += fmt::format(
         "  {:<7} {:<{}} {:<32} [{}] {}{}{}\n",
-        t.output ? "output" : (t.optional ? "input?" : "input"), t.name,
-        name_width, dtypes, t.shape.empty() ? "laid out by the op" : t.shape,
-        layout_text(t.layout), t.doc.empty() ? "" : "; " + t.doc,
+        t.output ? (t.optional ? "output?" : "output")
+                 : (t.optional ? "input?" : "input"),
+        t.name, name_width, dtypes,
+        t.shape.empty() ? "laid out by the op" : t.shape, layout_text(t.layout),
+        t.doc.empty() ? "" : "; " + t.doc,
         t.optional && !t.passed_by_default ? "; left out by default" : "");
   }
-  if (std::any_of(op.tensors.begin(), op.tensors.end(),
-                  [](const ops::TensorDecl &t) { return t.optional; }))
-    out += "  (input?: optional; --set NAME=none leaves it out, --set "
-           "NAME=passed passes it)\n";
+  auto any_optional = [&](bool output) {
+    return std::any_of(op.tensors.begin(), op.tensors.end(),
+                       [&](const ops::TensorDecl &t) {
+                         return t.optional && t.output == output;
+                       });
+  };
+  if (any_optional(false) || any_optional(true))
+    out += fmt::format("  ({}: optional; --set NAME=none leaves it out, --set "
+                       "NAME=passed passes it)\n",
+                       any_optional(false) && any_optional(true)
+                           ? "input?, output?"
+                           : (any_optional(true) ? "output?" : "input?"));
   out += "parameters (--set NAME=VALUE):\n";
   if (op.params.empty())
     out += "  (none)\n";
