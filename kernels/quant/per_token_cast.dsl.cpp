@@ -1,10 +1,12 @@
 // per_token_cast.dsl.cpp - per_token_cast in the tile DSL: a block loads a
 // tile of rows, takes the absmax of each group of channels, turns it into a
 // scale (§3.2) and stores the e4m3 (or packed e2m1) tile and the scales.
-// Two tilings (see
-// per_token_cast_tiling): block_m x block_k boxes, or, for one group a row
-// of K = parts x p, rows seen as parts.
+// Two tilings (see per_token_cast_tiling): block_m x block_k boxes
+// (per_token_cast_boxes, which fused ops such as SwiGLU share with their own
+// source of rows), or, for one group a row of K = parts x p, rows seen as
+// parts.
 #include "quant/per_token_cast.h"
+#include "quant/per_token_cast_dsl.h"
 #include "quant/scale_dsl.h"
 
 #include "tilejit/compiler/dsl.h"
@@ -13,64 +15,52 @@
 
 namespace tilejit::quant {
 
-Kernel per_token_cast_kernel(const PerTokenCastSpec &s) {
-  if (s.e5m6)
-    return per_token_cast_e5m6_kernel(s);
-  dsl::KernelBuilder k("per_token_cast", s.threads);
+namespace {
+
+/// What both tilings store: the quantized values (e4m3, or e2m1 codes two a
+/// byte along the last dimension, which halves) and the scales (f32, or
+/// the UE8M0 byte of packed scales).
+struct Stored {
+  dsl::KernelBuilder &k;
+  const PerTokenCastSpec &s;
+  bool packed() const { return s.sf_layout == SfLayout::packed_ue8m0; }
+  DType data_dtype() const { return s.e2m1 ? DType::u8 : DType::e4m3; }
+  DType sf_dtype() const { return packed() ? DType::u8 : DType::f32; }
+  FmtLimits limits() const { return s.e2m1 ? kE2m1Limits : kE4m3Limits; }
+  dsl::Value data(dsl::Value v) const {
+    return s.e2m1 ? k.pack_nibbles(k.to_e2m1(v)) : k.cast(v, DType::e4m3);
+  }
+  /// A column of x as a column of the stored data.
+  dsl::Value column(dsl::Value c) const { return s.e2m1 ? c / k.index(2) : c; }
+  dsl::Value sf(const Scales &sc) const {
+    return packed() ? k.cast(sc.biased, DType::u8) : sc.sf;
+  }
+};
+
+} // namespace
+
+void per_token_cast_boxes(dsl::KernelBuilder &k, const PerTokenCastSpec &s,
+                          const CastSource &src) {
   dsl::Access access = dsl::vectors_of(s.vector_bytes);
-  const bool packed = s.sf_layout == SfLayout::packed_ue8m0;
+  const Stored stored{k, s};
+  const bool packed = stored.packed();
   const bool with_data = s.mode != CastMode::sf_only,
              with_sf = s.mode != CastMode::precomputed_sf;
-  const DType sf_dtype = packed ? DType::u8 : DType::f32;
-  auto f32 = [&](dsl::Value v) { return k.cast(v, DType::f32); };
-  // The quantized tile as stored: e4m3, or e2m1 codes two a byte along the
-  // last dimension (which halves).
-  const DType stored_dtype = s.e2m1 ? DType::u8 : DType::e4m3;
-  const FmtLimits limits = s.e2m1 ? kE2m1Limits : kE4m3Limits;
-  auto quantized = [&](dsl::Value v) {
-    return s.e2m1 ? k.pack_nibbles(k.to_e2m1(v)) : k.cast(v, DType::e4m3);
-  };
-  auto half = [&](dsl::Value c) { return s.e2m1 ? c / k.index(2) : c; };
-  // The stored scale: the f32 sf, or its exponent byte.
-  auto stored = [&](const Scales &sc) {
-    return packed ? k.cast(sc.biased, DType::u8) : sc.sf;
-  };
+  FmtLimits limits = stored.limits();
+  if (src.clamp_min)
+    limits.clamp_min = *src.clamp_min;
   const int64_t bm = s.block_m, bk = s.block_k, g = s.group;
   auto zero = k.index(0);
   auto m0 = k.block_id(0) * k.index(bm);
-
-  if (s.parts > 0) {
-    // One group a row of parts x p columns, passed as (parts, M, p) views
-    // of x and out. A tile is (parts, block_m, p) and each thread holds one
-    // vector of every part of its row: reduced over the parts in registers,
-    // then over p across threads.
-    const int64_t p = bk / s.parts;
-    auto x_parts = k.tensor("x_parts", s.in_dtype, 3, access);
-    k.grid({k.blocks(x_parts, 1, bm)});
-    auto tile = f32(k.load(x_parts, {zero, m0, zero}, {s.parts, bm, p}));
-    auto sc = scales_of(k, k.reduce_max(k.reduce_absmax(tile, 0), 2), limits,
-                        s.round_sf);
-    if (with_data)
-      k.store(quantized(tile * sc.sf_inv),
-              k.tensor("out_parts", stored_dtype, 3, access), {zero, m0, zero});
-    auto out_sf = k.tensor("out_sf", sf_dtype, packed ? 3 : 2);
-    auto sf = stored(sc);
-    if (packed)
-      k.store(k.reshape(sf, {bm, 1, 1}), out_sf, {m0, zero, zero});
-    else
-      k.store(k.reshape(sf, {bm, 1}), out_sf, {m0, zero});
-    return k.build();
-  }
-  auto x = k.tensor("x", s.in_dtype, 2, access);
-  k.grid({k.blocks(x, 0, bm), k.blocks(x, 1, bk)});
+  k.grid({k.blocks(src.extent, 0, bm), k.blocks(src.extent, 1, bk)});
   std::optional<dsl::Tensor> out, out_sf, given_sf;
   if (s.mode == CastMode::precomputed_sf)
     given_sf = k.tensor("sf", DType::f32, 3);
   if (with_data)
-    out = k.tensor("out", stored_dtype, 2, access);
+    out = k.tensor("out", stored.data_dtype(), 2, access);
   // Packed scales are bytes (m, k / 4, k % 4) of the int32 tensor.
   if (with_sf)
-    out_sf = k.tensor("out_sf", sf_dtype, packed ? 3 : 2);
+    out_sf = k.tensor("out_sf", stored.sf_dtype(), packed ? 3 : 2);
   // A tile that is one whole row (see per_token_cast_tiling) is inside x
   // and out: no bounds checks.
   const dsl::Bounds bounds =
@@ -80,7 +70,7 @@ Kernel per_token_cast_kernel(const PerTokenCastSpec &s) {
   auto quantize = [&](int64_t rows, int64_t cols, int64_t group, dsl::Value r0,
                       dsl::Value c0, dsl::Value first) {
     const int64_t n = cols / group;
-    auto tile = f32(k.load(x, {r0, c0}, {rows, cols}, bounds));
+    auto tile = src.tile(r0, c0, rows, cols, bounds);
     // A group that is not a power of two is parts x p: reduced over parts
     // (in registers), then over p (across threads).
     const int64_t p = group & -group, parts = group / p;
@@ -89,17 +79,17 @@ Kernel per_token_cast_kernel(const PerTokenCastSpec &s) {
     if (!with_sf) { // given scales: groups of 16 to 128, parts == 1
       auto sf_inv =
           precomputed_sf_inv(k, *given_sf, r0, first, rows, n, s.threads);
-      k.store(quantized(k.reshape(groups * sf_inv, {rows, cols})), *out,
-              {r0, half(c0)}, bounds);
+      k.store(stored.data(k.reshape(groups * sf_inv, {rows, cols})), *out,
+              {r0, stored.column(c0)}, bounds);
       return;
     }
     auto absmax = parts == 1 ? k.reduce_absmax(groups, 2)
                              : k.reduce_max(k.reduce_absmax(groups, 2), 3);
     auto sc = scales_of(k, absmax, limits, s.round_sf);
     if (with_data)
-      k.store(quantized(k.reshape(groups * sc.sf_inv, {rows, cols})), *out,
-              {r0, half(c0)}, bounds);
-    auto sf = stored(sc);
+      k.store(stored.data(k.reshape(groups * sc.sf_inv, {rows, cols})), *out,
+              {r0, stored.column(c0)}, bounds);
+    auto sf = stored.sf(sc);
     if (!packed) {
       k.store(k.reshape(sf, {rows, n}), *out_sf, {r0, first});
     } else {
@@ -117,12 +107,12 @@ Kernel per_token_cast_kernel(const PerTokenCastSpec &s) {
   auto first = k.block_id(1) * k.index(bk / g);
   if (s.tail == 0) {
     quantize(bm, bk, g, m0, k0, first);
-    return k.build();
+    return;
   }
   // The last `tail` columns (a shorter last group) do not fill a column
   // block: the last column of blocks takes only them, a bm x tail box, so
   // that no block is half past the end.
-  auto cols = k.dim(x, 1);
+  auto cols = k.dim(src.extent, 1);
   k.if_else(
       k.lt(k0 + k.index(bk - 1), cols), {},
       [&](dsl::Value, std::vector<dsl::Value>) {
@@ -134,6 +124,48 @@ Kernel per_token_cast_kernel(const PerTokenCastSpec &s) {
         quantize(bm, s.tail, s.tail, m0, c0, c0 / k.index(g));
         return std::vector<dsl::Value>{};
       });
+}
+
+Kernel per_token_cast_kernel(const PerTokenCastSpec &s) {
+  if (s.e5m6)
+    return per_token_cast_e5m6_kernel(s);
+  dsl::KernelBuilder k("per_token_cast", s.threads);
+  dsl::Access access = dsl::vectors_of(s.vector_bytes);
+  auto f32 = [&](dsl::Value v) { return k.cast(v, DType::f32); };
+  if (s.parts == 0) {
+    auto x = k.tensor("x", s.in_dtype, 2, access);
+    per_token_cast_boxes(
+        k, s,
+        {.extent = x,
+         .tile = [&](dsl::Value r0, dsl::Value c0, int64_t rows, int64_t cols,
+                     dsl::Bounds bounds) {
+           return f32(k.load(x, {r0, c0}, {rows, cols}, bounds));
+         }});
+    return k.build();
+  }
+  // One group a row of parts x p columns, passed as (parts, M, p) views of
+  // x and out. A tile is (parts, block_m, p) and each thread holds one
+  // vector of every part of its row: reduced over the parts in registers,
+  // then over p across threads.
+  const Stored stored{k, s};
+  const int64_t bm = s.block_m, p = s.block_k / s.parts;
+  auto zero = k.index(0);
+  auto m0 = k.block_id(0) * k.index(bm);
+  auto x_parts = k.tensor("x_parts", s.in_dtype, 3, access);
+  k.grid({k.blocks(x_parts, 1, bm)});
+  auto tile = f32(k.load(x_parts, {zero, m0, zero}, {s.parts, bm, p}));
+  auto sc = scales_of(k, k.reduce_max(k.reduce_absmax(tile, 0), 2),
+                      stored.limits(), s.round_sf);
+  if (s.mode != CastMode::sf_only)
+    k.store(stored.data(tile * sc.sf_inv),
+            k.tensor("out_parts", stored.data_dtype(), 3, access),
+            {zero, m0, zero});
+  auto out_sf = k.tensor("out_sf", stored.sf_dtype(), stored.packed() ? 3 : 2);
+  auto sf = stored.sf(sc);
+  if (stored.packed())
+    k.store(k.reshape(sf, {bm, 1, 1}), out_sf, {m0, zero, zero});
+  else
+    k.store(k.reshape(sf, {bm, 1}), out_sf, {m0, zero});
   return k.build();
 }
 
