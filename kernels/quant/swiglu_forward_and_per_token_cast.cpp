@@ -121,16 +121,27 @@ static SwigluForwardCastSpec spec(const ops::Call &c) {
   return s;
 }
 
-/// Copies of a per-row value a tile loads, one element a thread: (rows,
-/// copies) holds a multiple of the block's threads.
-static int64_t row_copies(const SwigluForwardCastSpec &s) {
-  return s.threads / std::gcd<int64_t>(s.block_m, s.threads);
+/// A per-row tensor `t` (N,) as the kernel reads it: (N, threads, 1) with
+/// strides (1, 0, 0) where a tile is one row (row_by_thread), else (N,
+/// copies) with strides (1, 0), copies such that a tile's rows x copies is
+/// a multiple of the block's threads.
+static rt::TensorView per_row_view(const SwigluForwardCastSpec &s,
+                                   const rt::TensorView &t) {
+  const int64_t n = t.numel();
+  if (s.row_by_thread()) {
+    const int64_t shape[3] = {n, s.threads, 1}, strides[3] = {1, 0, 0};
+    return rt::TensorView::strided(t.data, t.dtype, shape, strides);
+  }
+  const int64_t shape[2] = {n, s.threads /
+                                   std::gcd<int64_t>(s.block_m, s.threads)},
+                strides[2] = {1, 0};
+  return rt::TensorView::strided(t.data, t.dtype, shape, strides);
 }
 
-/// The kernel's views: x's two halves (E, H) gate and up; per-row values
-/// repeated for row_copies threads (stride 0): pos_to_expert (E, copies),
-/// topk_weights flattened (T * K, copies) for the gather by
-/// pos_to_token_topk; clamped_count as (3, 1); packed scales as bytes.
+/// The kernel's views: x's two halves (E, H) gate and up; pos_to_expert
+/// and topk_weights flattened (T * K), for the gather by
+/// pos_to_token_topk, as per_row_view; clamped_count as (3, 1); packed
+/// scales as bytes.
 static void views(const ops::Call &c, const SwigluForwardCastSpec &s,
                   ops::KernelArgs &args) {
   const rt::TensorView &x = c.tensor("x");
@@ -140,17 +151,10 @@ static void views(const ops::Call &c, const SwigluForwardCastSpec &s,
   args.tensor("up", rt::TensorView::strided(
                         x.data + static_cast<CUdeviceptr>(h * size_of(x.dtype)),
                         x.dtype, half, strides));
-  const int64_t copies = row_copies(s);
   if (s.pos_to_expert)
-    args.tensor("row_expert",
-                ops::repeated(c.tensor("pos_to_expert"), 1, copies));
-  if (s.weights) {
-    const rt::TensorView &w = c.tensor("topk_weights");
-    const int64_t flat[1] = {w.numel()};
-    args.tensor("weight_src",
-                ops::repeated(rt::TensorView::contiguous(w.data, w.dtype, flat),
-                              1, copies));
-  }
+    args.tensor("row_expert", per_row_view(s, c.tensor("pos_to_expert")));
+  if (s.weights)
+    args.tensor("weight_src", per_row_view(s, c.tensor("topk_weights")));
   if (s.count) {
     const rt::TensorView &n = c.tensor("clamped_count");
     const int64_t shape[2] = {3, 1}, unit[2] = {1, 1};

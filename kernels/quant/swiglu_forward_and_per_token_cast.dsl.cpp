@@ -22,11 +22,11 @@ swiglu_forward_and_per_token_cast_kernel(const SwigluForwardCastSpec &s) {
   auto up = k.tensor("up", s.in_dtype, 2, access);
   std::optional<dsl::Tensor> weight_src, weight_rows, row_expert, counts;
   if (s.weights) {
-    weight_src = k.tensor("weight_src", DType::f32, 2);
+    weight_src = k.tensor("weight_src", DType::f32, s.row_by_thread() ? 3 : 2);
     weight_rows = k.tensor("pos_to_token_topk", DType::i32, 1);
   }
   if (s.pos_to_expert)
-    row_expert = k.tensor("row_expert", DType::i32, 2);
+    row_expert = k.tensor("row_expert", DType::i32, s.row_by_thread() ? 3 : 2);
   std::optional<dsl::Value> clamp;
   if (s.clamp)
     clamp = k.scalar("swiglu_clamp_value", DType::f32);
@@ -37,22 +37,37 @@ swiglu_forward_and_per_token_cast_kernel(const SwigluForwardCastSpec &s) {
 
   auto activation = [&](dsl::Value r0, dsl::Value c0, int64_t rows,
                         int64_t cols, dsl::Bounds bounds) {
-    const std::vector<int64_t> shape = {rows, cols};
-    const int64_t p = cols & -cols;
-    auto g = f32(k.load(gate, {r0, c0}, shape, bounds));
-    auto u = f32(k.load(up, {r0, c0}, shape, bounds));
-    // A per-row value: (rows, copies) repeated elements, one a thread,
-    // taken back to one a row by a maximum over the copies.
-    const int64_t copies = s.threads / std::gcd<int64_t>(rows, s.threads);
+    const std::vector<int64_t> tile_shape = {rows, cols};
+    // The shape the math runs in. With one row a tile, (R, threads, v):
+    // thread j holds [:, j, :] in the layout of v-element vectors dealt to
+    // the threads in turn, so that a row's value, loaded (1, threads, 1)
+    // one a thread, broadcasts in registers (on the H200 the benchmark's
+    // mask went from 3.5 % of its time to nothing). Else (rows, cols), a
+    // row's value reduced from (rows, copies) copies and broadcast.
+    const bool by_thread = s.row_by_thread();
+    const int64_t threads = s.threads, v = s.row_vector();
+    const std::vector<int64_t> shape =
+        by_thread ? std::vector<int64_t>{cols / (threads * v), threads, v}
+                  : tile_shape;
+    auto g = k.reshape(f32(k.load(gate, {r0, c0}, tile_shape, bounds)), shape);
+    auto u = k.reshape(f32(k.load(up, {r0, c0}, tile_shape, bounds)), shape);
+    const int64_t copies = threads / std::gcd<int64_t>(rows, threads);
+    const std::vector<dsl::Value> row_origin =
+        by_thread ? std::vector<dsl::Value>{r0, zero, zero}
+                  : std::vector<dsl::Value>{r0, zero};
+    const std::vector<int64_t> row_shape =
+        by_thread ? std::vector<int64_t>{1, threads, 1}
+                  : std::vector<int64_t>{rows, copies};
     auto per_row = [&](dsl::Value repeated) {
-      return k.reduce_max(k.relayout(repeated, 1), 1);
+      auto one_a_thread = k.relayout(repeated, 1);
+      return by_thread ? one_a_thread : k.reduce_max(one_a_thread, 1);
     };
     std::optional<dsl::Value> valid;
     if (row_expert)
-      valid = k.broadcast(
-          k.ge(per_row(k.load(*row_expert, {r0, zero}, {rows, copies})),
-               k.constant(0, DType::i32)),
-          shape);
+      valid =
+          k.broadcast(k.ge(per_row(k.load(*row_expert, row_origin, row_shape)),
+                           k.constant(0, DType::i32)),
+                      shape);
     if (clamp) {
       auto c = *clamp, minus_c = k.constant(0, DType::f32) - *clamp;
       if (counts) {
@@ -60,16 +75,22 @@ swiglu_forward_and_per_token_cast_kernel(const SwigluForwardCastSpec &s) {
         // a negative expert are not counted.
         auto one = k.full(shape, 1, DType::i32),
              none = k.full(shape, 0, DType::i32);
+        // Summed within each thread first: (R, threads, v) over R and v;
+        // (rows, cols) as (rows, parts, p), p the power of two in cols,
+        // over the parts (as the cast reduces its groups).
+        const int64_t p = cols & -cols;
+        auto total_of = [&](dsl::Value n) {
+          if (by_thread)
+            return k.reduce_sum(k.reduce_sum(k.reduce_sum(n, 2), 0), 1);
+          auto parts = k.reshape(n, {rows, cols / p, p});
+          return k.reduce_sum(k.reduce_sum(k.reduce_sum(parts, 1), 2), 0);
+        };
         auto count = [&](dsl::Value hit, int64_t j) {
           auto n = k.select(hit, one, none);
           if (valid)
             n = k.select(*valid, n, none);
-          // Summed over (rows, parts, p), p the power of two in cols: over
-          // the parts in registers first, as the cast reduces its groups.
-          auto parts = k.reshape(n, {rows, cols / p, p});
-          auto total = k.reduce_sum(k.reduce_sum(k.reduce_sum(parts, 1), 2), 0);
-          k.atomic_add(k.reshape(k.cast(total, DType::i64), {1, 1}), *counts,
-                       {k.index(j), zero});
+          k.atomic_add(k.reshape(k.cast(total_of(n), DType::i64), {1, 1}),
+                       *counts, {k.index(j), zero});
         };
         count(k.gt(g, c), 0);
         count(k.gt(u, c), 1);
@@ -83,11 +104,11 @@ swiglu_forward_and_per_token_cast_kernel(const SwigluForwardCastSpec &s) {
     auto t = k.constant(1, DType::f32) + k.exp(k.constant(0, DType::f32) - g);
     auto act = (g / t) * u;
     if (weight_src)
-      act = act * per_row(k.gather(*weight_src, *weight_rows, {r0, zero},
-                                   {rows, copies}));
+      act = act *
+            per_row(k.gather(*weight_src, *weight_rows, row_origin, row_shape));
     if (valid)
       act = k.select(*valid, act, k.full(shape, 0, DType::f32));
-    return act;
+    return k.reshape(act, tile_shape);
   };
   std::optional<double> clamp_min;
   if (s.sf_clamp_min)

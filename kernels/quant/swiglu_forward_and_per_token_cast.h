@@ -36,6 +36,18 @@ struct SwigluForwardCastSpec {
   uint32_t sf_clamp_min = 0; ///< f32 bits of the absmax clamp; 0: 1e-4
   /// The per_token_cast spec of the activation's cast.
   PerTokenCastSpec cast() const;
+  /// Elements of a vector of the kernel's layout: 16 bytes of in_dtype, or
+  /// 1 without vectors.
+  int64_t row_vector() const {
+    return vector_bytes ? vector_bytes / static_cast<int64_t>(size_of(in_dtype))
+                        : 1;
+  }
+  /// Whether a tile is one row of whole rounds of threads x row_vector():
+  /// then the kernel takes per-row values as (E, threads, 1) views, one a
+  /// thread; else as (E, copies).
+  bool row_by_thread() const {
+    return block_m == 1 && block_k % (threads * row_vector()) == 0;
+  }
 };
 TILEJIT_SPEC_FIELDS(SwigluForwardCastSpec, in_dtype, group, block_m, block_k,
                     threads, round_sf, sf_layout, vector_bytes, inside, weights,
