@@ -59,7 +59,8 @@ static void check(const ops::Call &c) {
 /// 33757 x 2048, packed scales, no clamp / clamp 0.5, µs): 8 x 512 over
 /// 128 threads 134.8 / 169.4 (132 registers with the clamp: three blocks a
 /// SM); 4 x 512 118.9 / 124.6; 8 x 512 over 256 130.5 / 134.0; 2 x 1024
-/// 119.9 / 126.5; 1 x 2048 115.7 / 121.4 (checked bounds); 1 x 2048 over
+/// 119.9 / 126.5; 1 x 2048 115.7 / 121.4 with bounds checks, 105.5 / 112.0
+/// without (and 102.1 / 108.1 with a row's values one a thread); 1 x 2048 over
 /// 256 135.5 / 141.9; 2 x 2048 over 256 133.4 / 141.1.
 static PerTokenCastSpec swiglu_tiling(DType in, int64_t e, int64_t h,
                                       int64_t group) {

@@ -1,7 +1,8 @@
 // swiglu_forward_and_per_token_cast.h - SwiGLU's forward fused with a
 // per-token fp8 e4m3 cast of its f32 activation (shared/specs/
-// quant_transpose.md §11.1); declared in swiglu_forward_and_per_token_cast.cpp,
-// the CPU reference is swiglu_forward_and_per_token_cast_ref in reference.h.
+// quant_transpose.md §11.1); declared in
+// swiglu_forward_and_per_token_cast.cpp, the CPU reference is
+// swiglu_forward_and_per_token_cast_ref in reference.h.
 #pragma once
 
 #include "op/op_def.h"
