@@ -210,6 +210,35 @@ HostTensor per_token_cast_and_cast_back_ref(const HostTensor &x,
 /// nearest even, e4m3 saturating to +-448 (NaN stays NaN).
 HostTensor dtype_cast_ref(const HostTensor &x, DType dtype);
 
+/// TileKernels 2.1's stochastic-rounding random words of a quad (tk21_ops
+/// §2.2, exact): a hash of the four f32 values' bits and the quad index.
+struct StochasticWords {
+  uint32_t r0, r1;
+};
+StochasticWords stochastic_words(const float v[4], uint32_t quad);
+
+/// The 16 random bits element `element` (0..3) of a quad takes: the low
+/// and high halves of r0, then of r1 (TileKernels' own emulation of bf16;
+/// on Blackwell cvt.rs takes e4m3's bits from r0 alone, in an undocumented
+/// order, so e4m3 here is not bit-identical to a Blackwell run).
+uint16_t stochastic_bits(StochasticWords w, int element);
+
+/// v rounded to bf16 with 16 random bits r: its upper 16 bits, plus one
+/// (away from zero) when r < its lower 16 bits; no saturation (the
+/// largest finite value may carry into infinity), NaN stays NaN.
+uint16_t stochastic_bf16(float v, uint16_t r);
+
+/// v rounded to e4m3 with 16 random bits r: the e4m3 magnitude at or below
+/// |v|, plus one step away from zero when r < the discarded fraction of a
+/// step (to 2^-16, truncated); |v| >= 448 saturates to 448, NaN is 0x7f.
+uint8_t stochastic_e4m3(float v, uint16_t r);
+
+/// TileKernels 2.1's cast(x, dtype, stochastic_rounding=True) as tilejit
+/// computes it (tk21_ops §3.1): f32 to bf16, f32 to e4m3 or bf16 to e4m3 of
+/// a contiguous x of 4n elements; quad q is elements 4q .. 4q + 3 with
+/// index q.
+HostTensor stochastic_cast_ref(const HostTensor &x, DType dtype);
+
 // ---------------------------------------------------------------------------
 // §8, §9 per_block_cast family
 // ---------------------------------------------------------------------------
