@@ -68,6 +68,8 @@ QuantTensor quantize(const Matrix &x, const QuantizeOptions &o) {
   const int64_t sf_rows = ceil_div(M, bm), num_groups = ceil_div(K, bk);
   QuantTensor out;
   out.sf = o.precomputed_sf ? *o.precomputed_sf
+           : o.e4m3_sf      ? alloc_e4m3_sf(sf_rows, num_groups,
+                                            o.layout == SfLayout::col_major)
                             : alloc_sf(sf_rows, num_groups, o.layout);
   std::vector<uint8_t> code(static_cast<size_t>(M * K)); // one per element
   for (int64_t bi = 0; bi < sf_rows; ++bi) {
@@ -83,7 +85,9 @@ QuantTensor quantize(const Matrix &x, const QuantizeOptions &o) {
         for (int64_t i = bi * bm; i < i_end; ++i)
           for (int64_t j = bj * bk; j < j_end; ++j)
             amax = std::max(amax, std::fabs(x.at(i, j)));
-        const SfAndInv s = get_sf_and_inv(amax, o.fmt, o.round_sf, o.clamp_min);
+        const SfAndInv s =
+            o.e4m3_sf ? get_e4m3_sf_and_inv(amax, o.fmt, o.clamp_min)
+                      : get_sf_and_inv(amax, o.fmt, o.round_sf, o.clamp_min);
         store_sf(out.sf, bi, bj, s);
         sf_inv = s.sf_inv;
       }

@@ -58,6 +58,22 @@ SfAndInv get_sf_and_inv(float amax, Fmt fmt, bool round_sf,
   return {rounded, sf_inv, static_cast<uint8_t>(e + 127)};
 }
 
+SfAndInv get_e4m3_sf_and_inv(float amax, Fmt fmt,
+                             std::optional<float> clamp_min) {
+  const float a =
+      std::max(amax, clamp_min.value_or(std::ldexp(fmt_max(fmt), -9)));
+  const float sf = ref::e4m3_to_f32(ref::f32_to_e4m3(a / fmt_max(fmt)));
+  return {sf, 1.0f / sf, 0};
+}
+
+HostTensor alloc_e4m3_sf(int64_t sf_rows, int64_t num_groups, bool col_major) {
+  if (!col_major)
+    return HostTensor::zeros(DType::e4m3, {sf_rows, num_groups});
+  const int64_t shape[] = {sf_rows, num_groups},
+                strides[] = {1, align(sf_rows, 16)};
+  return HostTensor::zeros_strided(DType::e4m3, shape, strides);
+}
+
 SfLayout sf_layout_of(bool use_tma_aligned_col_major_sf,
                       bool use_packed_ue8m0) {
   if (use_packed_ue8m0)
@@ -91,6 +107,8 @@ void store_sf(const HostTensor &sf, int64_t m, int64_t k, const SfAndInv &s) {
     uint32_t w = static_cast<uint32_t>(word);
     w = (w & ~(0xFFu << shift)) | (uint32_t{s.ue8m0} << shift);
     word = static_cast<int32_t>(w);
+  } else if (sf.dtype() == DType::e4m3) {
+    sf.at<uint8_t>({m, k}) = ref::f32_to_e4m3(s.sf); // exact: an e4m3 value
   } else {
     sf.at<float>({m, k}) = s.sf;
   }
@@ -101,6 +119,8 @@ float read_sf(const HostTensor &sf, int64_t m, int64_t k) {
     const uint32_t w = static_cast<uint32_t>(sf.at<int32_t>({m, k / 4}));
     return ref::ue8m0_to_f32(static_cast<uint8_t>(w >> (8 * (k % 4))));
   }
+  if (sf.dtype() == DType::e4m3)
+    return ref::e4m3_to_f32(sf.at<uint8_t>({m, k}));
   return sf.at<float>({m, k});
 }
 
@@ -108,7 +128,13 @@ void check_sf_input(std::string_view function, std::string_view argument,
                     const HostTensor &sf, int64_t sf_rows, int64_t num_groups) {
   detail::check_rank(function, argument, sf, 2);
   const bool col_major = sf.stride(0) == 1;
-  if (col_major) {
+  if (sf.dtype() == DType::e4m3) { // 2.1's E4M3 scales, either layout
+    if (sf.stride(0) != 1 && sf.stride(1) != 1)
+      fail(function, fmt::format("argument '{}' is {}; requires an e4m3 SF "
+                                 "with stride(1) == 1 (row-major) or "
+                                 "stride(0) == 1 (column-major)",
+                                 argument, sf.to_string()));
+  } else if (col_major) {
     if (sf.dtype() != DType::f32 && sf.dtype() != DType::i32)
       fail(function, fmt::format("argument '{}' is column-major (stride(0) == "
                                  "1) with dtype {}; requires f32, or i32 "

@@ -91,6 +91,9 @@ struct QuantizeOptions {
   SfLayout layout = SfLayout::row_major;
   std::optional<float> clamp_min;
   const HostTensor *precomputed_sf = nullptr;
+  /// 2.1's E4M3 scales (get_e4m3_sf_and_inv), stored as e4m3 bytes
+  /// (row-major, or column-major with a col_major layout).
+  bool e4m3_sf = false;
 };
 QuantTensor quantize(const Matrix &x, const QuantizeOptions &options);
 /// Options for `block` scaling in `f`, the SF layout from the op's flags.

@@ -10,7 +10,7 @@ namespace tilejit::quant {
 HostTensor per_token_cast_and_cast_back_ref(const HostTensor &x,
                                             std::string_view fmt,
                                             int64_t num_per_channels,
-                                            bool round_sf) {
+                                            bool round_sf, bool use_e4m3_sf) {
   constexpr std::string_view fn = "per_token_cast_and_cast_back_ref";
   detail::parse_fmt(fn, fmt, {Fmt::e4m3, Fmt::e2m1});
   detail::check_rank(fn, "x", x, 2);
@@ -24,8 +24,11 @@ HostTensor per_token_cast_and_cast_back_ref(const HostTensor &x,
     detail::fail(fn, fmt::format("argument 'x' has K = {}; requires K % 64 "
                                  "== 0",
                                  K));
-  const QuantTensor q =
-      per_token_cast_ref(x, fmt, g, std::nullopt, false, round_sf, false);
+  if (round_sf && use_e4m3_sf)
+    detail::fail(fn, "arguments 'round_sf' and 'use_e4m3_sf' are both true; "
+                     "requires at most one");
+  const QuantTensor q = per_token_cast_ref(x, fmt, g, std::nullopt, false,
+                                           round_sf, false, use_e4m3_sf);
   return per_token_cast_back_ref(q, x.dtype() == DType::bf16 ? "bf16" : "fp32",
                                  g);
 }

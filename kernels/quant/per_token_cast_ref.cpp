@@ -57,9 +57,15 @@ QuantTensor per_token_cast_ref(const CastInput &x, std::string_view fmt,
                                int64_t num_per_channels,
                                std::optional<BlockSize> x_block_size,
                                bool use_tma_aligned_col_major_sf, bool round_sf,
-                               bool use_packed_ue8m0) {
+                               bool use_packed_ue8m0, bool use_e4m3_sf) {
   constexpr std::string_view fn = "per_token_cast_ref";
   const Fmt f = detail::parse_fmt(fn, fmt, {Fmt::e4m3, Fmt::e2m1, Fmt::e5m6});
+  if (use_e4m3_sf && (round_sf || use_packed_ue8m0 || f == Fmt::e5m6))
+    fail(fn, fmt::format("argument 'use_e4m3_sf' is true with round_sf={}, "
+                         "use_packed_ue8m0={} and fmt '{}'; requires "
+                         "round_sf and use_packed_ue8m0 false and fmt e4m3 "
+                         "or e2m1 (tk21 0.4)",
+                         round_sf, use_packed_ue8m0, fmt));
   if (f == Fmt::e5m6) {
     if (!std::holds_alternative<HostTensor>(x) || x_block_size)
       fail(fn, "fmt 'e5m6' requires a plain bf16 or f32 tensor x and "
@@ -74,9 +80,11 @@ QuantTensor per_token_cast_ref(const CastInput &x, std::string_view fmt,
   // Re-quantization uses the reference's order (data * sf_in) * sf_inv: m
   // holds data * sf_in. The kernel's data * (sf_in * sf_inv) agrees whenever
   // both scales are powers of two (§4.3).
-  return detail::quantize(m, options(f, num_per_channels,
-                                     use_tma_aligned_col_major_sf, round_sf,
-                                     use_packed_ue8m0));
+  detail::QuantizeOptions o =
+      options(f, num_per_channels, use_tma_aligned_col_major_sf, round_sf,
+              use_packed_ue8m0);
+  o.e4m3_sf = use_e4m3_sf;
+  return detail::quantize(m, o);
 }
 
 HostTensor per_token_cast_with_sf_only_ref(

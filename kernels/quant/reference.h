@@ -49,6 +49,19 @@ struct SfAndInv {
 SfAndInv get_sf_and_inv(float amax, Fmt fmt, bool round_sf,
                         std::optional<float> clamp_min = std::nullopt);
 
+/// TileKernels 2.1's E4M3 scale factors (tk21_ops §0.4(a), use_e4m3_sf):
+/// a = max(amax, clamp_min, by default fmt_max x 2^-9: 0.875 for e4m3,
+/// 0.01171875 for e2m1); sf = e4m3(a / fmt_max) (RNE, saturating to 448)
+/// as its decoded f32, sf_inv = 1 / sf (IEEE). ue8m0 is 0.
+///
+///   get_e4m3_sf_and_inv(3.0f, Fmt::e4m3) == {3 x 2^-9, 1 / (3 x 2^-9), 0}
+SfAndInv get_e4m3_sf_and_inv(float amax, Fmt fmt,
+                             std::optional<float> clamp_min = std::nullopt);
+
+/// An e4m3 SF of `sf_rows` x `num_groups`, zero-filled: row-major, or with
+/// `col_major` strides (1, align(sf_rows, 16)) (16-byte columns).
+HostTensor alloc_e4m3_sf(int64_t sf_rows, int64_t num_groups, bool col_major);
+
 /// The three SF layouts of §3.3.
 enum class SfLayout {
   row_major,    // float32 (M', nK), strides (nK, 1)
@@ -135,7 +148,8 @@ QuantTensor per_token_cast_ref(const CastInput &x, std::string_view fmt,
                                std::optional<BlockSize> x_block_size = {},
                                bool use_tma_aligned_col_major_sf = false,
                                bool round_sf = false,
-                               bool use_packed_ue8m0 = false);
+                               bool use_packed_ue8m0 = false,
+                               bool use_e4m3_sf = false);
 
 /// Only the SF of per_token_cast_ref.
 HostTensor per_token_cast_with_sf_only_ref(
@@ -197,12 +211,13 @@ batched_transpose_weight_sf_ref(const std::vector<HostTensor> &sf,
 /// dtype, equal to cast_back_ref(per_token_cast_ref(x, fmt,
 /// num_per_channels, round_sf), x's dtype, (1, num_per_channels)). x is bf16
 /// or f32 (M, K) with unit inner stride; fmt 'e4m3' or 'e2m1';
-/// num_per_channels 16, 32, 64 or 128 dividing K; K % 64 == 0. (2.1's
-/// use_e4m3_sf is not supported yet.)
+/// num_per_channels 16, 32, 64 or 128 dividing K; K % 64 == 0; E4M3 scales
+/// with use_e4m3_sf (exclusive with round_sf).
 HostTensor per_token_cast_and_cast_back_ref(const HostTensor &x,
                                             std::string_view fmt,
                                             int64_t num_per_channels,
-                                            bool round_sf = false);
+                                            bool round_sf = false,
+                                            bool use_e4m3_sf = false);
 
 /// TileKernels 2.1's element-wise `quant.cast(x, dtype)` without stochastic
 /// rounding (tk21_ops.md §3.1): a contiguous f32, bf16 or e4m3 tensor
