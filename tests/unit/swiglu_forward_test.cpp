@@ -4,6 +4,7 @@
 // divides by IEEE division, and the references' CUDA expf hook records and
 // replays values bit for bit.
 #include "common/cuda_math.h"
+#include "op_test.h"
 #include "quant/swiglu_forward_and_per_token_cast.h"
 
 #include "tilejit/compiler/compile.h"
@@ -18,19 +19,15 @@ using namespace tilejit;
 
 namespace {
 
-rt::TensorView fake(DType dtype, std::vector<int64_t> shape,
-                    CUdeviceptr address) {
-  return rt::TensorView::contiguous(address, dtype, shape);
-}
-
 std::string entry_error(std::optional<float> clamp,
                         std::optional<float> clamp_min) {
   try {
     quant::swiglu_forward_and_per_token_cast(
-        fake(DType::bf16, {8, 2048}, 0x10000), 128, ops::absent(),
-        ops::absent(), ops::absent(), fake(DType::e4m3, {8, 1024}, 0x20000),
-        fake(DType::f32, {8, 8}, 0x30000), ops::absent(), false, false, false,
-        clamp, clamp_min);
+        harness::fake(DType::bf16, {8, 2048}), 128, ops::absent(),
+        ops::absent(), ops::absent(),
+        harness::fake(DType::e4m3, {8, 1024}, {}, 0x20000),
+        harness::fake(DType::f32, {8, 8}, {}, 0x30000), ops::absent(), false,
+        false, false, clamp, clamp_min);
   } catch (const UserError &e) {
     return e.what();
   }
