@@ -2,8 +2,8 @@
 // the GPU against plain C++: serial loops carrying fragments (a blocked one
 // and a reduction result), unrolled loops, if_else on a run-time scalar;
 // log, log1p and softplus against double precision; casts from fp8;
-// atomics; shared tiles around a barrier. Narrow formats: dsl_cast_gpu_test;
-// shuffles and layouts: dsl_layout_gpu_test.
+// atomics; shared tiles around a barrier; scatter. Narrow formats:
+// dsl_cast_gpu_test; shuffles and layouts: dsl_layout_gpu_test.
 #include "dsl_gpu.h"
 
 #include "common/abi.h"
@@ -404,5 +404,89 @@ TEST_CASE("fragments go through a shared tile around a barrier",
       bad += got[r * kCols + c] != x[r * kCols + kCols / 2 + c];
       bad += got[r * kCols + kCols / 2 + c] != x[r * kCols + c] * 2;
     }
+  CHECK(bad == 0);
+}
+
+namespace {
+
+/// out[pos[r], :] = x[r, :] * 2 and maxes[pos[r], 0] = max of x's row r: a
+/// scatter of a tile and of a reduction result.
+Kernel scatter_kernel() {
+  dsl::KernelBuilder k("scatter", 256);
+  auto x = k.tensor("x", DType::f32, 2, dsl::inner_contiguous(16));
+  auto pos = k.tensor("pos", DType::i32, 1);
+  auto out = k.tensor("out", DType::f32, 2, dsl::inner_contiguous(16));
+  auto maxes = k.tensor("maxes", DType::f32, 2);
+  auto row = k.block_id(0) * k.index(kRows);
+  auto t = k.load(x, {row, k.index(0)}, {kRows, kCols});
+  k.scatter(t * k.constant(2, DType::f32), out, pos, {row, k.index(0)});
+  k.scatter(k.reduce_max(t, 1), maxes, pos, {row, k.index(0)});
+  return k.build();
+}
+
+} // namespace
+
+TEST_CASE("scatter writes each row where its index says and drops the rest",
+          "[dsl][scatter]") {
+  const ops::LoadedKernel &kernel =
+      ops::load_kernel(ops::make_key("test_scatter"), scatter_kernel);
+  // A tail block; pos is 5 rows shorter than x (those rows are dropped),
+  // and holds a permutation of out's rows with -1 (padding) and indices
+  // past out's end mixed in.
+  const int64_t rows = 12 * kRows + 9, indexed = rows - 5,
+                out_rows = indexed + 40;
+  std::vector<float> x = uniform_rows(rows, -100, 100);
+  std::vector<int32_t> pos(indexed);
+  std::mt19937_64 gen(Catch::rngSeed());
+  std::vector<int32_t> targets(out_rows);
+  std::iota(targets.begin(), targets.end(), 0);
+  std::shuffle(targets.begin(), targets.end(), gen);
+  for (int64_t r = 0; r < indexed; ++r)
+    pos[r] = r % 7 == 3    ? -1
+             : r % 11 == 5 ? static_cast<int32_t>(out_rows + r)
+                           : targets[r];
+  const float sentinel = -12345.0f;
+  std::vector<float> out(out_rows * kCols, sentinel), maxes(out_rows, sentinel);
+  rt::DeviceBuffer dx(x.size() * 4), dpos(pos.size() * 4), dout(out.size() * 4),
+      dmax(maxes.size() * 4);
+  dx.upload(x.data(), x.size() * 4);
+  dpos.upload(pos.data(), pos.size() * 4);
+  dout.upload(out.data(), out.size() * 4);
+  dmax.upload(maxes.data(), maxes.size() * 4);
+  const int64_t xs[2] = {rows, kCols}, ps[1] = {indexed},
+                os[2] = {out_rows, kCols}, ms[2] = {out_rows, 1};
+  launch_rows(kernel, rows, [&](rt::ArgPack &args) {
+    ops::push_tensor(args,
+                     rt::TensorView::contiguous(dx.ptr(), DType::f32, xs));
+    ops::push_tensor(args,
+                     rt::TensorView::contiguous(dpos.ptr(), DType::i32, ps));
+    ops::push_tensor(args,
+                     rt::TensorView::contiguous(dout.ptr(), DType::f32, os));
+    ops::push_tensor(args,
+                     rt::TensorView::contiguous(dmax.ptr(), DType::f32, ms));
+  });
+  std::vector<float> want_out(out.size(), sentinel),
+      want_max(out_rows, sentinel);
+  for (int64_t r = 0; r < indexed; ++r) {
+    if (pos[r] < 0 || pos[r] >= out_rows)
+      continue;
+    float m = -INFINITY;
+    for (int c = 0; c < kCols; ++c) {
+      want_out[pos[r] * kCols + c] = x[r * kCols + c] * 2;
+      m = std::max(m, x[r * kCols + c]);
+    }
+    want_max[pos[r]] = m;
+  }
+  dout.download(out.data(), out.size() * 4);
+  dmax.download(maxes.data(), maxes.size() * 4);
+  size_t bad = 0, written = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    bad += out[i] != want_out[i];
+    written += want_out[i] != sentinel;
+  }
+  for (int64_t r = 0; r < out_rows; ++r)
+    bad += maxes[r] != want_max[r];
+  CHECK(written > 0);
+  CHECK(written < out.size()); // some rows are left as they were
   CHECK(bad == 0);
 }

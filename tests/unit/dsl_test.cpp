@@ -775,3 +775,38 @@ TEST_CASE("DSL gather takes a rank-1 integer tensor of rows",
           out, {k.block_id(0) * k.index(4), k.index(0)});
   CHECK_THAT(compile(k.build()).ptx, Contains("ld.global"));
 }
+
+TEST_CASE("DSL scatter takes a rank-1 integer tensor of rows and a fragment",
+          "[compiler][error]") {
+  // Deliberate mistake: f32 row indices.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               auto pos = k.tensor("pos", DType::f32, 1);
+               k.scatter(k.load(x, {k.index(0), k.index(0)}, {4, 32}), x, pos,
+                         {k.index(0), k.index(0)});
+             }),
+             EndsWith("error: scatter: rows must be a rank-1 tensor of i32 or "
+                      "i64 row indices, got memref<?xf32, strided<[?], "
+                      "offset: ?>>"));
+  // Deliberate mistake: a scalar where a fragment belongs.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               auto pos = k.tensor("pos", DType::i32, 1);
+               k.scatter(k.index(3), x, pos, {k.index(0), k.index(0)});
+             }),
+             Contains("scatter: the value has type index; requires a "
+                      "fragment"));
+  // A scatter of a tile and of its row sums (a reduction result) builds and
+  // compiles to PTX: each piece reads its row index (sign-extended) and
+  // stores.
+  dsl::KernelBuilder k("scatter_ok", 128);
+  auto x = k.tensor("x", DType::f32, 2);
+  auto pos = k.tensor("pos", DType::i32, 1);
+  auto out = k.tensor("out", DType::f32, 2);
+  auto sums = k.tensor("sums", DType::f32, 2);
+  auto r0 = k.block_id(0) * k.index(4);
+  auto t = k.load(x, {r0, k.index(0)}, {4, 32});
+  k.scatter(t, out, pos, {r0, k.index(0)});
+  k.scatter(k.reduce_sum(t, 1), sums, pos, {r0, k.index(0)});
+  const std::string ptx = compile(k.build()).ptx;
+  CHECK_THAT(ptx, Contains("ld.global.s32"));
+  CHECK_THAT(ptx, Contains("st.global.b32"));
+}

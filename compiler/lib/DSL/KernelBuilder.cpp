@@ -177,18 +177,24 @@ Value KernelBuilder::load(const Tensor &src, const std::vector<Value> &origin,
   return impl_->wrap(op.getResult(), src.dtype());
 }
 
+/// Fails unless `rows` is a rank-1 tensor of i32 or i64 row indices.
+static void checkRows(KernelBuilder::Impl &impl, const Tensor &rows,
+                      const char *name, const Loc &loc) {
+  auto index = mlir::cast<MemRefType>(unwrap(rows.raw()).getType());
+  if (index.getRank() != 1 ||
+      (rows.dtype() != DType::i32 && rows.dtype() != DType::i64))
+    impl.fail(loc, fmt::format("{}: rows must be a rank-1 tensor of i32 or "
+                               "i64 row indices, got {}",
+                               name, typeName(index)));
+}
+
 Value KernelBuilder::gather(const Tensor &src, const Tensor &rows,
                             const std::vector<Value> &origin,
                             const std::vector<int64_t> &shape, Bounds bounds,
                             Loc loc) {
   impl_->checkOwn(src, loc, "gather");
   impl_->checkOwn(rows, loc, "gather");
-  auto index = mlir::cast<MemRefType>(unwrap(rows.raw()).getType());
-  if (index.getRank() != 1 ||
-      (rows.dtype() != DType::i32 && rows.dtype() != DType::i64))
-    impl_->fail(loc, fmt::format("gather: rows must be a rank-1 tensor of "
-                                 "i32 or i64 row indices, got {}",
-                                 typeName(index)));
+  checkRows(*impl_, rows, "gather", loc);
   Location l = impl_->loc(loc);
   auto memref = mlir::cast<MemRefType>(unwrap(src.raw()).getType());
   auto result = RankedTensorType::get(shape, memref.getElementType());
@@ -199,23 +205,43 @@ Value KernelBuilder::gather(const Tensor &src, const Tensor &rows,
   return impl_->wrap(op.getResult(), src.dtype());
 }
 
+/// The fragment a store or scatter writes, or a named error.
+static mlir::Value storedFragment(KernelBuilder::Impl &impl, Value fragment,
+                                  const Tensor &dst, const char *name,
+                                  const Loc &loc) {
+  if (!fragment.valid())
+    impl.fail(loc, fmt::format("{}: the value is an empty dsl::Value", name));
+  impl.checkOwn(fragment, loc, name);
+  impl.checkOwn(dst, loc, name);
+  mlir::Value v = unwrap(fragment.raw());
+  if (!isa<RankedTensorType>(v.getType()))
+    impl.fail(loc, fmt::format("{}: the value has type {}; requires a "
+                               "fragment (a tile from load or arithmetic "
+                               "on one)",
+                               name, typeName(v.getType())));
+  return v;
+}
+
 void KernelBuilder::store(Value fragment, const Tensor &dst,
                           const std::vector<Value> &origin, Bounds bounds,
                           Loc loc) {
-  Location l = impl_->loc(loc);
-  if (!fragment.valid())
-    impl_->fail(loc, "store: the value is an empty dsl::Value");
-  impl_->checkOwn(fragment, loc, "store");
-  impl_->checkOwn(dst, loc, "store");
-  mlir::Value v = unwrap(fragment.raw());
-  if (!isa<RankedTensorType>(v.getType()))
-    impl_->fail(loc, fmt::format("store: the value has type {}; requires a "
-                                 "fragment (a tile from load or arithmetic "
-                                 "on one)",
-                                 typeName(v.getType())));
-  auto op = tile::StoreOp::create(impl_->builder, l, v, unwrap(dst.raw()),
-                                  unwrapAll(origin, *impl_, loc));
+  mlir::Value v = storedFragment(*impl_, fragment, dst, "store", loc);
+  auto op =
+      tile::StoreOp::create(impl_->builder, impl_->loc(loc), v,
+                            unwrap(dst.raw()), unwrapAll(origin, *impl_, loc));
   op.setInBounds(bounds == Bounds::promised_inside);
+}
+
+void KernelBuilder::scatter(Value fragment, const Tensor &dst,
+                            const Tensor &rows,
+                            const std::vector<Value> &origin, Bounds bounds,
+                            Loc loc) {
+  mlir::Value v = storedFragment(*impl_, fragment, dst, "scatter", loc);
+  impl_->checkOwn(rows, loc, "scatter");
+  checkRows(*impl_, rows, "scatter", loc);
+  tile::StoreOp::create(impl_->builder, impl_->loc(loc), v, unwrap(dst.raw()),
+                        unwrapAll(origin, *impl_, loc), unwrap(rows.raw()),
+                        bounds == Bounds::promised_inside);
 }
 
 static void atomic(KernelBuilder::Impl &impl, tile::AtomicKind kind,

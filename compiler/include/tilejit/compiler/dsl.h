@@ -160,6 +160,17 @@ public:
              const std::vector<Value> &origin, Bounds bounds = Bounds::checked,
              Loc loc = Loc::current());
 
+  /// Stores a fragment to rows of `dst` picked at run time by the rank-1
+  /// i32/i64 tensor `rows` (the inverse of gather, `out[pos[r], :] = t`):
+  /// element [i, j, ...] goes to dst[rows[origin[0] + i], origin[1] + j,
+  /// ...]. An element whose row is past the end of `rows`, or outside `dst`
+  /// (a negative one too: padding), is dropped, also under
+  /// Bounds::promised_inside, which then promises the other dimensions
+  /// only. Two rows naming one row of `dst` write it in no defined order.
+  void scatter(Value fragment, const Tensor &dst, const Tensor &rows,
+               const std::vector<Value> &origin,
+               Bounds bounds = Bounds::checked, Loc loc = Loc::current());
+
   /// Atomically adds each element of a fragment to the tensor's element at
   /// `origin` + its coordinates (f32, f64, i32, i64; elements outside the
   /// tensor are dropped; each element of a reduction result is added once).

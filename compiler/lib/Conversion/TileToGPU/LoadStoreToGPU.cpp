@@ -11,7 +11,8 @@
 // the slot whose sliced coordinates are 0 stores its element. tile.atomic goes
 // slot by slot, as memref.atomic_rmw. A gather (tile.load with rows) reads
 // each chunk's row from the row tensor and checks it chunk by chunk; the
-// tile check then covers the other dimensions.
+// tile check then covers the other dimensions. A scatter (tile.store with
+// rows) does the same for the rows it writes.
 //
 //===----------------------------------------------------------------------===//
 #include "Patterns.h"
@@ -45,6 +46,36 @@ struct ChunkAccess {
 /// (indices[0] + the tile coordinate) is the argument; null for a plain
 /// access.
 using RowFn = std::function<Value(OpBuilder &, Location, Value)>;
+
+/// A gather's or scatter's row function: the row of the element at
+/// dimension-0 coordinate i is rows[i] (-1, outside every tensor, past the
+/// end of rows). Empty without `rows`.
+RowFn rowsOf(Value rows) {
+  if (!rows)
+    return {};
+  return [rows](OpBuilder &b, Location l, Value i) -> Value {
+    Type elt = cast<MemRefType>(rows.getType()).getElementType();
+    Value inside = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, i,
+                                         memref::DimOp::create(b, l, rows, 0));
+    Value row =
+        scf::IfOp::create(
+            b, l, inside,
+            [&](OpBuilder &ob, Location il) {
+              scf::YieldOp::create(
+                  ob, il,
+                  memref::LoadOp::create(ob, il, rows, ValueRange{i})
+                      .getResult());
+            },
+            [&](OpBuilder &ob, Location il) {
+              scf::YieldOp::create(ob, il,
+                                   arith::ConstantOp::create(
+                                       ob, il, elt, ob.getIntegerAttr(elt, -1))
+                                       .getResult());
+            })
+            .getResult(0);
+    return arith::IndexCastOp::create(b, l, b.getIndexType(), row);
+  };
+}
 
 ChunkAccess computeChunkAccess(OpBuilder &b, Location loc,
                                const ThreadMapping &mapping, LayoutAttr layout,
@@ -305,7 +336,9 @@ void storeChunk(OpBuilder &b, Location loc, Value memref, Value chunk,
         scf::YieldOp::create(ob, l);
       },
       [&](OpBuilder &ob, Location l) {
-        for (int64_t e = 0; e < width && width > 1; ++e)
+        // Only a scatter's row was checked: the whole chunk is dropped.
+        for (int64_t e = 0;
+             e < width && width > 1 && !access.elementInBounds.empty(); ++e)
           scf::IfOp::create(
               ob, l, access.elementInBounds[e],
               [&](OpBuilder &ib, Location il) {
@@ -360,35 +393,8 @@ struct LoadOpLowering : OpConversionPattern<LoadOp> {
     auto chunkType = VectorType::get({width}, vecType.getElementType());
     const int64_t chunks = vecType.getNumElements() / width;
     ArrayRef<int64_t> shape = op.getType().getShape();
-    // A gather: the row of the element at dimension-0 coordinate i is
-    // rows[i] (-1, outside every tensor, past the end of rows).
     Value rows = adaptor.getRows();
-    RowFn rowOf;
-    if (rows)
-      rowOf = [&](OpBuilder &b, Location l, Value i) -> Value {
-        Type elt = cast<MemRefType>(rows.getType()).getElementType();
-        Value inside =
-            arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, i,
-                                  memref::DimOp::create(b, l, rows, 0));
-        Value row =
-            scf::IfOp::create(
-                b, l, inside,
-                [&](OpBuilder &ob, Location il) {
-                  scf::YieldOp::create(
-                      ob, il,
-                      memref::LoadOp::create(ob, il, rows, ValueRange{i})
-                          .getResult());
-                },
-                [&](OpBuilder &ob, Location il) {
-                  scf::YieldOp::create(
-                      ob, il,
-                      arith::ConstantOp::create(ob, il, elt,
-                                                ob.getIntegerAttr(elt, -1))
-                          .getResult());
-                })
-                .getResult(0);
-        return arith::IndexCastOp::create(b, l, b.getIndexType(), row);
-      };
+    RowFn rowOf = rowsOf(rows);
     auto loadAll = [&](OpBuilder &b, Location l, bool check) -> Value {
       SmallVector<Value> elements;
       for (int64_t c = 0; c < chunks; ++c) {
@@ -449,13 +455,15 @@ struct StoreOpLowering : OpConversionPattern<StoreOp> {
     const int64_t width = sliced ? 1 : layout.getVector();
     const int64_t chunks = vecType.getNumElements() / width;
     ArrayRef<int64_t> shape = op.getValue().getType().getShape();
+    Value rows = adaptor.getRows();
+    RowFn rowOf = rowsOf(rows);
     auto storeAll = [&](OpBuilder &b, Location l, bool check) {
       for (int64_t c = 0; c < chunks; ++c) {
         if (sliced && !mayRepresent(layout, c)) // c is a slot when sliced
           continue;
         ChunkAccess access = computePieceAccess(
             b, l, mapping, layout, adaptor.getDest(), adaptor.getIndices(),
-            shape, c, check, /*forStore=*/true);
+            shape, c, check, /*forStore=*/true, rowOf);
         SmallVector<Value> elements;
         for (int64_t e = 0; e < width; ++e)
           elements.push_back(vector::ExtractOp::create(b, l, adaptor.getValue(),
@@ -465,11 +473,14 @@ struct StoreOpLowering : OpConversionPattern<StoreOp> {
         storeChunk(b, l, adaptor.getDest(), chunk, access);
       }
     };
-    if (op.getInBounds() || sliced || chunks < 2) {
-      storeAll(rewriter, loc, !op.getInBounds());
+    // A scatter's rows are checked chunk by chunk in any case; the tile
+    // check covers the other dimensions.
+    const size_t firstDim = rows ? 1 : 0;
+    if (op.getInBounds() || sliced || chunks < 2 || firstDim == shape.size()) {
+      storeAll(rewriter, loc, !op.getInBounds() && firstDim < shape.size());
     } else {
       Value whole = tileInside(rewriter, loc, adaptor.getDest(),
-                               adaptor.getIndices(), shape);
+                               adaptor.getIndices(), shape, firstDim);
       scf::IfOp::create(
           rewriter, loc, whole,
           [&](OpBuilder &b, Location l) {

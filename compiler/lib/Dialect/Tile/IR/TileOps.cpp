@@ -35,6 +35,19 @@ static LogicalResult verifyTileAccess(Operation *op, MemRefType global,
   return success();
 }
 
+/// A gather's or scatter's `rows`: a rank-1 tensor of i32 or i64 indices.
+static LogicalResult verifyRows(Operation *op, Value rows) {
+  if (!rows)
+    return success();
+  auto type = cast<MemRefType>(rows.getType());
+  if (type.getRank() != 1 || (!type.getElementType().isInteger(32) &&
+                              !type.getElementType().isInteger(64)))
+    return op->emitOpError() << "rows must be a rank-1 tensor of i32 or i64 "
+                                "row indices, got "
+                             << type;
+  return success();
+}
+
 LogicalResult LoadOp::verify() {
   if (failed(verifyTileAccess(*this, getSource().getType(),
                               getResult().getType(), getIndices().size())))
@@ -51,20 +64,14 @@ LogicalResult LoadOp::verify() {
                          << fragment.getNumElements()
                          << " elements; requires a multiple of the kernel's "
                          << threads.getInt() << " threads";
-  if (Value rows = getRows()) {
-    auto type = cast<MemRefType>(rows.getType());
-    if (type.getRank() != 1 || (!type.getElementType().isInteger(32) &&
-                                !type.getElementType().isInteger(64)))
-      return emitOpError() << "rows must be a rank-1 tensor of i32 or i64 "
-                              "row indices, got "
-                           << type;
-  }
-  return success();
+  return verifyRows(*this, getRows());
 }
 
 LogicalResult StoreOp::verify() {
-  return verifyTileAccess(*this, getDest().getType(), getValue().getType(),
-                          getIndices().size());
+  if (failed(verifyTileAccess(*this, getDest().getType(), getValue().getType(),
+                              getIndices().size())))
+    return failure();
+  return verifyRows(*this, getRows());
 }
 
 LogicalResult AtomicOp::verify() {

@@ -78,23 +78,40 @@ def Tile_LoadOp : Tile_Op<"load", [MemoryEffects<[MemRead]>,
   let hasVerifier = 1;
 }
 
-def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>]> {
+def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>,
+                                      AttrSizedOperandSegments]> {
   let summary = "Store a fragment into a tile of a global tensor.";
   let description = [{
     Writes the fragment to the box whose first element is `dest[indices]`.
     Elements that fall outside the tensor are dropped, unless `in_bounds` is
     set (then no bounds checks are emitted).
 
+    With `rows` (a scatter), a rank-1 integer tensor, the dimension-0
+    coordinate of element `e` is `rows[indices[0] + e[0]]`, as for a
+    gathered `tile.load`. An element whose row is past the end of `rows`,
+    or outside the destination (a negative one too: padding), is dropped,
+    also under `in_bounds`, which then promises the other dimensions only.
+    Two rows naming the same destination row write it in no defined order.
+
     Example:
 
     ```mlir
     tile.store %t, %out[%row, %col] : tensor<32x64xf32>, memref<?x?xf32, strided<[?, ?], offset: ?>>
+    tile.store %t, %out[%r0, %col] rows(%pos : memref<?xi32, strided<[?], offset: ?>>) : tensor<32x64xf32>, memref<?x?xf32, strided<[?, ?], offset: ?>>
     ```
   }];
   let arguments = (ins Tile_Fragment:$value, Tile_GlobalTensor:$dest,
-                       Variadic<Index>:$indices, UnitAttr:$in_bounds);
+                       Variadic<Index>:$indices,
+                       Optional<Tile_GlobalTensor>:$rows, UnitAttr:$in_bounds);
+  let builders = [
+    OpBuilder<(ins "Value":$value, "Value":$dest, "ValueRange":$indices), [{
+      build($_builder, $_state, value, dest, indices, /*rows=*/Value(),
+            /*in_bounds=*/false);
+    }]>
+  ];
   let assemblyFormat = [{
-    $value `,` $dest `[` $indices `]` attr-dict `:` type($value) `,` type($dest)
+    $value `,` $dest `[` $indices `]` (`rows` `(` $rows^ `:` type($rows) `)`)?
+    attr-dict `:` type($value) `,` type($dest)
   }];
   let hasVerifier = 1;
 }
