@@ -73,8 +73,7 @@ swiglu_forward_and_per_token_cast_kernel(const SwigluForwardCastSpec &s) {
       if (counts) {
         // Elements outside x read 0, which no positive C counts; rows of
         // a negative expert are not counted.
-        auto one = k.full(shape, 1, DType::i32),
-             none = k.full(shape, 0, DType::i32);
+        auto none = k.full(shape, 0, DType::i32);
         // Summed within each thread first: (R, threads, v) over R and v;
         // (rows, cols) as (rows, parts, p), p the power of two in cols,
         // over the parts (as the cast reduces its groups).
@@ -85,16 +84,28 @@ swiglu_forward_and_per_token_cast_kernel(const SwigluForwardCastSpec &s) {
           auto parts = k.reshape(n, {rows, cols / p, p});
           return k.reduce_sum(k.reduce_sum(k.reduce_sum(parts, 1), 2), 0);
         };
-        auto count = [&](dsl::Value hit, int64_t j) {
-          auto n = k.select(hit, one, none);
-          if (valid)
-            n = k.select(*valid, n, none);
-          k.atomic_add(k.reshape(k.cast(total_of(n), DType::i64), {1, 1}),
-                       *counts, {k.index(j), zero});
+        auto counted = [&](dsl::Value hit, int64_t weight) {
+          auto n = k.select(hit, k.full(shape, weight, DType::i32), none);
+          return valid ? k.select(*valid, n, none) : n;
         };
-        count(k.gt(g, c), 0);
-        count(k.gt(u, c), 1);
-        count(k.lt(u, minus_c), 2);
+        auto add_count = [&](dsl::Value total, int64_t j) {
+          k.atomic_add(k.reshape(k.cast(total, DType::i64), {1, 1}), *counts,
+                       {k.index(j), zero});
+        };
+        if (rows * cols < (1 << 16)) {
+          // The first two counts in one i32's 16-bit halves: one reduction
+          // across the threads for both (a block's tile holds fewer than
+          // 2^16 elements, so neither half carries into the other).
+          auto both =
+              total_of(counted(k.gt(g, c), 1) + counted(k.gt(u, c), 1 << 16));
+          auto low = k.constant(0xffff, DType::i32);
+          add_count(k.bit_and(both, low), 0);
+          add_count(k.bit_and(k.shr(both, k.constant(16, DType::i32)), low), 1);
+        } else {
+          add_count(total_of(counted(k.gt(g, c), 1)), 0);
+          add_count(total_of(counted(k.gt(u, c), 1)), 1);
+        }
+        add_count(total_of(counted(k.lt(u, minus_c), 1)), 2);
       }
       g = k.min(g, c);
       u = k.min(k.max(u, minus_c), c);
