@@ -410,23 +410,28 @@ TEST_CASE("fragments go through a shared tile around a barrier",
 namespace {
 
 /// out[pos[r], :] = x[r, :] * 2 and maxes[pos[r], 0] = max of x's row r: a
-/// scatter of a tile and of a reduction result.
+/// scatter of a tile and of a reduction result; and neg = 0 where x < 0 (a
+/// masked store).
 Kernel scatter_kernel() {
   dsl::KernelBuilder k("scatter", 256);
   auto x = k.tensor("x", DType::f32, 2, dsl::inner_contiguous(16));
   auto pos = k.tensor("pos", DType::i32, 1);
   auto out = k.tensor("out", DType::f32, 2, dsl::inner_contiguous(16));
   auto maxes = k.tensor("maxes", DType::f32, 2);
+  auto neg = k.tensor("neg", DType::f32, 2);
   auto row = k.block_id(0) * k.index(kRows);
   auto t = k.load(x, {row, k.index(0)}, {kRows, kCols});
   k.scatter(t * k.constant(2, DType::f32), out, pos, {row, k.index(0)});
   k.scatter(k.reduce_max(t, 1), maxes, pos, {row, k.index(0)});
+  auto zeros = k.full({kRows, kCols}, 0, DType::f32);
+  k.store_where(k.lt(t, zeros), zeros, neg, {row, k.index(0)});
   return k.build();
 }
 
 } // namespace
 
-TEST_CASE("scatter writes each row where its index says and drops the rest",
+TEST_CASE("scatter writes each row where its index says and drops the rest; "
+          "store_where writes where its mask holds",
           "[dsl][scatter]") {
   const ops::LoadedKernel &kernel =
       ops::load_kernel(ops::make_key("test_scatter"), scatter_kernel);
@@ -446,9 +451,11 @@ TEST_CASE("scatter writes each row where its index says and drops the rest",
              : r % 11 == 5 ? static_cast<int32_t>(out_rows + r)
                            : targets[r];
   const float sentinel = -12345.0f;
-  std::vector<float> out(out_rows * kCols, sentinel), maxes(out_rows, sentinel);
+  std::vector<float> out(out_rows * kCols, sentinel), maxes(out_rows, sentinel),
+      neg(x.size(), sentinel);
   rt::DeviceBuffer dx(x.size() * 4), dpos(pos.size() * 4), dout(out.size() * 4),
-      dmax(maxes.size() * 4);
+      dmax(maxes.size() * 4), dneg(neg.size() * 4);
+  dneg.upload(neg.data(), neg.size() * 4);
   dx.upload(x.data(), x.size() * 4);
   dpos.upload(pos.data(), pos.size() * 4);
   dout.upload(out.data(), out.size() * 4);
@@ -464,6 +471,8 @@ TEST_CASE("scatter writes each row where its index says and drops the rest",
                      rt::TensorView::contiguous(dout.ptr(), DType::f32, os));
     ops::push_tensor(args,
                      rt::TensorView::contiguous(dmax.ptr(), DType::f32, ms));
+    ops::push_tensor(args,
+                     rt::TensorView::contiguous(dneg.ptr(), DType::f32, xs));
   });
   std::vector<float> want_out(out.size(), sentinel),
       want_max(out_rows, sentinel);
@@ -486,6 +495,13 @@ TEST_CASE("scatter writes each row where its index says and drops the rest",
   }
   for (int64_t r = 0; r < out_rows; ++r)
     bad += maxes[r] != want_max[r];
+  dneg.download(neg.data(), neg.size() * 4);
+  size_t zeroed = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    bad += neg[i] != (x[i] < 0 ? 0.0f : sentinel);
+    zeroed += x[i] < 0;
+  }
+  CHECK(zeroed > 0);
   CHECK(written > 0);
   CHECK(written < out.size()); // some rows are left as they were
   CHECK(bad == 0);

@@ -810,3 +810,32 @@ TEST_CASE("DSL scatter takes a rank-1 integer tensor of rows and a fragment",
   CHECK_THAT(ptx, Contains("ld.global.s32"));
   CHECK_THAT(ptx, Contains("st.global.b32"));
 }
+
+TEST_CASE("DSL store_where takes an i1 mask of the value's shape",
+          "[compiler][error]") {
+  // Deliberate mistake: a float fragment as the mask.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               auto t = k.load(x, {k.index(0), k.index(0)}, {4, 32});
+               k.store_where(t, t, x, {k.index(0), k.index(0)});
+             }),
+             Contains("store_where: the mask has type tensor<4x32xf32>; "
+                      "requires a comparison's i1 fragment of the value's "
+                      "shape tensor<4x32xf32>"));
+  // Deliberate mistake: a mask of another shape.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               auto t = k.load(x, {k.index(0), k.index(0)}, {4, 32});
+               auto m = k.lt(k.load(x, {k.index(0), k.index(0)}, {8, 32}),
+                             k.full({8, 32}, 0, DType::f32));
+               k.store_where(m, t, x, {k.index(0), k.index(0)});
+             }),
+             Contains("store_where: the mask has type tensor<8x32xi1>"));
+  // Zeros where an i32 tensor holds -1: predicated scalar stores.
+  dsl::KernelBuilder k("store_where_ok", 128);
+  auto pos = k.tensor("pos", DType::i32, 2);
+  auto out = k.tensor("out", DType::f32, 2);
+  auto r0 = k.block_id(0) * k.index(4);
+  auto pad = k.eq(k.load(pos, {r0, k.index(0)}, {4, 32}),
+                  k.full({4, 32}, -1, DType::i32));
+  k.store_where(pad, k.full({4, 32}, 0, DType::f32), out, {r0, k.index(0)});
+  CHECK_THAT(compile(k.build()).ptx, Contains("st.global.b32"));
+}

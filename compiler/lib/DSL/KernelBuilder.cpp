@@ -241,7 +241,27 @@ void KernelBuilder::scatter(Value fragment, const Tensor &dst,
   checkRows(*impl_, rows, "scatter", loc);
   tile::StoreOp::create(impl_->builder, impl_->loc(loc), v, unwrap(dst.raw()),
                         unwrapAll(origin, *impl_, loc), unwrap(rows.raw()),
+                        /*mask=*/mlir::Value(),
                         bounds == Bounds::promised_inside);
+}
+
+void KernelBuilder::store_where(Value mask, Value fragment, const Tensor &dst,
+                                const std::vector<Value> &origin, Loc loc) {
+  mlir::Value v = storedFragment(*impl_, fragment, dst, "store_where", loc);
+  if (!mask.valid())
+    impl_->fail(loc, "store_where: the mask is an empty dsl::Value");
+  impl_->checkOwn(mask, loc, "store_where");
+  mlir::Value m = unwrap(mask.raw());
+  auto mt = mlir::dyn_cast<RankedTensorType>(m.getType());
+  if (!mt || !mt.getElementType().isInteger(1) ||
+      mt.getShape() != mlir::cast<RankedTensorType>(v.getType()).getShape())
+    impl_->fail(loc, fmt::format("store_where: the mask has type {}; "
+                                 "requires a comparison's i1 fragment of the "
+                                 "value's shape {}",
+                                 typeName(m.getType()), typeName(v.getType())));
+  tile::StoreOp::create(impl_->builder, impl_->loc(loc), v, unwrap(dst.raw()),
+                        unwrapAll(origin, *impl_, loc), /*rows=*/mlir::Value(),
+                        m, /*in_bounds=*/false);
 }
 
 static void atomic(KernelBuilder::Impl &impl, tile::AtomicKind kind,

@@ -171,6 +171,13 @@ public:
                const std::vector<Value> &origin,
                Bounds bounds = Bounds::checked, Loc loc = Loc::current());
 
+  /// Stores the elements of a fragment whose `mask` (a comparison's result
+  /// of the same shape) is true; the others, and those outside the tensor,
+  /// are left as they were. Element by element: for small outputs (an
+  /// entry of a mapping), not for a tile's bulk data.
+  void store_where(Value mask, Value fragment, const Tensor &dst,
+                   const std::vector<Value> &origin, Loc loc = Loc::current());
+
   /// Atomically adds each element of a fragment to the tensor's element at
   /// `origin` + its coordinates (f32, f64, i32, i64; elements outside the
   /// tensor are dropped; each element of a reduction result is added once).

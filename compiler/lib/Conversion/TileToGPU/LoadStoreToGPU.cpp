@@ -12,7 +12,8 @@
 // slot by slot, as memref.atomic_rmw. A gather (tile.load with rows) reads
 // each chunk's row from the row tensor and checks it chunk by chunk; the
 // tile check then covers the other dimensions. A scatter (tile.store with
-// rows) does the same for the rows it writes.
+// rows) does the same for the rows it writes. A masked store goes element by
+// element.
 //
 //===----------------------------------------------------------------------===//
 #include "Patterns.h"
@@ -351,6 +352,26 @@ void storeChunk(OpBuilder &b, Location loc, Value memref, Value chunk,
       });
 }
 
+/// Stores the `width` elements of `value` from `first` on whose mask is
+/// true and that are inside the tensor, one scalar store each.
+void storeMasked(OpBuilder &b, Location loc, Value memref, Value value,
+                 Value mask, int64_t first, int64_t width,
+                 const ChunkAccess &access) {
+  for (int64_t e = 0; e < width; ++e) {
+    Value write = vector::ExtractOp::create(b, loc, mask, first + e);
+    Value inside = access.elementInBounds.empty() ? access.inBounds
+                                                  : access.elementInBounds[e];
+    if (inside)
+      write = arith::AndIOp::create(b, loc, write, inside);
+    Value element = vector::ExtractOp::create(b, loc, value, first + e);
+    scf::IfOp::create(b, loc, write, [&](OpBuilder &ib, Location il) {
+      memref::StoreOp::create(ib, il, element, memref,
+                              elementIndices(ib, il, access.indices, e));
+      scf::YieldOp::create(ib, il);
+    });
+  }
+}
+
 /// Whether the tile of `shape` at `base` lies inside `memref`: per dimension
 /// from `firstDim` on, base < extent and base + size <= extent (unsigned, so
 /// that a base that wrapped below zero is outside). Null when no dimension
@@ -457,6 +478,7 @@ struct StoreOpLowering : OpConversionPattern<StoreOp> {
     ArrayRef<int64_t> shape = op.getValue().getType().getShape();
     Value rows = adaptor.getRows();
     RowFn rowOf = rowsOf(rows);
+    Value mask = adaptor.getMask();
     auto storeAll = [&](OpBuilder &b, Location l, bool check) {
       for (int64_t c = 0; c < chunks; ++c) {
         if (sliced && !mayRepresent(layout, c)) // c is a slot when sliced
@@ -464,6 +486,11 @@ struct StoreOpLowering : OpConversionPattern<StoreOp> {
         ChunkAccess access = computePieceAccess(
             b, l, mapping, layout, adaptor.getDest(), adaptor.getIndices(),
             shape, c, check, /*forStore=*/true, rowOf);
+        if (mask) {
+          storeMasked(b, l, adaptor.getDest(), adaptor.getValue(), mask,
+                      c * width, width, access);
+          continue;
+        }
         SmallVector<Value> elements;
         for (int64_t e = 0; e < width; ++e)
           elements.push_back(vector::ExtractOp::create(b, l, adaptor.getValue(),
@@ -476,7 +503,8 @@ struct StoreOpLowering : OpConversionPattern<StoreOp> {
     // A scatter's rows are checked chunk by chunk in any case; the tile
     // check covers the other dimensions.
     const size_t firstDim = rows ? 1 : 0;
-    if (op.getInBounds() || sliced || chunks < 2 || firstDim == shape.size()) {
+    if (op.getInBounds() || sliced || chunks < 2 || firstDim == shape.size() ||
+        mask) {
       storeAll(rewriter, loc, !op.getInBounds() && firstDim < shape.size());
     } else {
       Value whole = tileInside(rewriter, loc, adaptor.getDest(),

@@ -71,6 +71,14 @@ LogicalResult StoreOp::verify() {
   if (failed(verifyTileAccess(*this, getDest().getType(), getValue().getType(),
                               getIndices().size())))
     return failure();
+  if (Value mask = getMask()) {
+    auto type = cast<RankedTensorType>(mask.getType());
+    if (type.getShape() != getValue().getType().getShape() ||
+        !type.getElementType().isInteger(1))
+      return emitOpError() << "mask " << type
+                           << " must be an i1 fragment of the value's shape "
+                           << getValue().getType();
+  }
   return verifyRows(*this, getRows());
 }
 

@@ -676,13 +676,27 @@ private:
     if (failed(layout))
       return failure();
     RankedTensorType type = op.getValue().getType();
-    if (!layout->getSliced().empty() ||
-        accessTakes(op.getDest(), type, layout->getVector()))
-      return success();
-    FailureOr<LayoutAttr> blocked = blockedLayout(type, op);
-    if (failed(blocked))
-      return failure();
-    convert(op->getOpOperand(0), *blocked);
+    if (layout->getSliced().empty() &&
+        !accessTakes(op.getDest(), type, layout->getVector())) {
+      FailureOr<LayoutAttr> blocked = blockedLayout(type, op);
+      if (failed(blocked))
+        return failure();
+      convert(op->getOpOperand(0), *blocked);
+      layout = *blocked;
+    }
+    // A mask goes element by element beside the value: in its layout.
+    if (op.getMask()) {
+      if (!layout->getSliced().empty())
+        return op.emitOpError()
+               << "with a mask of a reduction result is not supported; "
+                  "broadcast it first";
+      OpOperand &mask = op.getMaskMutable()[0];
+      FailureOr<LayoutAttr> l = operandLayout(mask, *layout);
+      if (failed(l))
+        return failure();
+      if (*l != *layout)
+        convert(mask, *layout);
+    }
     return success();
   }
 

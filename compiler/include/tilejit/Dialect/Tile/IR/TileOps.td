@@ -93,24 +93,31 @@ def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>,
     also under `in_bounds`, which then promises the other dimensions only.
     Two rows naming the same destination row write it in no defined order.
 
+    With `mask`, an i1 fragment of the value's shape, only the elements
+    whose mask is true are written (element by element: a masked store is
+    for small outputs, such as an entry of a mapping).
+
     Example:
 
     ```mlir
     tile.store %t, %out[%row, %col] : tensor<32x64xf32>, memref<?x?xf32, strided<[?, ?], offset: ?>>
     tile.store %t, %out[%r0, %col] rows(%pos : memref<?xi32, strided<[?], offset: ?>>) : tensor<32x64xf32>, memref<?x?xf32, strided<[?, ?], offset: ?>>
+    tile.store %t, %out[%row, %col] mask(%m : tensor<32x64xi1>) : tensor<32x64xf32>, memref<?x?xf32, strided<[?, ?], offset: ?>>
     ```
   }];
   let arguments = (ins Tile_Fragment:$value, Tile_GlobalTensor:$dest,
                        Variadic<Index>:$indices,
-                       Optional<Tile_GlobalTensor>:$rows, UnitAttr:$in_bounds);
+                       Optional<Tile_GlobalTensor>:$rows,
+                       Optional<Tile_Fragment>:$mask, UnitAttr:$in_bounds);
   let builders = [
     OpBuilder<(ins "Value":$value, "Value":$dest, "ValueRange":$indices), [{
       build($_builder, $_state, value, dest, indices, /*rows=*/Value(),
-            /*in_bounds=*/false);
+            /*mask=*/Value(), /*in_bounds=*/false);
     }]>
   ];
   let assemblyFormat = [{
     $value `,` $dest `[` $indices `]` (`rows` `(` $rows^ `:` type($rows) `)`)?
+    (`mask` `(` $mask^ `:` type($mask) `)`)?
     attr-dict `:` type($value) `,` type($dest)
   }];
   let hasVerifier = 1;
