@@ -381,10 +381,11 @@ func.func @two_conversions(%x: memref<?x?xf32>) attributes {tile.threads = 32 : 
   %u = tile.load %x[%c0, %c0] : memref<?x?xf32> -> tensor<32x1xf32>
   %a = arith.addf %m, %u : tensor<32x1xf32>
   tile.store %a, %x[%c0, %c0] : tensor<32x1xf32>, memref<?x?xf32>
-  %c = tile.reduce max %t dim 0 : tensor<32x64xf32> -> tensor<1x64xf32>
-  %v = tile.load %x[%c0, %c0] : memref<?x?xf32> -> tensor<1x64xf32>
-  %d = arith.addf %c, %v : tensor<1x64xf32>
-  tile.store %d, %x[%c0, %c0] : tensor<1x64xf32>, memref<?x?xf32>
+  %t2 = tile.load %x[%c0, %c0] : memref<?x?xf32> -> tensor<64x32xf32>
+  %c = tile.reduce max %t2 dim 1 : tensor<64x32xf32> -> tensor<64x1xf32>
+  %v = tile.load %x[%c0, %c0] : memref<?x?xf32> -> tensor<64x1xf32>
+  %d = arith.addf %c, %v : tensor<64x1xf32>
+  tile.store %d, %x[%c0, %c0] : tensor<64x1xf32>, memref<?x?xf32>
   return
 }
 

@@ -1,11 +1,13 @@
 //===- ConvertLayoutToGPU.cpp - tile.convert_layout through shared memory -===//
 //
-// Every element of the fragment has a row-major index in its shape. The
-// slots of the source layout that hold an element's first copy write it to
-// the op's shared buffer at that index; after a barrier, every slot of the
-// result layout reads its element back. A barrier before the writes keeps a
-// loop's next conversion from overwriting what this one's reads still need.
-// Booleans travel as bytes.
+// Where every thread already holds the elements it is to hold (in other
+// slots), the slots are permuted in registers (registerPermutation).
+// Otherwise every element of the fragment has a row-major index in its
+// shape: the slots of the source layout that hold an element's first copy
+// write it to the op's shared buffer at that index; after a barrier, every
+// slot of the result layout reads its element back. A barrier before the writes
+// keeps a loop's next conversion from overwriting what this one's reads still
+// need. Booleans travel as bytes.
 //
 //===----------------------------------------------------------------------===//
 #include "Patterns.h"
@@ -42,6 +44,16 @@ struct ConvertLayoutLowering : OpConversionPattern<ConvertLayoutOp> {
     Value buffer = buffers.lookup(op);
     auto resultType = dyn_cast_or_null<VectorType>(
         getTypeConverter()->convertType(op.getType()));
+    if (auto permutation = registerPermutation(from, to);
+        permutation && resultType) {
+      SmallVector<Value> elements;
+      for (int64_t slot : *permutation)
+        elements.push_back(vector::ExtractOp::create(
+            rewriter, loc, adaptor.getSource(), slot));
+      rewriter.replaceOp(op, vector::FromElementsOp::create(
+                                 rewriter, loc, resultType, elements));
+      return success();
+    }
     if (!from || !to || !buffer || !resultType)
       return rewriter.notifyMatchFailure(op, "no layouts or no buffer");
     ArrayRef<int64_t> shape = op.getType().getShape();
@@ -105,8 +117,9 @@ Value mlir::tile::loadFragment(OpBuilder &b, Location loc, LayoutAttr layout,
 
 MemRefType mlir::tile::convertLayoutBufferType(ConvertLayoutOp op) {
   RankedTensorType type = op.getType();
-  if (getLayout(op.getSource().getType()) == getLayout(type))
-    return {}; // no data moves
+  if (getLayout(op.getSource().getType()) == getLayout(type) ||
+      registerPermutation(getLayout(op.getSource().getType()), getLayout(type)))
+    return {}; // no data moves between threads
   Type elt = type.getElementType();
   if (elt.isInteger(1))
     elt = IntegerType::get(op.getContext(), 8);

@@ -14,6 +14,7 @@
 #include "mlir/Transforms/DialectConversion.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include <optional>
 
 namespace mlir::tile {
 
@@ -67,6 +68,14 @@ bool mayRepresent(LayoutAttr layout, int64_t slot);
 /// threads x vector elements (by the chunk) and dimensions whose stride
 /// divides the vector (by the lane); `slot` itself otherwise.
 int64_t canonicalSlot(LayoutAttr layout, int64_t slot);
+
+/// Where a conversion from `from` to `to` moves no data between threads:
+/// for each slot of `to`, a slot of `from` that holds the same element in
+/// every thread (e.g. one element a thread as (1, T, 1) with vector 1, and
+/// the same as a reduction result sliced along a vector of V); nullopt
+/// when some thread would need another's element.
+std::optional<SmallVector<int64_t>> registerPermutation(LayoutAttr from,
+                                                        LayoutAttr to);
 
 /// Fragments with a layout -> per-thread vectors; every other type is kept.
 void populateFragmentTypeConversion(TypeConverter &converter);
