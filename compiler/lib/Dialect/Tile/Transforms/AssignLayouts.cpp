@@ -237,8 +237,9 @@ static int64_t chooseVectorWidth(func::FuncOp kernel, int64_t threads) {
       width = std::min(width,
                        accessWidth(kernel, load.getSource(), load.getType()));
     }
+    // A masked store goes element by element: no vectors to fit.
     if (auto store = dyn_cast<StoreOp>(op);
-        store && !reduced.contains(store.getValue()))
+        store && !reduced.contains(store.getValue()) && !store.getMask())
       width = std::min(width, accessWidth(kernel, store.getDest(),
                                           store.getValue().getType()));
     if (isSplatLike(op)) // placed in their users' layouts
