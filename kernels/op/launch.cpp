@@ -19,7 +19,8 @@ void KernelArgs::tensor(std::string_view name, const rt::TensorView &view) {
       return;
     }
   if (num_tensors_ == kMax)
-    throw InternalError("internal error: more than 16 kernel tensors");
+    throw InternalError(
+        fmt::format("internal error: more than {} kernel tensors", kMax));
   tensors_[num_tensors_++] = {name, view};
 }
 
@@ -35,7 +36,8 @@ void KernelArgs::scalar(std::string_view name, double value) {
       return;
     }
   if (num_scalars_ == kMax)
-    throw InternalError("internal error: more than 16 kernel scalars");
+    throw InternalError(
+        fmt::format("internal error: more than {} kernel scalars", kMax));
   scalars_[num_scalars_++] = {name, value};
 }
 

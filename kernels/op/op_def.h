@@ -222,7 +222,7 @@ struct HostCall {
 /// and parameters, or views of them an op supplies (OpDef::views).
 class KernelArgs {
 public:
-  static constexpr int kMax = 16;
+  static constexpr int kMax = 32;
   /// Adds or replaces the tensor `name` (which must outlive this object).
   void tensor(std::string_view name, const rt::TensorView &view);
   /// Adds or replaces the tensor `name`: the contiguous `view` as one
