@@ -25,7 +25,8 @@ struct Fill {
     byte_range,
     exponents,
     row_indices,
-    element_indices
+    element_indices,
+    inverse_indices
   } kind = Kind::normal;
   double a = 0, b = 1;
   std::string of = {}; ///< *_indices: the tensor they index
@@ -58,6 +59,14 @@ inline Fill row_indices(std::string tensor, double padding = 0.125) {
 /// a flat gather's positions, such as pos_to_token_topk into topk_weights.
 inline Fill element_indices(std::string tensor, double padding = 0.125) {
   return {Fill::Kind::element_indices, padding, 0, std::move(tensor)};
+}
+
+/// The inverse of the index input `tensor` (declared before this one, and
+/// holding flat indices into this one, such as element_indices): -1
+/// everywhere, then e at flat index tensor[e] for every e where it is >= 0
+/// and inside (token_topk_to_pos from pos_to_token_topk).
+inline Fill inverse_indices(std::string tensor) {
+  return {Fill::Kind::inverse_indices, 0, 0, std::move(tensor)};
 }
 
 /// What a run computed: the inputs, the parameters, the outputs the GPU

@@ -348,6 +348,28 @@ void fill(ref::HostTensor &t, int64_t elements, const Fill &f,
   }
 }
 
+/// -1 everywhere in `t` (contiguous, i32 or i64), then e at every flat
+/// index index[e] >= 0 inside `t`.
+void inverse_fill(ref::HostTensor &t, const ref::HostTensor &index) {
+  const int64_t n = t.numel(), m = index.numel();
+  auto at = [](const ref::HostTensor &h, int64_t i) -> int64_t {
+    if (h.dtype() == DType::i64)
+      return h.data<int64_t>()[i];
+    return h.data<int32_t>()[i];
+  };
+  auto put = [&](int64_t i, int64_t v) {
+    if (t.dtype() == DType::i64)
+      t.data<int64_t>()[i] = v;
+    else
+      t.data<int32_t>()[i] = static_cast<int32_t>(v);
+  };
+  for (int64_t i = 0; i < n; ++i)
+    put(i, -1);
+  for (int64_t e = 0; e < m; ++e)
+    if (const int64_t v = at(index, e); v >= 0 && v < n)
+      put(v, e);
+}
+
 ref::HostTensor host_tensor(const ops::TensorShape &t) {
   return ref::HostTensor::zeros_strided(t.dtype, t.shape, t.strides);
 }
@@ -398,6 +420,18 @@ Prepared Prepared::make(const Resolved &r, uint64_t seed) {
                                         r.op->name, decl.name, how.of));
       rows_of = how.kind == Fill::Kind::row_indices ? r.tensors[of].shape[0]
                                                     : numel(r.tensors[of]);
+    }
+    if (how.kind == Fill::Kind::inverse_indices) {
+      const int of = r.op->tensor_index(how.of);
+      if (of < 0 || of >= static_cast<int>(i) || r.absent[of] ||
+          r.op->tensors[of].output)
+        throw InternalError(fmt::format("internal error: {}: '{}' fills as "
+                                        "the inverse of '{}', which is no "
+                                        "input before it",
+                                        r.op->name, decl.name, how.of));
+      inverse_fill(t, p.data_.call.inputs.at(r.op->index_among(how.of, false)));
+      p.data_.call.inputs.push_back(std::move(t));
+      continue;
     }
     // Padding between rows is filled too: the kernel must not read it.
     fill(t, extent(r.tensors[i]), how, gen, rows_of);

@@ -58,6 +58,8 @@ public:
   /// times it (and a copy of the same bytes).
   RunResult run(const RunOptions &options) const;
   const Resolved &resolved() const { return r_; }
+  /// The filled inputs and the reference's outputs.
+  const RunData &data() const { return data_; }
 
 private:
   Resolved r_;
