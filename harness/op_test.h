@@ -138,6 +138,11 @@ struct OpTest {
   /// Floating-point work of a compute-bound op (its benchmark reports
   /// TFLOP/s); nullptr for a memory-bound one (GB/s against a copy).
   std::function<double(const ops::HostCall &)> flops = nullptr;
+  /// Fill the outputs with 0xff bytes (NaN floats, -1 integers) before a
+  /// checked call instead of zeros, so that an element the kernel never
+  /// writes differs from the reference: for ops that write every element
+  /// of every output (a zero the op must write is then checked).
+  bool poison_outputs = false;
   /// Time back-to-back launches rather than a CUDA graph's replays (as
   /// cuBLAS is timed: a graph runs a long gemm into power throttling).
   bool time_launches = false;

@@ -468,7 +468,7 @@ RunResult Prepared::run(const RunOptions &options) const {
     const size_t bytes = static_cast<size_t>(extent(t)) * size_of(t.dtype);
     buffers.emplace_back(std::max<size_t>(bytes, 1));
     if (op.tensors[i].output) {
-      buffers.back().fill_zero();
+      buffers.back().fill_bytes(r_.test && r_.test->poison_outputs ? 0xff : 0);
     } else if (bytes > 0) {
       buffers.back().upload(data_.call.inputs[input].raw(), bytes);
     }

@@ -27,14 +27,17 @@ Case backward(int64_t e, int64_t h, int64_t group, bool round,
 TILEJIT_OP_TEST(swiglu_backward_and_per_token_cast) {
   // x: per_token_cast's codes of values around 1 (TileKernels casts randn),
   // scales near 1/448 times a row's absmax.
-  OpTest t{.op = "swiglu_backward_and_per_token_cast",
-           .fills = {{"x", normal(0, 120)},
-                     {"x_sf", uniform(0.002, 0.02)},
-                     {"weight", uniform(0, 1)},
-                     {"pos_to_token_topk", element_indices("weight")},
-                     {"token_topk_to_pos",
-                      inverse_indices("pos_to_token_topk")}},
-           .compare = {{"weight_grad", allclose(1e-4, 1e-4)}}};
+  OpTest t{
+      .op = "swiglu_backward_and_per_token_cast",
+      .fills = {{"x", normal(0, 120)},
+                {"x_sf", uniform(0.002, 0.02)},
+                {"weight", uniform(0, 1)},
+                {"pos_to_token_topk", element_indices("weight")},
+                {"token_topk_to_pos", inverse_indices("pos_to_token_topk")}},
+      .compare = {{"weight_grad", allclose(1e-4, 1e-4)}},
+      // Every entry of every output is written: weight_grad's zeros
+      // where token_topk_to_pos is -1 included.
+      .poison_outputs = true};
   // TileKernels' grid.
   for (int64_t h : {2048, 2560, 3072, 4096, 6144, 7168})
     for (int64_t group : {32, 128})
@@ -88,8 +91,8 @@ TILEJIT_OP_TEST(swiglu_backward_and_per_token_cast) {
        "columns; requires H % num_per_channels == 0 (num_per_channels = "
        "128)"},
       {"grad_out of another hidden size",
-       {x, sf, fake(DType::bf16, {8, 512}, {}, 0x30000), w, pos, to_pos, out,
-        q, qsf, grad, wg},
+       {x, sf, fake(DType::bf16, {8, 512}, {}, 0x30000), w, pos, to_pos, out, q,
+        qsf, grad, wg},
        {},
        "swiglu_backward_and_per_token_cast: argument 'grad_out' is bf16[8, "
        "512] strides [512, 1]; requires bf16[8, 256]"},

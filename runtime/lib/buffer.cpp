@@ -101,11 +101,11 @@ void DeviceBuffer::copy_from(const DeviceBuffer &src, std::size_t bytes,
   TILEJIT_CU_CHECK(cuMemcpyDtoDAsync(ptr_, src.ptr_, bytes, stream));
 }
 
-void DeviceBuffer::fill_zero() {
+void DeviceBuffer::fill_bytes(uint8_t byte) {
   if (size_ == 0)
     return;
   device_->make_current();
-  TILEJIT_CU_CHECK(cuMemsetD8(ptr_, 0, size_));
+  TILEJIT_CU_CHECK(cuMemsetD8(ptr_, byte, size_));
 }
 
 } // namespace tilejit::rt

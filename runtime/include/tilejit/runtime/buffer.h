@@ -4,6 +4,7 @@
 #include <cuda.h>
 
 #include <cstddef>
+#include <cstdint>
 
 namespace tilejit::rt {
 
@@ -51,7 +52,9 @@ public:
   void copy_from(const DeviceBuffer &src, std::size_t bytes,
                  CUstream stream = nullptr);
   /// Sets every byte to 0; nothing for an empty buffer.
-  void fill_zero();
+  void fill_zero() { fill_bytes(0); }
+  /// Sets every byte to `byte`; nothing for an empty buffer.
+  void fill_bytes(uint8_t byte);
 
 private:
   void release() noexcept;
