@@ -58,8 +58,11 @@ private:
   static constexpr uint32_t kEmpty = 0xffffffffu;
   /// Where `key` is or would go.
   size_t slot(uint32_t key) const {
+    // Fibonacci hashing: the product's high bits, which mix every bit of
+    // the key (its low bits would depend only on the key's low bits: many
+    // floats have trailing zeros).
     const size_t mask = keys_.size() - 1;
-    size_t i = (key * 0x9e3779b1u) & mask; // Fibonacci hashing
+    size_t i = static_cast<uint32_t>(key * 0x9e3779b1u) >> shift_;
     while (keys_[i] != kEmpty && keys_[i] != key)
       i = (i + 1) & mask;
     return i;
@@ -68,6 +71,7 @@ private:
     std::vector<uint32_t> keys = std::move(keys_), values = std::move(values_);
     keys_.assign(std::max<size_t>(1024, 2 * keys.size()), kEmpty);
     values_.assign(keys_.size(), 0);
+    shift_ = 32 - std::countr_zero(keys_.size());
     for (size_t i = 0; i < keys.size(); ++i)
       if (keys[i] != kEmpty) {
         const size_t j = slot(keys[i]);
@@ -76,6 +80,7 @@ private:
       }
   }
   std::vector<uint32_t> keys_, values_;
+  int shift_ = 32; ///< 32 - log2(slots)
   size_t count_ = 0;
   bool has_empty_ = false;
   uint32_t empty_value_ = 0;

@@ -27,8 +27,8 @@ static void check(const ops::Call &c) {
 
 /// A row in chunks of threads x vector columns: 64 x 8 where H % 512 ==
 /// 0 (TileKernels' hidden sizes), else the largest power of two that
-/// divides H, over at least 32 threads (a chunk holds whole groups: bk and
-/// H are powers-of-two multiples of bk).
+/// divides H, over at least 32 threads (a chunk holds whole groups: bk is a
+/// power of two that divides H, so it divides that power of two too).
 static SwigluBackwardCastSpec spec(const ops::Call &c) {
   const int64_t h = c.dim("W") / 2;
   const int64_t chunk = std::min<int64_t>(512, h & -h);

@@ -1,6 +1,7 @@
 // swiglu_backward_and_per_token_cast.dsl.cpp - the fused SwiGLU backward in
 // the tile DSL. A block takes one row in chunks of threads x vector columns
-// of each half (thread j holds vector j of a chunk): dequantizes gate and
+// of each half (math in (1, threads, vector): thread j holds vector j of a
+// chunk when the rows allow vector accesses): dequantizes gate and
 // up with their scales (loaded one a thread), clamps, computes the
 // activation's gradients, stores out and x_grad, casts each half's
 // gradient per group of num_per_channels to e4m3, and sums go * act in

@@ -52,6 +52,10 @@ TILEJIT_OP_TEST(swiglu_backward_and_per_token_cast) {
   t.cases.push_back(backward(3001, 2048, 128, true, "0.5"));
   t.cases.push_back(backward(1, 2048, 32, false, "0"));
   t.cases.push_back(backward(0, 2048, 128, false, "0"));
+  // More weights than rows: blocks past E only zero weight_grad.
+  Case few = backward(5, 256, 32, false, "10");
+  few.shape[2] = 200;
+  t.cases.push_back(few);
   // TileKernels' benchmark: top 8 of 32 experts on 8 ranks of 4001 tokens,
   // H = 2048, groups of 128, rounded scales, without and with the clamp.
   for (const char *clamp : {"0", "0.5"}) {

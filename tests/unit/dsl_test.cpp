@@ -787,6 +787,15 @@ TEST_CASE("DSL scatter takes a rank-1 integer tensor of rows and a fragment",
              EndsWith("error: scatter: rows must be a rank-1 tensor of i32 or "
                       "i64 row indices, got memref<?xf32, strided<[?], "
                       "offset: ?>>"));
+  // Deliberate mistake: rows of a vector (rank 1), whose vector accesses
+  // would take one row index for several elements.
+  CHECK_THAT(error_of([](auto &k, auto &) {
+               auto v = k.tensor("v", DType::f32, 1);
+               auto pos = k.tensor("pos", DType::i32, 1);
+               k.scatter(k.load(v, {k.index(0)}, {32}), v, pos, {k.index(0)});
+             }),
+             Contains("scatter: the tensor has rank 1; requires rank 2 or "
+                      "more (view a vector as (N, 1))"));
   // Deliberate mistake: a scalar where a fragment belongs.
   CHECK_THAT(error_of([](auto &k, auto &x) {
                auto pos = k.tensor("pos", DType::i32, 1);

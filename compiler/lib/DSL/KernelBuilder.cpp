@@ -179,13 +179,17 @@ Value KernelBuilder::load(const Tensor &src, const std::vector<Value> &origin,
 
 /// Fails unless `rows` is a rank-1 tensor of i32 or i64 row indices.
 static void checkRows(KernelBuilder::Impl &impl, const Tensor &rows,
-                      const char *name, const Loc &loc) {
+                      const Tensor &tensor, const char *name, const Loc &loc) {
   auto index = mlir::cast<MemRefType>(unwrap(rows.raw()).getType());
   if (index.getRank() != 1 ||
       (rows.dtype() != DType::i32 && rows.dtype() != DType::i64))
     impl.fail(loc, fmt::format("{}: rows must be a rank-1 tensor of i32 or "
                                "i64 row indices, got {}",
                                name, typeName(index)));
+  if (tensor.rank() < 2)
+    impl.fail(loc, fmt::format("{}: the tensor has rank {}; requires rank 2 "
+                               "or more (view a vector as (N, 1))",
+                               name, tensor.rank()));
 }
 
 Value KernelBuilder::gather(const Tensor &src, const Tensor &rows,
@@ -194,7 +198,7 @@ Value KernelBuilder::gather(const Tensor &src, const Tensor &rows,
                             Loc loc) {
   impl_->checkOwn(src, loc, "gather");
   impl_->checkOwn(rows, loc, "gather");
-  checkRows(*impl_, rows, "gather", loc);
+  checkRows(*impl_, rows, src, "gather", loc);
   Location l = impl_->loc(loc);
   auto memref = mlir::cast<MemRefType>(unwrap(src.raw()).getType());
   auto result = RankedTensorType::get(shape, memref.getElementType());
@@ -238,7 +242,7 @@ void KernelBuilder::scatter(Value fragment, const Tensor &dst,
                             Loc loc) {
   mlir::Value v = storedFragment(*impl_, fragment, dst, "scatter", loc);
   impl_->checkOwn(rows, loc, "scatter");
-  checkRows(*impl_, rows, "scatter", loc);
+  checkRows(*impl_, rows, dst, "scatter", loc);
   tile::StoreOp::create(impl_->builder, impl_->loc(loc), v, unwrap(dst.raw()),
                         unwrapAll(origin, *impl_, loc), unwrap(rows.raw()),
                         /*mask=*/mlir::Value(),

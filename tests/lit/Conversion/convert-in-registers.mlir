@@ -1,11 +1,17 @@
 // RUN: %tilejit-opt %s -tile-assign-layouts -convert-tile-to-gpu | FileCheck %s
 // One value a thread, loaded as (1, 64, 1) with vectors of 1 (k.relayout),
-// then broadcast over each thread's vector of 8 (16 bytes of bf16): thread t holds element
-// [0, t, 0] in both layouts, so the conversion to the broadcast's sliced
-// layout permutes registers: no shared buffer, no barrier.
+// then broadcast over each thread's vector of 8 (16 bytes of bf16): thread
+// t holds element [0, t, 0] in both layouts, so the conversion to the
+// broadcast's sliced layout permutes registers (each of its 8 slots is the
+// source's slot 0): no shared buffer, no barrier.
 
 // CHECK-LABEL: gpu.func @per_thread_scale
 // CHECK-NOT: workgroup(
+// CHECK-NOT: gpu.barrier
+// The value, in one slot: every slot of the sliced layout is slot 0.
+// CHECK: %[[ONE:.*]] = vector.from_elements %{{.*}} : vector<1xf32>
+// CHECK-COUNT-8: vector.extract %[[ONE]][0] : f32 from vector<1xf32>
+// CHECK-NEXT: vector.from_elements {{.*}} : vector<8xf32>
 // CHECK-NOT: gpu.barrier
 // CHECK: gpu.return
 func.func @per_thread_scale(%x: memref<?x?xbf16, strided<[?, 1], offset: ?>> {tile.align = 16 : i64},

@@ -36,3 +36,15 @@ func.func @bad_mask(%x: memref<?x?xf32>) attributes {tile.threads = 32 : i32} {
   tile.store %t, %x[%c0, %c0] mask(%n : tensor<32x1xi1>) : tensor<1x32xf32>, memref<?x?xf32>
   return
 }
+
+// -----
+
+func.func @masked_reduction(%x: memref<?x?xf32>) attributes {tile.threads = 32 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<?x?xf32> -> tensor<32x32xf32>
+  %s = tile.reduce sum %t dim 1 : tensor<32x32xf32> -> tensor<32x1xf32>
+  %m = arith.cmpf olt, %s, %s : tensor<32x1xf32>
+  // expected-error @+1 {{'tile.store' op with a mask is not supported for a reduction result; broadcast the value first}}
+  tile.store %s, %x[%c0, %c0] mask(%m : tensor<32x1xi1>) : tensor<32x1xf32>, memref<?x?xf32>
+  return
+}

@@ -63,3 +63,22 @@ func.func @bad_rows(%x: memref<?x?xf32>, %p: memref<?xf32>) attributes {tile.thr
   tile.store %t, %x[%c0, %c0] rows(%p : memref<?xf32>) : tensor<1x32xf32>, memref<?x?xf32>
   return
 }
+
+// -----
+
+func.func @rank1_rows(%x: memref<?xf32>, %p: memref<?xi32>) attributes {tile.threads = 32 : i32} {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'tile.load' op with rows requires a tensor of rank 2 or more (rows of elements), got 'memref<?xf32>'}}
+  %t = tile.load %x[%c0] rows(%p : memref<?xi32>) : memref<?xf32> -> tensor<32xf32>
+  return
+}
+
+// -----
+
+func.func @rank1_scatter(%x: memref<?xf32>, %p: memref<?xi32>) attributes {tile.threads = 32 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0] : memref<?xf32> -> tensor<32xf32>
+  // expected-error @+1 {{'tile.store' op with rows requires a tensor of rank 2 or more (rows of elements), got 'memref<?xf32>'}}
+  tile.store %t, %x[%c0] rows(%p : memref<?xi32>) : tensor<32xf32>, memref<?xf32>
+  return
+}

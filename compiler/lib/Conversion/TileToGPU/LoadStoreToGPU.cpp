@@ -337,7 +337,8 @@ void storeChunk(OpBuilder &b, Location loc, Value memref, Value chunk,
         scf::YieldOp::create(ob, l);
       },
       [&](OpBuilder &ob, Location l) {
-        // Only a scatter's row was checked: the whole chunk is dropped.
+        // Element by element; where only a scatter's row was checked
+        // (no element checks), the whole chunk is dropped.
         for (int64_t e = 0;
              e < width && width > 1 && !access.elementInBounds.empty(); ++e)
           scf::IfOp::create(

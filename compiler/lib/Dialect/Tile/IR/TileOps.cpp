@@ -35,8 +35,10 @@ static LogicalResult verifyTileAccess(Operation *op, MemRefType global,
   return success();
 }
 
-/// A gather's or scatter's `rows`: a rank-1 tensor of i32 or i64 indices.
-static LogicalResult verifyRows(Operation *op, Value rows) {
+/// A gather's or scatter's `rows`: a rank-1 tensor of i32 or i64 indices
+/// of the rows of a tensor of rank 2 or more (in rank 1 a row index would
+/// pick each element of a vector access).
+static LogicalResult verifyRows(Operation *op, Value rows, MemRefType tensor) {
   if (!rows)
     return success();
   auto type = cast<MemRefType>(rows.getType());
@@ -45,6 +47,10 @@ static LogicalResult verifyRows(Operation *op, Value rows) {
     return op->emitOpError() << "rows must be a rank-1 tensor of i32 or i64 "
                                 "row indices, got "
                              << type;
+  if (tensor.getRank() < 2)
+    return op->emitOpError() << "with rows requires a tensor of rank 2 or "
+                                "more (rows of elements), got "
+                             << tensor;
   return success();
 }
 
@@ -64,7 +70,7 @@ LogicalResult LoadOp::verify() {
                          << fragment.getNumElements()
                          << " elements; requires a multiple of the kernel's "
                          << threads.getInt() << " threads";
-  return verifyRows(*this, getRows());
+  return verifyRows(*this, getRows(), getSource().getType());
 }
 
 LogicalResult StoreOp::verify() {
@@ -79,7 +85,7 @@ LogicalResult StoreOp::verify() {
                            << " must be an i1 fragment of the value's shape "
                            << getValue().getType();
   }
-  return verifyRows(*this, getRows());
+  return verifyRows(*this, getRows(), getDest().getType());
 }
 
 LogicalResult AtomicOp::verify() {

@@ -689,8 +689,8 @@ private:
     if (op.getMask()) {
       if (!layout->getSliced().empty())
         return op.emitOpError()
-               << "with a mask of a reduction result is not supported; "
-                  "broadcast it first";
+               << "with a mask is not supported for a reduction result; "
+                  "broadcast the value first";
       OpOperand &mask = op.getMaskMutable()[0];
       FailureOr<LayoutAttr> l = operandLayout(mask, *layout);
       if (failed(l))
