@@ -173,8 +173,9 @@ public:
 
   /// Stores the elements of a fragment whose `mask` (a comparison's result
   /// of the same shape) is true; the others, and those outside the tensor,
-  /// are left as they were. Element by element: for small outputs (an
-  /// entry of a mapping), not for a tile's bulk data.
+  /// are left as they were. A thread's chunk whose mask holds throughout
+  /// goes as one vector access (a mask per row costs little), the others
+  /// element by element.
   void store_where(Value mask, Value fragment, const Tensor &dst,
                    const std::vector<Value> &origin, Loc loc = Loc::current());
 

@@ -12,8 +12,8 @@
 // slot by slot, as memref.atomic_rmw. A gather (tile.load with rows) reads
 // each chunk's row from the row tensor and checks it chunk by chunk; the
 // tile check then covers the other dimensions. A scatter (tile.store with
-// rows) does the same for the rows it writes. A masked store goes element by
-// element.
+// rows) does the same for the rows it writes. A masked store writes a chunk
+// whose mask holds throughout as a chunk, others element by element.
 //
 //===----------------------------------------------------------------------===//
 #include "Patterns.h"
@@ -354,23 +354,52 @@ void storeChunk(OpBuilder &b, Location loc, Value memref, Value chunk,
 }
 
 /// Stores the `width` elements of `value` from `first` on whose mask is
-/// true and that are inside the tensor, one scalar store each.
+/// true and that are inside the tensor: as one chunk (storeChunk) where the
+/// whole mask of a chunk holds (a row's mask: vector stores), else one
+/// scalar store each.
 void storeMasked(OpBuilder &b, Location loc, Value memref, Value value,
                  Value mask, int64_t first, int64_t width,
                  const ChunkAccess &access) {
-  for (int64_t e = 0; e < width; ++e) {
-    Value write = vector::ExtractOp::create(b, loc, mask, first + e);
-    Value inside = access.elementInBounds.empty() ? access.inBounds
-                                                  : access.elementInBounds[e];
-    if (inside)
-      write = arith::AndIOp::create(b, loc, write, inside);
-    Value element = vector::ExtractOp::create(b, loc, value, first + e);
-    scf::IfOp::create(b, loc, write, [&](OpBuilder &ib, Location il) {
-      memref::StoreOp::create(ib, il, element, memref,
-                              elementIndices(ib, il, access.indices, e));
-      scf::YieldOp::create(ib, il);
-    });
+  auto elementwise = [&](OpBuilder &ob, Location l) {
+    for (int64_t e = 0; e < width; ++e) {
+      Value write = vector::ExtractOp::create(ob, l, mask, first + e);
+      Value inside = access.elementInBounds.empty() ? access.inBounds
+                                                    : access.elementInBounds[e];
+      if (inside)
+        write = arith::AndIOp::create(ob, l, write, inside);
+      Value element = vector::ExtractOp::create(ob, l, value, first + e);
+      scf::IfOp::create(ob, l, write, [&](OpBuilder &ib, Location il) {
+        memref::StoreOp::create(ib, il, element, memref,
+                                elementIndices(ib, il, access.indices, e));
+        scf::YieldOp::create(ib, il);
+      });
+    }
+  };
+  if (width == 1) {
+    elementwise(b, loc);
+    return;
   }
+  Value all = vector::ExtractOp::create(b, loc, mask, first);
+  SmallVector<Value> elements = {
+      vector::ExtractOp::create(b, loc, value, first)};
+  for (int64_t e = 1; e < width; ++e) {
+    all = arith::AndIOp::create(
+        b, loc, all, vector::ExtractOp::create(b, loc, mask, first + e));
+    elements.push_back(vector::ExtractOp::create(b, loc, value, first + e));
+  }
+  auto chunkType = VectorType::get(
+      {width}, cast<VectorType>(value.getType()).getElementType());
+  Value chunk = vector::FromElementsOp::create(b, loc, chunkType, elements);
+  scf::IfOp::create(
+      b, loc, all,
+      [&](OpBuilder &ob, Location l) {
+        storeChunk(ob, l, memref, chunk, access);
+        scf::YieldOp::create(ob, l);
+      },
+      [&](OpBuilder &ob, Location l) {
+        elementwise(ob, l);
+        scf::YieldOp::create(ob, l);
+      });
 }
 
 /// Whether the tile of `shape` at `base` lies inside `memref`: per dimension

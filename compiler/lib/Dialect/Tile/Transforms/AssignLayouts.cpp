@@ -237,7 +237,9 @@ static int64_t chooseVectorWidth(func::FuncOp kernel, int64_t threads) {
       width = std::min(width,
                        accessWidth(kernel, load.getSource(), load.getType()));
     }
-    // A masked store goes element by element: no vectors to fit.
+    // A masked store (a mapping's entries, a row's mask) does not narrow
+    // the kernel's vectors: where its destination promises less alignment
+    // its chunks are stored at that alignment.
     if (auto store = dyn_cast<StoreOp>(op);
         store && !reduced.contains(store.getValue()) && !store.getMask())
       width = std::min(width, accessWidth(kernel, store.getDest(),

@@ -94,8 +94,8 @@ def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>,
     Two rows naming the same destination row write it in no defined order.
 
     With `mask`, an i1 fragment of the value's shape, only the elements
-    whose mask is true are written (element by element: a masked store is
-    for small outputs, such as an entry of a mapping).
+    whose mask is true are written: a chunk whose mask holds throughout as
+    one vector access (a row's mask), the others element by element.
 
     Example:
 
