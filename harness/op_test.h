@@ -26,7 +26,8 @@ struct Fill {
     exponents,
     row_indices,
     element_indices,
-    inverse_indices
+    inverse_indices,
+    psum
   } kind = Kind::normal;
   double a = 0, b = 1;
   std::string of = {}; ///< *_indices: the tensor they index
@@ -67,6 +68,14 @@ inline Fill element_indices(std::string tensor, double padding = 0.125) {
 /// and inside (token_topk_to_pos from pos_to_token_topk).
 inline Fill inverse_indices(std::string tensor) {
   return {Fill::Kind::inverse_indices, 0, 0, std::move(tensor)};
+}
+
+/// TileKernels 2.1's MoE row layout over the rows of `tensor`, as an int32
+/// (E,) prefix sum: expert e's segment starts at align(psum[e - 1],
+/// alignment) and takes a random share of the rows left (some none), so
+/// that the rows have padding between segments and past the last one.
+inline Fill psum(std::string tensor, int alignment = 128) {
+  return {Fill::Kind::psum, 1.0 * alignment, 0, std::move(tensor)};
 }
 
 /// What a run computed: the inputs, the parameters, the outputs the GPU

@@ -284,6 +284,22 @@ void fill(ref::HostTensor &t, int64_t elements, const Fill &f,
     }
     return;
   }
+  if (f.kind == Fill::Kind::psum) {
+    // Segment e: from align(end of e - 1) for a share of up to twice an
+    // even split of the rows left; ends are clipped to the rows.
+    const auto alignment = static_cast<int64_t>(f.a);
+    int64_t end = 0;
+    for (int64_t e = 0; e < elements; ++e) {
+      const int64_t start = (end + alignment - 1) / alignment * alignment;
+      const int64_t left = std::max<int64_t>(0, rows_of - start);
+      std::uniform_int_distribution<int64_t> share(
+          0, 2 * left / std::max<int64_t>(1, elements - e));
+      end = std::max(end, std::min(rows_of, start + share(gen)));
+      const auto v32 = static_cast<int32_t>(end);
+      std::memcpy(raw + e * 4, &v32, 4);
+    }
+    return;
+  }
   if (f.kind == Fill::Kind::bytes) {
     for (size_t i = 0; i < static_cast<size_t>(elements) * elt; ++i)
       raw[i] = static_cast<std::byte>(gen());
@@ -411,15 +427,17 @@ Prepared Prepared::make(const Resolved &r, uint64_t seed) {
     }
     int64_t rows_of = 0;
     if (how.kind == Fill::Kind::row_indices ||
-        how.kind == Fill::Kind::element_indices) {
+        how.kind == Fill::Kind::element_indices ||
+        how.kind == Fill::Kind::psum) {
       const int of = r.op->tensor_index(how.of);
       if (of < 0 || r.tensors[of].shape.empty())
         throw InternalError(fmt::format("internal error: {}: '{}' fills "
                                         "with indices into '{}', which "
                                         "is no tensor with rows",
                                         r.op->name, decl.name, how.of));
-      rows_of = how.kind == Fill::Kind::row_indices ? r.tensors[of].shape[0]
-                                                    : numel(r.tensors[of]);
+      rows_of = how.kind == Fill::Kind::element_indices
+                    ? numel(r.tensors[of])
+                    : r.tensors[of].shape[0];
     }
     if (how.kind == Fill::Kind::inverse_indices) {
       const int of = r.op->tensor_index(how.of);

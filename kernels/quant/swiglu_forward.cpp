@@ -1,0 +1,197 @@
+// swiglu_forward.cpp - swiglu_forward (TileKernels 2.1) declared: x (T, 2H)
+// = (gate | value) to SwiGLU's activation in bf16 or f32 on the psum row
+// layout, with routing weights, a clamp and its counters.
+#include "quant/swiglu_forward.h"
+#include "quant/reference.h"
+
+#include "common/check.h"
+#include "op/op.h"
+
+#include <algorithm>
+#include <bit>
+#include <numeric>
+
+namespace tilejit::quant {
+
+static constexpr int64_t kMaxExperts = 4096;
+
+static void check(const ops::Call &c) {
+  const std::string &op = c.op().name;
+  if (c.real("routed_scaling_factor") != 0 && !c.has("topk_weights"))
+    throw UserError(fmt::format("{}: argument 'routed_scaling_factor' is "
+                                "given while 'topk_weights' is None; requires "
+                                "weights",
+                                op));
+  if (c.has("clamped_count") && c.real("clamp_value") == 0)
+    throw UserError(fmt::format("{}: argument 'clamped_count' is given while "
+                                "'clamp_value' is None; requires a clamp "
+                                "value",
+                                op));
+  const int64_t a = c.integer("token_alignment");
+  if (!std::has_single_bit(static_cast<uint64_t>(a)))
+    throw UserError(fmt::format("{}: argument 'token_alignment' is {}; "
+                                "requires a power of two",
+                                op, a));
+  if (c.has("psum_num_tokens_per_expert") && c.dim("E") > kMaxExperts)
+    throw UserError(fmt::format("{}: argument 'psum_num_tokens_per_expert' "
+                                "has {} experts; requires at most {}",
+                                op, c.dim("E"), kMaxExperts));
+}
+
+/// Tiles of 1024 elements over 128 threads: block_k = gcd(512, H) (H % 64
+/// == 0: at least 64), block_m = 1024 / block_k rows.
+static SwigluForwardSpec spec(const ops::Call &c) {
+  const int64_t h = c.dim("W") / 2;
+  SwigluForwardSpec s;
+  s.in_dtype = c.tensor("x").dtype;
+  s.out_dtype = c.tensor("out").dtype;
+  s.block_k = static_cast<int32_t>(std::gcd<int64_t>(512, h));
+  s.block_m = 1024 / s.block_k;
+  s.psum = c.has("psum_num_tokens_per_expert");
+  if (s.psum) {
+    const int64_t e = std::max<int64_t>(1, c.dim("E"));
+    s.experts = static_cast<int32_t>(std::max<int64_t>(
+        {static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(e))),
+         s.threads, 8 * s.threads / s.block_m}));
+  }
+  s.alignment = static_cast<int32_t>(c.integer("token_alignment"));
+  s.weights = c.has("topk_weights");
+  s.clamp = c.real("clamp_value") > 0;
+  s.count = c.has("clamped_count");
+  s.vector_bytes = ops::rows_aligned(c.tensor("x"), 16) &&
+                           ops::rows_aligned(c.tensor("out"), 16)
+                       ? 16
+                       : 0;
+  return s;
+}
+
+/// The kernel's views: x's halves (T, H); psum as (1, E); topk_weights as
+/// (T, copies), stride 0 (each row's weight one a thread); clamped_count
+/// as (4, 1); routed_scaling_factor 1 when None.
+static void views(const ops::Call &c, const SwigluForwardSpec &s,
+                  ops::KernelArgs &args) {
+  const rt::TensorView &x = c.tensor("x");
+  const int64_t t = c.dim("T"), h = c.dim("W") / 2;
+  const int64_t half[2] = {t, h}, strides[2] = {x.strides[0], 1};
+  args.tensor("gate", rt::TensorView::strided(x.data, x.dtype, half, strides));
+  args.tensor("up", rt::TensorView::strided(
+                        x.data + static_cast<CUdeviceptr>(h * size_of(x.dtype)),
+                        x.dtype, half, strides));
+  auto view = [](const rt::TensorView &v, std::vector<int64_t> shape,
+                 std::vector<int64_t> st) {
+    return rt::TensorView::strided(v.data, v.dtype, shape, st);
+  };
+  if (s.psum) {
+    const int64_t e = c.dim("E");
+    args.tensor("psum_rows",
+                view(c.tensor("psum_num_tokens_per_expert"), {1, e}, {e, 1}));
+  }
+  if (s.weights) {
+    const int64_t copies = s.threads / std::gcd(s.block_m, s.threads);
+    args.tensor("weight_rows",
+                view(c.tensor("topk_weights"), {t, copies}, {1, 0}));
+    const double rsf = c.real("routed_scaling_factor");
+    args.scalar("routed_scaling_factor", rsf != 0 ? rsf : 1.0);
+  }
+  if (s.count)
+    args.tensor("counts", view(c.tensor("clamped_count"), {4, 1}, {1, 1}));
+}
+
+static std::vector<ref::HostTensor> reference(const ops::HostCall &c) {
+  auto given = [&](const char *name) -> std::optional<ref::HostTensor> {
+    if (c.has(name))
+      return c.tensor(name);
+    return std::nullopt;
+  };
+  std::optional<ref::HostTensor> count;
+  if (c.has("clamped_count"))
+    count = ref::HostTensor::zeros(DType::i64, {4});
+  std::optional<float> rsf, clamp;
+  if (c.real("routed_scaling_factor") != 0)
+    rsf = static_cast<float>(c.real("routed_scaling_factor"));
+  if (c.real("clamp_value") > 0)
+    clamp = static_cast<float>(c.real("clamp_value"));
+  ref::HostTensor out = swiglu_forward_ref(
+      c.tensor("x"), c.choice("fmt"), given("psum_num_tokens_per_expert"),
+      given("topk_weights"), rsf, clamp, count, c.integer("token_alignment"));
+  return {out, count ? *count : ref::HostTensor{}};
+}
+
+const ops::OpDef &swiglu_forward_op() {
+  static const ops::OpDef op =
+      ops::make_op<SwigluForwardSpec>(
+          {.name = "swiglu_forward",
+           .summary =
+               "SwiGLU of x (T, 2H) = (gate | value) in bf16 or f32 on "
+               "TileKernels 2.1's psum row layout, weighted, clamped and "
+               "counted",
+           .tensors =
+               {ops::input("x", {DType::bf16, DType::f32}, "T, W",
+                           ops::Layout::contiguous, "(gate | value), W = 2H"),
+                ops::absent_by_default(ops::optional_input(
+                    "psum_num_tokens_per_expert", {DType::i32}, "E",
+                    ops::Layout::contiguous,
+                    "expert e's rows: [align(psum[e - 1]), psum[e])")),
+                ops::absent_by_default(ops::optional_input(
+                    "topk_weights", {DType::f32}, "T", ops::Layout::contiguous,
+                    "each row's weight")),
+                ops::output("out", {DType::bf16, DType::f32},
+                            "", ops::Layout::contiguous, "(T, H) in fmt"),
+                ops::absent_by_default(ops::optional_output(
+                    "clamped_count", {DType::i64}, "4", ops::Layout::contiguous,
+                    "added to: #(l > c), #(r > c), #(r < -c), valid rows x H "
+                    "(requires clamp_value)"))},
+           .params = {ops::choice("fmt", "bf16", {"bf16", "fp32"},
+                                  "the output's dtype"),
+                      ops::real("routed_scaling_factor", 0.0, 0.0,
+                                "times topk_weights (requires them); 0: None"),
+                      ops::real("clamp_value", 0.0, 0.0,
+                                "the clamp c of gate (above) and value (both "
+                                "sides); 0: None"),
+                      ops::integer("token_alignment", 128, 1, 1 << 20,
+                                   "where each expert's rows start: a power of "
+                                   "two")},
+           .dim_rules = {{.dim = "W", .min = 128, .multiple = 128}},
+           .cli_shape = "T, W, E",
+           .default_shape = {32768, 4096, 32},
+           .check = check,
+           .shape_of =
+               [](std::string_view, const ops::ShapeArgs &a) {
+                 const int64_t t = a.dim("T"), h = a.dim("W") / 2;
+                 return ops::TensorShape{a.choice("fmt") == "bf16" ? DType::bf16
+                                                                   : DType::f32,
+                                         {t, h},
+                                         {h, 1}};
+               },
+           .reference = reference},
+          {spec, swiglu_forward_kernel, views});
+  return op;
+}
+TILEJIT_REGISTER_OP(swiglu_forward_op);
+
+void swiglu_forward(const rt::TensorView &x,
+                    const rt::TensorView &psum_num_tokens_per_expert,
+                    const rt::TensorView &topk_weights,
+                    const rt::TensorView &out,
+                    const rt::TensorView &clamped_count,
+                    std::optional<float> routed_scaling_factor,
+                    std::optional<float> clamp_value, int64_t token_alignment,
+                    CUstream stream) {
+  constexpr std::string_view op = "swiglu_forward";
+  if (clamp_value && !(*clamp_value > 0))
+    throw UserError(fmt::format("{}: argument 'clamp_value' is {}; requires "
+                                "a positive value or None",
+                                op, *clamp_value));
+  if (routed_scaling_factor && !(*routed_scaling_factor != 0))
+    throw UserError(fmt::format("{}: argument 'routed_scaling_factor' is {}; "
+                                "requires a nonzero value or None",
+                                op, *routed_scaling_factor));
+  const std::string fmt = out.dtype == DType::f32 ? "fp32" : "bf16";
+  swiglu_forward_op().call(
+      {x, psum_num_tokens_per_expert, topk_weights, out, clamped_count},
+      {fmt, routed_scaling_factor.value_or(0.0f), clamp_value.value_or(0.0f),
+       token_alignment},
+      stream);
+}
+
+} // namespace tilejit::quant
