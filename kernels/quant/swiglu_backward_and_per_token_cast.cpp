@@ -5,6 +5,7 @@
 
 #include "common/check.h"
 #include "op/op.h"
+#include "quant/swiglu_halves.h"
 
 #include <algorithm>
 #include <vector>
@@ -55,13 +56,8 @@ static SwigluBackwardCastSpec spec(const ops::Call &c) {
 static void views(const ops::Call &c, const SwigluBackwardCastSpec &s,
                   ops::KernelArgs &args) {
   const rt::TensorView &x = c.tensor("x");
-  const int64_t e = c.dim("E"), h = c.dim("W") / 2,
-                tk = c.dim("T") * c.dim("K");
-  const int64_t half[2] = {e, h}, strides[2] = {x.strides[0], 1};
-  args.tensor("gate", rt::TensorView::strided(x.data, x.dtype, half, strides));
-  args.tensor("up",
-              rt::TensorView::strided(x.data + static_cast<CUdeviceptr>(h),
-                                      x.dtype, half, strides));
+  const int64_t e = c.dim("E"), tk = c.dim("T") * c.dim("K");
+  bind_swiglu_halves(x, args);
   args.tensor("x_sf_rep",
               ops::repeated(c.tensor("x_sf"), 2, s.group / s.vector));
   auto flat = [](const rt::TensorView &t, std::vector<int64_t> shape,

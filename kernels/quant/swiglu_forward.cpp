@@ -6,6 +6,7 @@
 
 #include "common/check.h"
 #include "op/op.h"
+#include "quant/swiglu_halves.h"
 
 #include <algorithm>
 #include <bit>
@@ -71,12 +72,8 @@ static SwigluForwardSpec spec(const ops::Call &c) {
 static void views(const ops::Call &c, const SwigluForwardSpec &s,
                   ops::KernelArgs &args) {
   const rt::TensorView &x = c.tensor("x");
-  const int64_t t = c.dim("T"), h = c.dim("W") / 2;
-  const int64_t half[2] = {t, h}, strides[2] = {x.strides[0], 1};
-  args.tensor("gate", rt::TensorView::strided(x.data, x.dtype, half, strides));
-  args.tensor("up", rt::TensorView::strided(
-                        x.data + static_cast<CUdeviceptr>(h * size_of(x.dtype)),
-                        x.dtype, half, strides));
+  const int64_t t = c.dim("T");
+  bind_swiglu_halves(x, args);
   auto view = [](const rt::TensorView &v, std::vector<int64_t> shape,
                  std::vector<int64_t> st) {
     return rt::TensorView::strided(v.data, v.dtype, shape, st);

@@ -4,6 +4,7 @@
 #include "quant/swiglu_forward_and_per_token_cast.h"
 
 #include "op/op.h"
+#include "quant/swiglu_halves.h"
 
 #include <bit>
 #include <numeric>
@@ -146,12 +147,7 @@ static rt::TensorView per_row_view(const SwigluForwardCastSpec &s,
 static void views(const ops::Call &c, const SwigluForwardCastSpec &s,
                   ops::KernelArgs &args) {
   const rt::TensorView &x = c.tensor("x");
-  const int64_t e = c.dim("E"), h = c.dim("W") / 2;
-  const int64_t half[2] = {e, h}, strides[2] = {x.strides[0], 1};
-  args.tensor("gate", rt::TensorView::strided(x.data, x.dtype, half, strides));
-  args.tensor("up", rt::TensorView::strided(
-                        x.data + static_cast<CUdeviceptr>(h * size_of(x.dtype)),
-                        x.dtype, half, strides));
+  bind_swiglu_halves(x, args);
   if (s.pos_to_expert)
     args.tensor("row_expert", per_row_view(s, c.tensor("pos_to_expert")));
   if (s.weights)
