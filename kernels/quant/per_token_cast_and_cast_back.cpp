@@ -18,6 +18,11 @@ static void check(const ops::Call &c) {
     throw UserError(fmt::format("{}: argument 'num_per_channels' is {}; "
                                 "requires 16, 32, 64 or 128",
                                 op, g));
+  if (c.dim("K") % g != 0)
+    throw UserError(fmt::format("{}: argument 'x' has K = {}; requires K % "
+                                "num_per_channels == 0 (num_per_channels = "
+                                "{})",
+                                op, c.dim("K"), g));
   if (c.flag("round_sf") && c.flag("use_e4m3_sf"))
     throw UserError(fmt::format("{}: arguments 'round_sf' and 'use_e4m3_sf' "
                                 "are both true; requires at most one",

@@ -20,6 +20,11 @@ HostTensor per_token_cast_and_cast_back_ref(const HostTensor &x,
     detail::fail(fn, fmt::format("argument 'num_per_channels' is {}; "
                                  "requires 16, 32, 64 or 128",
                                  g));
+  if (K % g != 0)
+    detail::fail(fn, fmt::format("argument 'x' has K = {}; requires K % "
+                                 "num_per_channels == 0 (num_per_channels = "
+                                 "{})",
+                                 K, g));
   if (K % 64 != 0)
     detail::fail(fn, fmt::format("argument 'x' has K = {}; requires K % 64 "
                                  "== 0",

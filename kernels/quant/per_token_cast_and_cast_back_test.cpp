@@ -27,9 +27,10 @@ Case round_trip(int64_t m, int64_t k, int64_t group, const char *fmt,
 } // namespace
 
 TILEJIT_OP_TEST(per_token_cast_and_cast_back) {
-  // Magnitudes from 2^-10 to 2^10 reach both clamps and the top of e4m3.
+  // bf16 x around 64 reaches the top of e4m3 and past e2m1's; f32 x of
+  // 1e-5 takes the absmax clamps (1e-4, and max / 2^9 for e4m3 scales).
   OpTest t{.op = "per_token_cast_and_cast_back",
-           .fills = {{"x", normal(0, 64)}}};
+           .fills = {{"x:bf16", normal(0, 64)}, {"x:f32", normal(0, 1e-5)}}};
   for (int64_t k : {576, 2048, 2560, 7168})
     for (int64_t group : {16, 32, 64, 128}) {
       if (k % group != 0)
@@ -60,6 +61,11 @@ TILEJIT_OP_TEST(per_token_cast_and_cast_back) {
        {{"num_per_channels", int64_t{256}}},
        "per_token_cast_and_cast_back: argument 'num_per_channels' is 256; "
        "requires 16, 32, 64 or 128"},
+      {"a group that does not divide K",
+       {fake(DType::bf16, {8, 576}), fake(DType::bf16, {8, 576}, {}, 0x20000)},
+       {{"num_per_channels", int64_t{128}}},
+       "per_token_cast_and_cast_back: argument 'x' has K = 576; requires K % "
+       "num_per_channels == 0 (num_per_channels = 128)"},
       {"both roundings",
        {x, out},
        {{"round_sf", true}, {"use_e4m3_sf", true}},

@@ -92,6 +92,11 @@ TILEJIT_OP_TEST(swiglu_forward) {
        {},
        "swiglu_forward: argument 'clamped_count' is given while "
        "'clamp_value' is None; requires a clamp value"},
+      {"too many experts",
+       {x, fake(DType::i32, {513}, {}, 0x40000), none, out, none},
+       {},
+       "swiglu_forward: argument 'psum_num_tokens_per_expert' has 513 "
+       "experts; requires at most 512"},
       {"an alignment of 96",
        {x, none, none, out, none},
        {{"token_alignment", int64_t{96}}},

@@ -48,3 +48,48 @@ func.func @masked_reduction(%x: memref<?x?xf32>) attributes {tile.threads = 32 :
   tile.store %s, %x[%c0, %c0] mask(%m : tensor<32x1xi1>) : tensor<32x1xf32>, memref<?x?xf32>
   return
 }
+
+// -----
+
+// Chunks of 4 (16-byte rows): where a thread's 4 mask elements all hold,
+// one vector store (bounds checked); else element by element.
+// CHECK-LABEL: gpu.func @masked_rows
+// CHECK: vector.extract %[[M:.*]][0] : i1 from vector<4xi1>
+// CHECK: vector.extract %[[M]][3] : i1 from vector<4xi1>
+// CHECK: %[[ALL:.*]] = arith.andi %{{.*}}, %{{.*}} : i1
+// CHECK: scf.if %[[ALL]] {
+// CHECK: vector.store %{{.*}}, %arg1[{{.*}}] {alignment = 16 : i64} : memref<?x?xf32, strided<[?, 1], offset: ?>>, vector<4xf32>
+// CHECK: } else {
+// CHECK: memref.store
+func.func @masked_rows(%x: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.align = 16 : i64},
+                       %out: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.align = 16 : i64})
+    attributes {tile.threads = 32 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<?x?xf32, strided<[?, 1], offset: ?>> -> tensor<4x32xf32>
+  %z = arith.constant 0.0 : f32
+  %zs = tile.splat %z : f32 -> tensor<4x32xf32>
+  %m = arith.cmpf olt, %t, %zs : tensor<4x32xf32>
+  tile.store %t, %out[%c0, %c0] mask(%m : tensor<4x32xi1>) : tensor<4x32xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
+  return
+}
+
+// -----
+
+// The same into a destination without a unit inner stride: no vector
+// store (vector.store needs one), element by element.
+// CHECK-LABEL: gpu.func @masked_strided
+// CHECK-NOT: vector.store
+// CHECK: memref.store
+// CHECK-NOT: vector.store
+// CHECK: gpu.return
+func.func @masked_strided(%x: memref<?x?xf32, strided<[?, 1], offset: ?>> {tile.align = 16 : i64},
+                          %out: memref<?x?xf32, strided<[?, ?], offset: ?>>)
+    attributes {tile.threads = 32 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<?x?xf32, strided<[?, 1], offset: ?>> -> tensor<4x32xf32>
+  %z = arith.constant 0.0 : f32
+  %zs = tile.splat %z : f32 -> tensor<4x32xf32>
+  %m = arith.cmpf olt, %t, %zs : tensor<4x32xf32>
+  tile.store %t, %out[%c0, %c0] mask(%m : tensor<4x32xi1>) : tensor<4x32xf32>, memref<?x?xf32, strided<[?, ?], offset: ?>>
+  return
+}

@@ -117,6 +117,11 @@ ChunkAccess computeChunkAccess(OpBuilder &b, Location loc,
     }
     Value inside =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, probe, extent);
+    if (probe != index) // and its first (a start below 0 wraps: outside)
+      inside = arith::AndIOp::create(
+          b, loc, inside,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, index,
+                                extent));
     access.inBounds =
         access.inBounds ? arith::AndIOp::create(b, loc, access.inBounds, inside)
                         : inside;
@@ -375,7 +380,9 @@ void storeMasked(OpBuilder &b, Location loc, Value memref, Value value,
       });
     }
   };
-  if (width == 1) {
+  // A chunk goes as a vector only into a unit inner stride (vector.store);
+  // a destination without that promise takes its elements one by one.
+  if (width == 1 || !cast<MemRefType>(memref.getType()).isLastDimUnitStride()) {
     elementwise(b, loc);
     return;
   }
