@@ -56,9 +56,8 @@ swiglu_backward_and_per_token_cast_kernel(const SwigluBackwardCastSpec &s) {
 
   // weight_grad = 0 where token_topk_to_pos is -1 (one entry a thread).
   auto z0 = b * k.index(threads);
-  auto padding =
-      k.eq(k.relayout(k.load(to_pos, {zero, z0}, {1, threads}), 1),
-           k.full({1, threads}, -1, DType::i32));
+  auto padding = k.eq(k.relayout(k.load(to_pos, {zero, z0}, {1, threads}), 1),
+                      k.full({1, threads}, -1, DType::i32));
   k.store_where(padding, k.full({1, threads}, 0, DType::f32), weight_grad_flat,
                 {zero, z0});
 

@@ -172,8 +172,7 @@ FailureOr<GemmMatch> match(func::FuncOp kernel, PipelinedOp loop) {
   m.store = dyn_cast<StoreOp>(user);
   if (!m.store || m.store.getValue() != stored ||
       m.store.getIndices().size() != 2 || m.store.getIndices()[0] != m.m0 ||
-      m.store.getIndices()[1] != m.n0 || m.store.getRows() ||
-      m.store.getMask())
+      m.store.getIndices()[1] != m.n0 || m.store.getRows() || m.store.getMask())
     return fail(user, "the accumulator must be stored at [m0, n0], the "
                       "origins of the a and b tiles");
   auto c = dyn_cast<BlockArgument>(m.store.getDest());
