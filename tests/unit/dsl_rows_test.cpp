@@ -1,0 +1,115 @@
+// dsl_rows_test.cpp - The DSL's row-indexed and masked accesses: gather,
+// scatter and store_where take what they require, each mistake with its
+// message, and well-formed ones compile to the PTX they should.
+#include "dsl_error_of.h"
+
+#include "tilejit/compiler/compile.h"
+#include "tilejit/compiler/dsl.h"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+using namespace tilejit;
+using Catch::Matchers::Contains;
+using Catch::Matchers::EndsWith;
+
+TEST_CASE("DSL gather takes a rank-1 integer tensor of rows",
+          "[compiler][error]") {
+  // Deliberate mistake: f32 row indices.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               auto pos = k.tensor("pos", DType::f32, 1);
+               k.gather(x, pos, {k.index(0), k.index(0)}, {4, 32});
+             }),
+             EndsWith("error: gather: rows must be a rank-1 tensor of i32 or "
+                      "i64 row indices, got memref<?xf32, strided<[?], "
+                      "offset: ?>>"));
+  // Deliberate mistake: a rank-2 tensor of rows.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               auto pos = k.tensor("pos", DType::i32, 2);
+               k.gather(x, pos, {k.index(0), k.index(0)}, {4, 32});
+             }),
+             Contains("gather: rows must be a rank-1 tensor of i32 or i64 row "
+                      "indices, got memref<?x?xi32"));
+  // A gather of i64 rows builds and compiles to PTX.
+  dsl::KernelBuilder k("gather_ok", 128);
+  auto x = k.tensor("x", DType::f32, 2);
+  auto pos = k.tensor("pos", DType::i64, 1);
+  auto out = k.tensor("out", DType::f32, 2);
+  k.store(k.gather(x, pos, {k.block_id(0) * k.index(4), k.index(0)}, {4, 32}),
+          out, {k.block_id(0) * k.index(4), k.index(0)});
+  CHECK_THAT(compile(k.build()).ptx, Contains("ld.global"));
+}
+
+TEST_CASE("DSL scatter takes a rank-1 integer tensor of rows and a fragment",
+          "[compiler][error]") {
+  // Deliberate mistake: f32 row indices.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               auto pos = k.tensor("pos", DType::f32, 1);
+               k.scatter(k.load(x, {k.index(0), k.index(0)}, {4, 32}), x, pos,
+                         {k.index(0), k.index(0)});
+             }),
+             EndsWith("error: scatter: rows must be a rank-1 tensor of i32 or "
+                      "i64 row indices, got memref<?xf32, strided<[?], "
+                      "offset: ?>>"));
+  // Deliberate mistake: rows of a vector (rank 1), whose vector accesses
+  // would take one row index for several elements.
+  CHECK_THAT(error_of([](auto &k, auto &) {
+               auto v = k.tensor("v", DType::f32, 1);
+               auto pos = k.tensor("pos", DType::i32, 1);
+               k.scatter(k.load(v, {k.index(0)}, {32}), v, pos, {k.index(0)});
+             }),
+             Contains("scatter: the tensor has rank 1; requires rank 2 or "
+                      "more (view a vector as (N, 1))"));
+  // Deliberate mistake: a scalar where a fragment belongs.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               auto pos = k.tensor("pos", DType::i32, 1);
+               k.scatter(k.index(3), x, pos, {k.index(0), k.index(0)});
+             }),
+             Contains("scatter: the value has type index; requires a "
+                      "fragment"));
+  // A scatter of a tile and of its row sums (a reduction result) builds and
+  // compiles to PTX: each piece reads its row index (sign-extended) and
+  // stores.
+  dsl::KernelBuilder k("scatter_ok", 128);
+  auto x = k.tensor("x", DType::f32, 2);
+  auto pos = k.tensor("pos", DType::i32, 1);
+  auto out = k.tensor("out", DType::f32, 2);
+  auto sums = k.tensor("sums", DType::f32, 2);
+  auto r0 = k.block_id(0) * k.index(4);
+  auto t = k.load(x, {r0, k.index(0)}, {4, 32});
+  k.scatter(t, out, pos, {r0, k.index(0)});
+  k.scatter(k.reduce_sum(t, 1), sums, pos, {r0, k.index(0)});
+  const std::string ptx = compile(k.build()).ptx;
+  CHECK_THAT(ptx, Contains("ld.global.s32"));
+  CHECK_THAT(ptx, Contains("st.global.b32"));
+}
+
+TEST_CASE("DSL store_where takes an i1 mask of the value's shape",
+          "[compiler][error]") {
+  // Deliberate mistake: a float fragment as the mask.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               auto t = k.load(x, {k.index(0), k.index(0)}, {4, 32});
+               k.store_where(t, t, x, {k.index(0), k.index(0)});
+             }),
+             Contains("store_where: the mask has type tensor<4x32xf32>; "
+                      "requires a comparison's i1 fragment of the value's "
+                      "shape tensor<4x32xf32>"));
+  // Deliberate mistake: a mask of another shape.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               auto t = k.load(x, {k.index(0), k.index(0)}, {4, 32});
+               auto m = k.lt(k.load(x, {k.index(0), k.index(0)}, {8, 32}),
+                             k.full({8, 32}, 0, DType::f32));
+               k.store_where(m, t, x, {k.index(0), k.index(0)});
+             }),
+             Contains("store_where: the mask has type tensor<8x32xi1>"));
+  // Zeros where an i32 tensor holds -1: predicated scalar stores.
+  dsl::KernelBuilder k("store_where_ok", 128);
+  auto pos = k.tensor("pos", DType::i32, 2);
+  auto out = k.tensor("out", DType::f32, 2);
+  auto r0 = k.block_id(0) * k.index(4);
+  auto pad = k.eq(k.load(pos, {r0, k.index(0)}, {4, 32}),
+                  k.full({4, 32}, -1, DType::i32));
+  k.store_where(pad, k.full({4, 32}, 0, DType::f32), out, {r0, k.index(0)});
+  CHECK_THAT(compile(k.build()).ptx, Contains("st.global.b32"));
+}
