@@ -17,10 +17,7 @@ static SinkhornSpec spec(const ops::Call &c) {
   s.eps_bits = std::bit_cast<uint32_t>(static_cast<float>(c.real("eps")));
   // 1024 elements a block of 128 threads: 8 each.
   s.block_b = static_cast<int32_t>(std::max<int64_t>(1, 1024 / (n * n)));
-  s.vector_bytes = ops::rows_aligned(c.tensor("x"), 16) &&
-                           ops::rows_aligned(c.tensor("out"), 16)
-                       ? 16
-                       : 0;
+  s.vector_bytes = ops::vector_bytes(c, {"x", "out"});
   return s;
 }
 

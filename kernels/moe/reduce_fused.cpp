@@ -19,10 +19,7 @@ static ReduceFusedSpec spec(const ops::Call &c) {
   s.weights = c.has("topk_weights");
   s.x_sf = c.has("x_sf");
   s.sf = c.has("sf");
-  s.vector_bytes = ops::rows_aligned(c.tensor("x"), 16) &&
-                           ops::rows_aligned(c.tensor("out"), 16)
-                       ? 16
-                       : 0;
+  s.vector_bytes = ops::vector_bytes(c, {"x", "out"});
   return s;
 }
 

@@ -17,7 +17,7 @@ static TopkGateSpec spec(const ops::Call &c) {
   const auto width =
       static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(s.num_experts)));
   s.block_t = static_cast<int32_t>(std::max<int64_t>(1, 512 / width));
-  s.vector_bytes = ops::rows_aligned(c.tensor("scores"), 16) ? 16 : 0;
+  s.vector_bytes = ops::vector_bytes(c, {"scores"});
   return s;
 }
 

@@ -9,3 +9,22 @@
 #include "tilejit/error.h"
 
 #include <fmt/format.h>
+
+#include <initializer_list>
+#include <string_view>
+
+namespace tilejit::ops {
+
+/// `bytes` when every named tensor of the call has rows aligned to `bytes`
+/// (rows_aligned: the promise of dsl::vectors_of), else 0: a spec's
+/// vector_bytes.
+inline int32_t vector_bytes(const Call &c,
+                            std::initializer_list<std::string_view> tensors,
+                            int bytes = 16) {
+  for (std::string_view t : tensors)
+    if (!rows_aligned(c.tensor(t), bytes))
+      return 0;
+  return bytes;
+}
+
+} // namespace tilejit::ops

@@ -50,10 +50,7 @@ static PerBlockCastLosslessSpec spec(const ops::Call &c) {
   s.block_m = std::max(s.out_bm, 32);
   s.block_k = std::max(s.out_bk, 8192 / s.block_m);
   s.sf_layout = sf_layout_of(c);
-  s.vector_bytes = ops::rows_aligned(c.tensor("x_data"), 16) &&
-                           ops::rows_aligned(c.tensor("out"), 16)
-                       ? 16
-                       : 0;
+  s.vector_bytes = ops::vector_bytes(c, {"x_data", "out"});
   return s;
 }
 

@@ -17,7 +17,7 @@ template <bool transpose> static PerChannelCastSpec spec(const ops::Call &c) {
   s.round_sf = c.flag("round_sf");
   s.transpose = transpose;
   s.block_k = transpose ? 64 : 128;
-  s.vector_bytes = ops::rows_aligned(c.tensor("x"), 16) ? 16 : 0;
+  s.vector_bytes = ops::vector_bytes(c, {"x"});
   return s;
 }
 
@@ -100,7 +100,7 @@ static PerChannelCastSpec fused_spec(const ops::Call &c) {
   s.x_sf = c.has("x_sf");
   s.gather = c.has("pos_to_token");
   s.block_k = s.x_sf ? 256 : 128; // the scales' fragment fills the threads
-  s.vector_bytes = ops::rows_aligned(c.tensor("x"), 16) ? 16 : 0;
+  s.vector_bytes = ops::vector_bytes(c, {"x"});
   return s;
 }
 

@@ -40,10 +40,7 @@ static CastAndCastBackSpec spec(const ops::Call &c) {
   s.block_m = 2048 / s.block_k;
   s.round_sf = c.flag("round_sf");
   s.e4m3_sf = c.flag("use_e4m3_sf");
-  s.vector_bytes = ops::rows_aligned(c.tensor("x"), 16) &&
-                           ops::rows_aligned(c.tensor("out"), 16)
-                       ? 16
-                       : 0;
+  s.vector_bytes = ops::vector_bytes(c, {"x", "out"});
   return s;
 }
 

@@ -56,10 +56,7 @@ CastBackSpec cast_back_spec(const ops::Call &c, int64_t bm, int64_t bk) {
   // multiple of 64: it takes the same kernel as every other K).
   s.group = bk == c.dim("K") && bk > 128 ? 0 : static_cast<int32_t>(bk);
   s.packed = c.tensor("x_sf").dtype == DType::i32;
-  s.vector_bytes = ops::rows_aligned(c.tensor("x_data"), 16) &&
-                           ops::rows_aligned(c.tensor("out"), 16)
-                       ? 16
-                       : 0;
+  s.vector_bytes = ops::vector_bytes(c, {"x_data", "out"});
   return s;
 }
 

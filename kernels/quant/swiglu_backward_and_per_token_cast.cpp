@@ -39,11 +39,8 @@ static SwigluBackwardCastSpec spec(const ops::Call &c) {
   s.vector = static_cast<int32_t>(chunk / s.threads);
   s.round_sf = c.flag("round_sf");
   s.clamp = c.real("swiglu_clamp_value") > 0;
-  s.aligned = ops::rows_aligned(c.tensor("x"), 16) &&
-              ops::rows_aligned(c.tensor("grad_out"), 16) &&
-              ops::rows_aligned(c.tensor("out"), 16) &&
-              ops::rows_aligned(c.tensor("x_grad_fp8"), 16) &&
-              ops::rows_aligned(c.tensor("x_grad"), 16);
+  s.aligned = ops::vector_bytes(
+                  c, {"x", "grad_out", "out", "x_grad_fp8", "x_grad"}) != 0;
   return s;
 }
 

@@ -61,10 +61,7 @@ static SwigluForwardSpec spec(const ops::Call &c) {
   s.weights = c.has("topk_weights");
   s.clamp = c.real("clamp_value") > 0;
   s.count = c.has("clamped_count");
-  s.vector_bytes = ops::rows_aligned(c.tensor("x"), 16) &&
-                           ops::rows_aligned(c.tensor("out"), 16)
-                       ? 16
-                       : 0;
+  s.vector_bytes = ops::vector_bytes(c, {"x", "out"});
   return s;
 }
 

@@ -110,10 +110,7 @@ static SwigluForwardCastSpec spec(const ops::Call &c) {
   s.sf_layout = sf_layout_of(c);
   // x's rows aligned to 16 bytes make both halves' rows aligned (H * size
   // is a multiple of 256), and out's (H % 128 == 0) too.
-  s.vector_bytes = ops::rows_aligned(c.tensor("x"), 16) &&
-                           ops::rows_aligned(c.tensor("out"), 16)
-                       ? 16
-                       : 0;
+  s.vector_bytes = ops::vector_bytes(c, {"x", "out"});
   s.weights = c.has("pos_to_token_topk");
   s.pos_to_expert = c.has("pos_to_expert");
   s.clamp = c.real("swiglu_clamp_value") > 0;
