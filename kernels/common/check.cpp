@@ -119,6 +119,11 @@ rt::TensorView repeated(const rt::TensorView &t, int at, int64_t copies) {
                                  std::span(strides.data(), t.rank + 1));
 }
 
+rt::TensorView view_as(const rt::TensorView &t, std::vector<int64_t> shape,
+                       std::vector<int64_t> strides) {
+  return rt::TensorView::strided(t.data, t.dtype, shape, strides);
+}
+
 bool rows_aligned(const rt::TensorView &t, int bytes) {
   if (t.rank == 0 || t.data % bytes != 0)
     return false;

@@ -5,6 +5,7 @@
 #include "tilejit/runtime/tensor.h"
 
 #include <string_view>
+#include <vector>
 
 namespace tilejit::ops {
 
@@ -29,6 +30,12 @@ rt::TensorView as_bytes(const rt::TensorView &t);
 /// dimension and the other strides divided by 4 (E5M6 data, 8 codes in 3
 /// words). The caller checks that they divide and the address is aligned.
 rt::TensorView as_words(const rt::TensorView &t);
+
+/// `t`'s memory (data and dtype) seen with another shape and strides (in
+/// elements): a kernel's view such as a flat index space or a stride-0
+/// repeat. The caller keeps it inside `t`.
+rt::TensorView view_as(const rt::TensorView &t, std::vector<int64_t> shape,
+                       std::vector<int64_t> strides);
 
 /// `t` with a dimension of `copies` elements and stride 0 inserted before
 /// dimension `at`: every element read `copies` times (a kernel's way to

@@ -57,17 +57,13 @@ static void views(const ops::Call &c, const SwigluBackwardCastSpec &s,
   bind_swiglu_halves(x, args);
   args.tensor("x_sf_rep",
               ops::repeated(c.tensor("x_sf"), 2, s.group / s.vector));
-  auto flat = [](const rt::TensorView &t, std::vector<int64_t> shape,
-                 std::vector<int64_t> st) {
-    return rt::TensorView::strided(t.data, t.dtype, shape, st);
-  };
   args.tensor("weight_src",
-              flat(c.tensor("weight"), {tk, s.threads, 1}, {1, 0, 0}));
+              ops::view_as(c.tensor("weight"), {tk, s.threads, 1}, {1, 0, 0}));
   args.tensor("to_pos_flat",
-              flat(c.tensor("token_topk_to_pos"), {1, tk}, {tk, 1}));
+              ops::view_as(c.tensor("token_topk_to_pos"), {1, tk}, {tk, 1}));
   const rt::TensorView &wg = c.tensor("weight_grad");
-  args.tensor("weight_grad_rows", flat(wg, {tk, 1}, {1, 1}));
-  args.tensor("weight_grad_flat", flat(wg, {1, tk}, {tk, 1}));
+  args.tensor("weight_grad_rows", ops::view_as(wg, {tk, 1}, {1, 1}));
+  args.tensor("weight_grad_flat", ops::view_as(wg, {1, tk}, {tk, 1}));
   const int64_t blocks = std::max(e, (tk + s.threads - 1) / s.threads);
   args.tensor("blocks", rt::TensorView::strided(wg.data, DType::u8,
                                                 std::vector<int64_t>{blocks},

@@ -73,24 +73,22 @@ static void views(const ops::Call &c, const SwigluForwardSpec &s,
   const rt::TensorView &x = c.tensor("x");
   const int64_t t = c.dim("T");
   bind_swiglu_halves(x, args);
-  auto view = [](const rt::TensorView &v, std::vector<int64_t> shape,
-                 std::vector<int64_t> st) {
-    return rt::TensorView::strided(v.data, v.dtype, shape, st);
-  };
   if (s.psum) {
     const int64_t e = c.dim("E");
-    args.tensor("psum_rows",
-                view(c.tensor("psum_num_tokens_per_expert"), {1, e}, {e, 1}));
+    args.tensor(
+        "psum_rows",
+        ops::view_as(c.tensor("psum_num_tokens_per_expert"), {1, e}, {e, 1}));
   }
   if (s.weights) {
     const int64_t copies = s.threads / std::gcd(s.block_m, s.threads);
     args.tensor("weight_rows",
-                view(c.tensor("topk_weights"), {t, copies}, {1, 0}));
+                ops::view_as(c.tensor("topk_weights"), {t, copies}, {1, 0}));
     const double rsf = c.real("routed_scaling_factor");
     args.scalar("routed_scaling_factor", rsf != 0 ? rsf : 1.0);
   }
   if (s.count)
-    args.tensor("counts", view(c.tensor("clamped_count"), {4, 1}, {1, 1}));
+    args.tensor("counts",
+                ops::view_as(c.tensor("clamped_count"), {4, 1}, {1, 1}));
 }
 
 static std::vector<ref::HostTensor> reference(const ops::HostCall &c) {
