@@ -372,3 +372,34 @@ func.func @iota_takes_users_layout(%x: !gi {tile.align = 16 : i64}, %n: i32, %o:
   %unused = tile.iota dim 0 : tensor<128x8xi32>
   return
 }
+
+// -----
+
+// A mask computed from a broadcast (a row's flag, reduced from a fragment
+// in another layout) meets a loaded fragment: the load's layout wins, and
+// the mask is computed again from the reduction result converted to the
+// slice of that layout (a few elements a thread), not converted itself.
+!bf = memref<?x?xbf16, strided<[?, 1], offset: ?>>
+// CHECK-LABEL: func.func @mask_from_broadcast
+// CHECK: %[[R:.*]] = tile.reduce max {{.*}} -> tensor<1x1xi32, #tile.layout<shape = [1, 512], threads = 64, vector = 1, sliced = [1]>>
+// CHECK: %[[C:.*]] = tile.convert_layout %[[R]] : {{.*}} -> tensor<1x1xi32, #tile.layout<shape = [1, 512], threads = 64, vector = 8, sliced = [1]>>
+// CHECK: %[[B:.*]] = tile.broadcast %[[C]] : {{.*}} -> tensor<1x512xi32, #tile.layout<shape = [1, 512], threads = 64, vector = 8>>
+// CHECK: %[[M:.*]] = arith.cmpi sgt, %[[B]], {{.*}} : tensor<1x512xi32, #tile.layout<shape = [1, 512], threads = 64, vector = 8>>
+// CHECK: arith.select %[[M]], {{.*}} : tensor<1x512xi1, #tile.layout<shape = [1, 512], threads = 64, vector = 8>>
+// CHECK: tile.store {{.*}} : tensor<1x512xbf16, #tile.layout<shape = [1, 512], threads = 64, vector = 8>>
+func.func @mask_from_broadcast(%x: !bf {tile.align = 16 : i64}, %flags: memref<?x?xi32>) attributes {tile.threads = 64 : i32} {
+  %c0 = arith.constant 0 : index
+  %f = tile.load %flags[%c0, %c0] : memref<?x?xi32> -> tensor<1x512xi32>
+  %fr = tile.convert_layout %f {vector = 1 : i64} : tensor<1x512xi32> -> tensor<1x512xi32>
+  %r = tile.reduce max %fr dim 1 : tensor<1x512xi32> -> tensor<1x1xi32>
+  %b = tile.broadcast %r : tensor<1x1xi32> -> tensor<1x512xi32>
+  %zero = arith.constant 0 : i32
+  %z = tile.splat %zero : i32 -> tensor<1x512xi32>
+  %m = arith.cmpi sgt, %b, %z : tensor<1x512xi32>
+  %t = tile.load %x[%c0, %c0] : !bf -> tensor<1x512xbf16>
+  %zb = arith.constant 0.0 : bf16
+  %zs = tile.splat %zb : bf16 -> tensor<1x512xbf16>
+  %s = arith.select %m, %zs, %t : tensor<1x512xi1>, tensor<1x512xbf16>
+  tile.store %s, %x[%c0, %c0] : tensor<1x512xbf16>, !bf
+  return
+}

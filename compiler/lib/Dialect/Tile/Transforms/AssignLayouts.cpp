@@ -7,8 +7,10 @@
 // layout; broadcasts of reduction results un-slice it; reshapes keep the
 // element order; shuffles keep their source's layout, in which the shuffled
 // dimension must be the thread's; element-wise ops take their operands'
-// common layout. Splats and constants are placed lazily, in the layout their
-// first user needs (and cloned for a user that needs another).
+// common layout (a broadcast's, or a mask computed from broadcasts, is
+// computed again in the others' layout rather than converted). Splats and
+// constants are placed lazily, in the layout their first user needs (and cloned
+// for a user that needs another).
 //
 //===----------------------------------------------------------------------===//
 #include "tilejit/Dialect/Tile/Transforms/Passes.h"
@@ -17,6 +19,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -468,14 +471,16 @@ private:
   }
 
   LogicalResult visitElementwise(Operation *op) {
-    // The common layout: that of the first operand that is not a splat.
+    // The common layout: that of the first operand that is neither a splat
+    // nor broadcast-like (computed again in any layout from a smaller
+    // source); else the first that is not a splat.
     LayoutAttr target;
-    for (Value operand : op->getOperands())
-      if (LayoutAttr l = layoutOf(operand);
-          l && !isSplatLike(operand.getDefiningOp())) {
-        target = l;
-        break;
-      }
+    for (bool broadcasts : {false, true})
+      for (Value operand : op->getOperands())
+        if (LayoutAttr l = layoutOf(operand);
+            !target && l && !isSplatLike(operand.getDefiningOp()) &&
+            (broadcasts || !isBroadcastLike(operand)))
+          target = l;
     for (OpOperand &use : op->getOpOperands()) {
       if (!isa<RankedTensorType>(use.get().getType()))
         continue;
@@ -484,12 +489,98 @@ private:
         return failure();
       if (!target)
         target = *l;
-      if (*l != target)
+      if (*l == target)
+        continue;
+      if (!isBroadcastLike(use.get())) {
         convert(use, target);
+        continue;
+      }
+      FailureOr<Value> again = rebroadcast(use.get(), target);
+      if (failed(again))
+        return failure();
+      use.set(*again);
     }
     for (Value result : op->getResults())
       setLayout(result, target);
     return success();
+  }
+
+  /// Whether `v` is a broadcast, or element-wise on broadcast-like values
+  /// and splats (a row's mask from a reduction): computable again in any
+  /// layout from the broadcasts' sources, which are smaller.
+  static bool isBroadcastLike(Value v) {
+    Operation *op = v.getDefiningOp();
+    if (!op)
+      return false;
+    if (isa<BroadcastOp>(op))
+      return true;
+    if (!op->hasTrait<OpTrait::Elementwise>() || op->getNumRegions() != 0 ||
+        op->getNumResults() != 1)
+      return false;
+    bool any = false;
+    for (Value operand : op->getOperands()) {
+      if (!isa<RankedTensorType>(operand.getType()) ||
+          isSplatLike(operand.getDefiningOp()))
+        continue;
+      if (!isBroadcastLike(operand))
+        return false;
+      any = true;
+    }
+    return any;
+  }
+
+  /// Broadcast-like `v` computed again in layout `to`, just after its
+  /// definition: each broadcast from its source converted to `to`'s slice
+  /// (a reduction result: a few elements a thread, often in registers),
+  /// the element-wise ops cloned. Once per value and layout.
+  FailureOr<Value> rebroadcast(Value v, LayoutAttr to) {
+    if (layoutOf(v) == to)
+      return v;
+    auto [cached, inserted] = rebroadcasts.try_emplace({v, to}, Value());
+    if (!inserted)
+      return cached->second;
+    Operation *op = v.getDefiningOp();
+    auto type = cast<RankedTensorType>(v.getType());
+    auto result =
+        RankedTensorType::get(type.getShape(), type.getElementType(), to);
+    OpBuilder b(op->getContext());
+    b.setInsertionPointAfter(op);
+    Value copy;
+    if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
+      Value source = broadcast.getSource();
+      auto from = cast<RankedTensorType>(source.getType());
+      LayoutAttr sliced = to;
+      for (auto [d, sizes] :
+           llvm::enumerate(llvm::zip(from.getShape(), type.getShape())))
+        if (std::get<0>(sizes) != std::get<1>(sizes))
+          sliced = sliced.slice(d);
+      if (layoutOf(source) != sliced)
+        source = ConvertLayoutOp::create(
+            b, op->getLoc(),
+            RankedTensorType::get(from.getShape(), from.getElementType(),
+                                  sliced),
+            source);
+      copy = BroadcastOp::create(b, op->getLoc(), result, source);
+    } else {
+      Operation *clone = b.clone(*op);
+      for (OpOperand &use : clone->getOpOperands()) {
+        if (!isa<RankedTensorType>(use.get().getType()))
+          continue;
+        if (isSplatLike(use.get().getDefiningOp())) {
+          if (failed(operandLayout(use, to)))
+            return failure();
+          continue;
+        }
+        FailureOr<Value> operand = rebroadcast(use.get(), to);
+        if (failed(operand))
+          return failure();
+        use.set(*operand);
+      }
+      clone->getResult(0).setType(result);
+      copy = clone->getResult(0);
+    }
+    rebroadcasts[{v, to}] = copy;
+    return copy;
   }
 
   /// The loop of `v` if it is a carried fragment whose initial value is a
@@ -772,6 +863,8 @@ private:
   func::FuncOp kernel;
   int64_t threads;
   int64_t vector;
+  /// rebroadcast's copies: (value, layout) -> the value in that layout.
+  llvm::DenseMap<std::pair<Value, LayoutAttr>, Value> rebroadcasts;
 };
 
 struct AssignLayoutsPass
