@@ -16,13 +16,13 @@
 namespace tilejit::ops {
 
 /// `bytes` when every named tensor of the call has rows aligned to `bytes`
-/// (rows_aligned: the promise of dsl::vectors_of), else 0: a spec's
-/// vector_bytes.
+/// (rows_aligned: the promise of dsl::vectors_of; an absent optional tensor
+/// has none to break it), else 0: a spec's vector_bytes.
 inline int32_t vector_bytes(const Call &c,
                             std::initializer_list<std::string_view> tensors,
                             int bytes = 16) {
   for (std::string_view t : tensors)
-    if (!rows_aligned(c.tensor(t), bytes))
+    if (c.has(t) && !rows_aligned(c.tensor(t), bytes))
       return 0;
   return bytes;
 }

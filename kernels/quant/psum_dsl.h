@@ -1,5 +1,6 @@
 // psum_dsl.h - TileKernels 2.1's MoE row layout (tk21_ops §3.8) in the tile
-// DSL: which rows of a tile belong to an expert, for the 2.1 SwiGLU ops.
+// DSL: which rows of a tile belong to an expert, and which are padding, for
+// the 2.1 SwiGLU ops.
 #pragma once
 
 #include "tilejit/compiler/dsl.h"
@@ -39,6 +40,28 @@ inline dsl::Value psum_valid(dsl::KernelBuilder &k, const dsl::Tensor &psum,
       k.select(k.ge(r, k.broadcast(starts, pairs)),
                k.select(k.lt(r, k.broadcast(ends, pairs)), yes, no), no),
       no);
+  return k.reduce_max(hit, 1);
+}
+
+/// 1 where row r0 + i (i < rows) is padding, else 0, as an i32 (rows, 1)
+/// reduction result: psum[e] <= r < align(psum[e], alignment) for some e
+/// (the rows before expert e + 1's aligned start, or after the last
+/// expert's end). `experts` as for psum_valid.
+inline dsl::Value psum_padding(dsl::KernelBuilder &k, const dsl::Tensor &psum,
+                               dsl::Value r0, int64_t rows, int64_t experts,
+                               int64_t alignment) {
+  const auto i32 = DType::i32;
+  const std::vector<int64_t> pairs = {rows, experts};
+  auto zero = k.index(0);
+  auto r = k.iota(pairs, 0) + k.cast(r0, i32);
+  auto yes = k.full(pairs, 1, i32), no = k.full(pairs, 0, i32);
+  // Past E psum reads 0: [0, 0), no row.
+  auto ends = k.relayout(k.load(psum, {zero, zero}, {1, experts}), 1);
+  auto aligned = k.bit_and(ends + k.constant(alignment - 1, i32),
+                           k.constant(-alignment, i32));
+  auto hit =
+      k.select(k.ge(r, k.broadcast(ends, pairs)),
+               k.select(k.lt(r, k.broadcast(aligned, pairs)), yes, no), no);
   return k.reduce_max(hit, 1);
 }
 

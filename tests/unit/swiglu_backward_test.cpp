@@ -3,8 +3,10 @@
 // mistakes); its kernel keeps a row's scales and weight in registers (one
 // barrier: the row's sum across warps), scatters the row's sum and zeroes
 // weight_grad with predicated stores; the harness fills token_topk_to_pos
-// as the inverse of pos_to_token_topk.
+// as the inverse of pos_to_token_topk. 2.1's plain swiglu_backward: its
+// entry's messages, and its padding mask leaves the vectors as they are.
 #include "op_test.h"
+#include "quant/swiglu_backward.h"
 #include "quant/swiglu_backward_and_per_token_cast.h"
 #include "run.h"
 
@@ -95,4 +97,61 @@ TEST_CASE("the harness fills token_topk_to_pos as pos_to_token_topk's "
   CHECK(rows > 0);
   CHECK(none > 0);
   CHECK(p.data().expected.size() == 5); // the reference ran
+}
+
+TEST_CASE("swiglu_backward refuses a clamp that is not positive and a zero "
+          "factor",
+          "[kernels][error]") {
+  auto f = [](DType d, std::vector<int64_t> shape, CUdeviceptr at) {
+    return harness::fake(d, std::move(shape), {}, at);
+  };
+  const auto none = ops::absent();
+  auto message = [&](std::optional<float> rsf, std::optional<float> clamp) {
+    try {
+      quant::swiglu_backward(
+          f(DType::bf16, {8, 256}, 0x10000), f(DType::bf16, {8, 128}, 0x20000),
+          none, f(DType::f32, {8}, 0x30000), f(DType::bf16, {8, 256}, 0x40000),
+          f(DType::f32, {8}, 0x50000), none, rsf, clamp);
+    } catch (const UserError &e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(message(std::nullopt, -1.0f) ==
+        "swiglu_backward: argument 'clamp_value' is -1; requires a positive "
+        "value or None");
+  CHECK(message(0.0f, std::nullopt) ==
+        "swiglu_backward: argument 'routed_scaling_factor' is 0; requires a "
+        "nonzero value or None");
+}
+
+TEST_CASE("swiglu_backward's padding mask keeps the kernel's vectors",
+          "[kernels][compiler]") {
+  // Every option: the row's padding flag (a maximum over the experts, in a
+  // layout of one element a thread) masks fragments loaded in vectors of
+  // 8; it is broadcast again in their layout, not converted, so every
+  // access of a row stays a vector.
+  quant::SwigluBackwardSpec spec;
+  spec.psum = 1;
+  spec.experts = 512;
+  spec.weights = 1;
+  spec.clamp = 1;
+  spec.recompute = 1;
+  spec.vector_bytes = 16;
+  const CompiledKernel c = compile(quant::swiglu_backward_kernel(spec));
+  auto count = [&](std::string_view s) {
+    size_t n = 0;
+    for (size_t at = c.ptx.find(s); at != std::string::npos;
+         at = c.ptx.find(s, at + 1))
+      ++n;
+    return n;
+  };
+  // l, r and act_x_grad in; x_grad's halves and act_out out.
+  CHECK(count("ld.global.v4") == 3);
+  CHECK(count("st.global.v4") == 3);
+  // weight_grad: one scalar store.
+  CHECK(count("st.global.b32") == 1);
+  // Across the two warps: the padding flag, the weight, the row's sum.
+  CHECK(count("bar.sync") == 3);
+  CHECK(count("rcp.rn.f32") >= 1); // s = 1 / den
 }
