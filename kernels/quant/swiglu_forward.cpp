@@ -14,8 +14,8 @@
 
 namespace tilejit::quant {
 
-/// psum_valid tests (rows, experts) pairs in registers: at most 16 rows x
-/// 512 experts over 128 threads, 64 a thread.
+/// psum_valid tests (rows, experts) pairs in registers: 2 rows x 512
+/// experts over 128 threads, 8 a thread.
 static constexpr int64_t kMaxExperts = 512;
 
 static void check(const ops::Call &c) {
@@ -41,26 +41,30 @@ static void check(const ops::Call &c) {
                                 op, c.dim("E"), kMaxExperts));
 }
 
-/// Tiles of 1024 elements over 128 threads: block_k = gcd(512, H) (H % 64
-/// == 0: at least 64), block_m = 1024 / block_k rows.
+/// Two rows a block in chunks of 512 columns over 128 threads (8 a
+/// thread) where H % 512 == 0; else chunks of the largest power of two
+/// that divides H, over fewer threads (at least 32).
 static SwigluForwardSpec spec(const ops::Call &c) {
   const int64_t h = c.dim("W") / 2;
+  const int64_t cw = std::min<int64_t>(512, h & -h);
   SwigluForwardSpec s;
   s.in_dtype = c.tensor("x").dtype;
   s.out_dtype = c.tensor("out").dtype;
-  s.block_k = static_cast<int32_t>(std::gcd<int64_t>(512, h));
-  s.block_m = 1024 / s.block_k;
+  s.threads = static_cast<int32_t>(std::max<int64_t>(32, s.block_m * cw / 8));
+  s.vector = static_cast<int32_t>(s.block_m * cw / s.threads);
   s.psum = c.has("psum_num_tokens_per_expert");
   if (s.psum) {
     const int64_t e = std::max<int64_t>(1, c.dim("E"));
+    // psum_valid's pairs: at least a thread's vector each.
     s.experts = static_cast<int32_t>(std::max<int64_t>(
         {static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(e))),
-         s.threads, 8 * s.threads / s.block_m}));
+         s.threads, cw}));
   }
   s.alignment = static_cast<int32_t>(c.integer("token_alignment"));
   s.weights = c.has("topk_weights");
   s.clamp = c.real("clamp_value") > 0;
   s.count = c.has("clamped_count");
+  s.pack = s.block_m * h < (1 << 16);
   s.vector_bytes = ops::vector_bytes(c, {"x", "out"});
   return s;
 }

@@ -11,25 +11,27 @@
 namespace tilejit::quant {
 
 /// Static parameters of a swiglu_forward kernel (also the bytewise key:
-/// 32-bit fields). A block takes block_m x block_k of each half (1024
-/// elements over 128 threads; block_k divides H).
+/// 32-bit fields). A block takes block_m rows in chunks of columns() of
+/// each half, `vector` elements a thread.
 struct SwigluForwardSpec {
   DType in_dtype = DType::bf16;
   DType out_dtype = DType::bf16;
   int32_t block_m = 2;
-  int32_t block_k = 512;
   int32_t threads = 128;
+  int32_t vector = 8;
   int32_t psum = 0;        ///< 1: rows outside the psum layout are not written
   int32_t experts = 0;     ///< with psum: E up to a power of two >= threads
   int32_t alignment = 128; ///< token_alignment
   int32_t weights = 0;     ///< 1: rows times topk_weights[t] * rsf
   int32_t clamp = 0;       ///< 1: clamp_value (a kernel scalar) clamps
   int32_t count = 0;       ///< 1: the clamps are counted into clamped_count
+  int32_t pack = 0; ///< 1: two counts an i32 (block_m x H < 2^16 each)
   int32_t vector_bytes = 0;
+  int64_t columns() const { return int64_t{threads} * vector / block_m; }
 };
-TILEJIT_SPEC_FIELDS(SwigluForwardSpec, in_dtype, out_dtype, block_m, block_k,
-                    threads, psum, experts, alignment, weights, clamp, count,
-                    vector_bytes)
+TILEJIT_SPEC_FIELDS(SwigluForwardSpec, in_dtype, out_dtype, block_m, threads,
+                    vector, psum, experts, alignment, weights, clamp, count,
+                    pack, vector_bytes)
 
 /// TileKernels 2.1's swiglu_forward: x (T, 2H) bf16 or f32, contiguous,
 /// H % 64 == 0, is (gate l | value r); per valid row t (every row without

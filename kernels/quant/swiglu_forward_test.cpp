@@ -66,6 +66,8 @@ TILEJIT_OP_TEST(swiglu_forward) {
   t.cases.push_back(aligned64);
   t.cases.push_back(forward(4001, 2048, 256, {.weights = true}));
   t.cases.push_back(forward(5, 128, 3, {.clamp = "10", .count = true}));
+  // Rows of 2 x 32768 elements: the counts no longer fit 16-bit halves.
+  t.cases.push_back(forward(5, 32768, 2, {.clamp = "0.5", .count = true}));
   t.cases.push_back(forward(1, 64, 1, {.psum = false}));
   t.cases.push_back(forward(0, 2048, 8, {.clamp = "10", .count = true}));
   // A benchmark: 32768 rows of H = 2048 over 32 experts, weighted, with and
