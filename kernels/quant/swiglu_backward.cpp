@@ -44,7 +44,10 @@ static void check(const ops::Call &c) {
 
 /// A row in chunks of threads x vector columns: 64 x 8 where H % 512 == 0
 /// (TileKernels' tiling), else the largest power of two that divides H
-/// over at least 32 threads.
+/// over at least 32 threads. Measured at 32768 x 4096 on the H200 (clamp
+/// off / 0.5, % of copy): 97.2 / 84.9; 128 threads x 4: 89.8 / 84.3; at
+/// least 12 blocks an SM (80 registers, spills): 93.2 / 87.5; 16: 75.6 /
+/// 57.3.
 static SwigluBackwardSpec spec(const ops::Call &c) {
   const int64_t h = c.dim("W") / 2;
   const int64_t chunk = std::min<int64_t>(512, h & -h);

@@ -734,3 +734,16 @@ TEST_CASE("take from a row a thread holds stays in registers", "[compiler]") {
   CHECK(c.ptx.find("ld.local") == std::string::npos);
   (void)at;
 }
+
+TEST_CASE("min_blocks_per_sm reaches ptxas as .minnctapersm", "[compiler]") {
+  dsl::KernelBuilder k("occupancy", 64);
+  auto x = k.tensor("x", DType::f32, 2);
+  k.grid({k.blocks(x, 0)});
+  k.min_blocks_per_sm(16);
+  k.store(k.load(x, {k.block_id(0), k.index(0)}, {1, 64}) *
+              k.constant(2.0, DType::f32),
+          x, {k.block_id(0), k.index(0)});
+  const CompiledKernel c = compile(k.build());
+  CHECK(c.ptx.find(".minnctapersm 16") != std::string::npos);
+  CHECK(c.ptx.find(".maxntid 64, 1, 1") != std::string::npos);
+}

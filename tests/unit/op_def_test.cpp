@@ -259,6 +259,11 @@ TEST_CASE("the DSL names its grid and name mistakes", "[op][dsl][error]") {
           k.grid({k.blocks(x, 1)});
         }) == "grid: the kernel's grid is declared already");
   CHECK(dsl_error([] {
+          dsl::KernelBuilder k("t", 128);
+          k.min_blocks_per_sm(17);
+        }) == "min_blocks_per_sm: 17 blocks of 128 threads; requires 1 to 32 "
+              "blocks and at most 2048 threads an SM");
+  CHECK(dsl_error([] {
           dsl::KernelBuilder k("t", 32);
           k.grid({1, 1, 1, 1});
         }) == "grid: 4 dimensions; requires 1 to 3");

@@ -59,6 +59,21 @@ void KernelBuilder::grid(const std::vector<Extent> &dims, Loc loc) {
                        b.getArrayAttr(texts));
 }
 
+void KernelBuilder::min_blocks_per_sm(int64_t blocks, Loc loc) {
+  const int64_t threads =
+      impl_->func
+          ->getAttrOfType<IntegerAttr>(tile::TileDialect::getThreadsAttrName())
+          .getInt();
+  if (blocks < 1 || blocks > 32 || blocks * threads > 2048)
+    impl_->fail(loc, fmt::format("min_blocks_per_sm: {} blocks of {} threads; "
+                                 "requires 1 to 32 blocks and at most 2048 "
+                                 "threads an SM",
+                                 blocks, threads));
+  impl_->func->setAttr(
+      tile::TileDialect::getMinBlocksAttrName(),
+      impl_->builder.getI32IntegerAttr(static_cast<int32_t>(blocks)));
+}
+
 Value KernelBuilder::full(const std::vector<int64_t> &shape, double value,
                           DType dtype, Loc loc) {
   Value scalar = constant(value, dtype, loc);

@@ -356,6 +356,12 @@ public:
   /// the host computes it from the tensors it binds, so it never repeats
   /// the kernel's tiling. `k.grid({k.blocks(x, 0, 32), k.blocks(x, 1, 64)})`
   void grid(const std::vector<Extent> &dims, Loc loc = Loc::current());
+  /// Asks for at least `blocks` blocks of the kernel resident on each SM
+  /// (1 to 32, blocks x threads at most 2048): ptxas then keeps each
+  /// thread's registers within 65536 / (blocks x threads), spilling if it
+  /// must. For memory-bound kernels of few threads a block, whose loads
+  /// need many warps in flight.
+  void min_blocks_per_sm(int64_t blocks, Loc loc = Loc::current());
   /// A fragment of `shape` whose every element is `value` (of `dtype`).
   Value full(const std::vector<int64_t> &shape, double value, DType dtype,
              Loc loc = Loc::current());

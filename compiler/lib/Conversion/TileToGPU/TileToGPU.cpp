@@ -118,6 +118,11 @@ outlineKernel(func::FuncOp func, gpu::GPUModuleOp gpuModule, int64_t threads) {
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   kernel.setKnownBlockSizeAttr(
       b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
+  // ptxas's .minnctapersm: it keeps the registers within what that many
+  // blocks of `threads` leave each.
+  if (auto blocks =
+          func->getAttrOfType<IntegerAttr>(TileDialect::getMinBlocksAttrName()))
+    kernel->setAttr("nvvm.minctasm", blocks);
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
     if (auto align = func.getArgAttr(i, TileDialect::getAlignAttrName()))
       kernel.setArgAttr(i, TileDialect::getAlignAttrName(), align);

@@ -433,3 +433,10 @@ func.func @shuffle_lane_width(%t: tensor<2x128x4xi64>) {
   %s = tile.shuffle_idx %t dim 1 lane 0 : tensor<2x128x4xi64>
   return
 }
+
+// -----
+
+// expected-error @+1 {{'tile.min_blocks' must be an i32 from 1 to 32 on a func.func}}
+func.func @min_blocks_range() attributes {tile.threads = 64 : i32, tile.min_blocks = 40 : i32} {
+  return
+}

@@ -30,6 +30,15 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
                                 "func.func";
     return success();
   }
+  if (attr.getName() == getMinBlocksAttrName()) {
+    auto blocks = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!isa<func::FuncOp>(op) || !blocks || !blocks.getType().isInteger(32) ||
+        blocks.getInt() < 1 || blocks.getInt() > 32)
+      return op->emitError() << "'" << getMinBlocksAttrName()
+                             << "' must be an i32 from 1 to 32 on a "
+                                "func.func";
+    return success();
+  }
   if (attr.getName() != getThreadsAttrName())
     return op->emitError() << "unknown tile dialect attribute '"
                            << attr.getName().getValue() << "'";

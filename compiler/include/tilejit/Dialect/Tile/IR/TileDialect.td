@@ -57,6 +57,9 @@ def Tile_Dialect : Dialect {
     /// each a product of `ceil(NAME[DIM] / N)`, `NAME[DIM]` and integers
     /// (NAME a tensor argument's `tile.name`), which the host evaluates.
     static constexpr ::llvm::StringLiteral getGridAttrName() { return "tile.grid"; }
+    /// Name of the attribute that asks for at least this many blocks of a
+    /// kernel on each SM at once (an i32; ptxas limits the registers).
+    static constexpr ::llvm::StringLiteral getMinBlocksAttrName() { return "tile.min_blocks"; }
   }];
 }
 
