@@ -79,7 +79,7 @@ bool bench_per_token_cast_grid() {
 /// same run: tools/gpu/run.sh).
 /// `only` (from --ops a,b@text,c) limits them to the named ops, and an
 /// entry op@text to that op's cases whose label holds `text`; empty: all.
-bool bench_cases(const std::vector<std::string> &only) {
+bool bench_cases(const std::vector<std::string> &only, bool checked) {
   auto wanted = [&](const ops::OpDef &op, const harness::Case &c) {
     if (only.empty())
       return true;
@@ -135,7 +135,10 @@ bool bench_cases(const std::vector<std::string> &only) {
       fmt::print("{:<18} {:>50} {:>9.4f} {:>9.1f} {:>9.1f} {:>10.1f} "
                  "{:>7.1f}%  {}\n",
                  op->name, r.shape, r.ms, r.bytes / 1e6, gbps, copy,
-                 100 * gbps / copy, r.passed ? "ok" : "FAILED");
+                 100 * gbps / copy,
+                 !checked   ? "unchecked"
+                 : r.passed ? "ok"
+                            : "FAILED");
       std::fflush(stdout); // a row survives a cut run
       all_passed &= r.passed;
     }
@@ -167,6 +170,7 @@ int main(int argc, char **argv) {
     if (mode == "--first-call")
       return first_call_child();
     std::vector<std::string> only;
+    bool checked = true;
     if (mode == "--ops" && argc > 2) {
       for (std::string_view rest = argv[2]; !rest.empty();) {
         size_t comma = rest.find(',');
@@ -179,14 +183,24 @@ int main(int argc, char **argv) {
         only.push_back(name);
         rest = comma == rest.npos ? "" : rest.substr(comma + 1);
       }
+      if (argc > 3 && std::string_view(argv[3]) == "--unchecked")
+        checked = false;
+      else if (argc > 3) {
+        fmt::print(stderr,
+                   "tilejit_bench: unknown argument '{}' after --ops; "
+                   "expected --unchecked or nothing\n",
+                   argv[3]);
+        return 2;
+      }
     } else if (!mode.empty() && mode != "--compile" && mode != "--grid") {
-      fmt::print(
-          stderr,
-          "tilejit_bench: unknown argument '{}'; expected none (every "
-          "benchmark), --compile (the cold-compile table only), --grid "
-          "(the per_token_cast grid only) or --ops NAME[@TEXT][,...] (those "
-          "ops' benchmark cases only, with TEXT in their label)\n",
-          mode);
+      fmt::print(stderr,
+                 "tilejit_bench: unknown argument '{}'; expected none (every "
+                 "benchmark), --compile (the cold-compile table only), --grid "
+                 "(the per_token_cast grid only) or --ops NAME[@TEXT][,...] "
+                 "[--unchecked] (those ops' benchmark cases only, with TEXT in "
+                 "their label; --unchecked: no CPU reference, for rows whose "
+                 "reference takes minutes)\n",
+                 mode);
       return 2;
     }
     // The driver keeps its own cache of the PTX it has compiled
@@ -209,7 +223,7 @@ int main(int argc, char **argv) {
     harness::settle_timing();
     if (mode == "--grid")
       return bench_per_token_cast_grid() ? 0 : 1;
-    bool all_passed = bench_cases(only);
+    bool all_passed = bench_cases(only, checked);
     if (mode == "--ops")
       return all_passed ? 0 : 1;
     all_passed &= bench_per_token_cast_grid();

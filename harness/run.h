@@ -53,7 +53,9 @@ ops::Call bind_for_compile(const Resolved &r,
 /// Inputs and the reference: CPU work, safe on several threads at once.
 class Prepared {
 public:
-  static Prepared make(const Resolved &r, uint64_t seed);
+  /// `reference` false: inputs only; run() then times without checking
+  /// (its result says "not checked").
+  static Prepared make(const Resolved &r, uint64_t seed, bool reference = true);
   /// Uploads, calls the op on the GPU, checks; with options.iters > 0 also
   /// times it (and a copy of the same bytes).
   RunResult run(const RunOptions &options) const;
@@ -67,6 +69,7 @@ private:
   /// The distinct arguments of the reference's ref::cuda_expf calls: run()
   /// computes them on the GPU and the reference again with those values.
   std::vector<float> expf_args_;
+  bool checked_ = true;
 };
 
 /// resolve + Prepared::make + run.
