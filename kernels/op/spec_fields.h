@@ -39,11 +39,22 @@ template <class T> std::string field_text(const T &value) {
 #define TILEJIT_FE_14(m, s, x, ...) m(s, x) TILEJIT_FE_13(m, s, __VA_ARGS__)
 #define TILEJIT_FE_15(m, s, x, ...) m(s, x) TILEJIT_FE_14(m, s, __VA_ARGS__)
 #define TILEJIT_FE_16(m, s, x, ...) m(s, x) TILEJIT_FE_15(m, s, __VA_ARGS__)
+#define TILEJIT_FE_17(m, s, x, ...) m(s, x) TILEJIT_FE_16(m, s, __VA_ARGS__)
+#define TILEJIT_FE_18(m, s, x, ...) m(s, x) TILEJIT_FE_17(m, s, __VA_ARGS__)
+#define TILEJIT_FE_19(m, s, x, ...) m(s, x) TILEJIT_FE_18(m, s, __VA_ARGS__)
+#define TILEJIT_FE_20(m, s, x, ...) m(s, x) TILEJIT_FE_19(m, s, __VA_ARGS__)
+#define TILEJIT_FE_21(m, s, x, ...) m(s, x) TILEJIT_FE_20(m, s, __VA_ARGS__)
+#define TILEJIT_FE_22(m, s, x, ...) m(s, x) TILEJIT_FE_21(m, s, __VA_ARGS__)
+#define TILEJIT_FE_23(m, s, x, ...) m(s, x) TILEJIT_FE_22(m, s, __VA_ARGS__)
+#define TILEJIT_FE_24(m, s, x, ...) m(s, x) TILEJIT_FE_23(m, s, __VA_ARGS__)
 #define TILEJIT_FE_PICK(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12,     \
-                        _13, _14, _15, _16, NAME, ...)                         \
+                        _13, _14, _15, _16, _17, _18, _19, _20, _21, _22, _23, \
+                        _24, NAME, ...)                                        \
   NAME
 #define TILEJIT_FOR_EACH(m, s, ...)                                            \
-  TILEJIT_FE_PICK(__VA_ARGS__, TILEJIT_FE_16, TILEJIT_FE_15, TILEJIT_FE_14,    \
+  TILEJIT_FE_PICK(__VA_ARGS__, TILEJIT_FE_24, TILEJIT_FE_23, TILEJIT_FE_22,    \
+                  TILEJIT_FE_21, TILEJIT_FE_20, TILEJIT_FE_19, TILEJIT_FE_18,  \
+                  TILEJIT_FE_17, TILEJIT_FE_16, TILEJIT_FE_15, TILEJIT_FE_14,  \
                   TILEJIT_FE_13, TILEJIT_FE_12, TILEJIT_FE_11, TILEJIT_FE_10,  \
                   TILEJIT_FE_9, TILEJIT_FE_8, TILEJIT_FE_7, TILEJIT_FE_6,      \
                   TILEJIT_FE_5, TILEJIT_FE_4, TILEJIT_FE_3, TILEJIT_FE_2,      \

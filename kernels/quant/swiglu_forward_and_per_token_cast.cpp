@@ -63,8 +63,7 @@ static void check(const ops::Call &c) {
 /// 119.9 / 126.5; 1 x 2048 115.7 / 121.4 with bounds checks, 105.5 / 112.0
 /// without (and 102.1 / 108.1 with a row's values one a thread); 1 x 2048 over
 /// 256 135.5 / 141.9; 2 x 2048 over 256 133.4 / 141.1.
-static PerTokenCastSpec swiglu_tiling(DType in, int64_t e, int64_t h,
-                                      int64_t group) {
+PerTokenCastSpec swiglu_tiling(DType in, int64_t e, int64_t h, int64_t group) {
   PerTokenCastSpec t;
   t.in_dtype = in;
   const int64_t vector = 16 / static_cast<int64_t>(size_of(in));

@@ -2,9 +2,11 @@
 // tile DSL: per_token_cast's boxes (per_token_cast_boxes) over a source that
 // loads the gate and up boxes of a tile, clamps (and counts the clamps with
 // one atomic add a block and counter), computes act = (g / (1 + exp(-g))) *
-// u in f32, weights and masks its rows.
+// u in f32, weights and masks its rows (by pos_to_expert, or in 2.1's form
+// by the psum layout, with a weight a row).
 #include "quant/swiglu_forward_and_per_token_cast.h"
 #include "quant/per_token_cast_dsl.h"
+#include "quant/psum_dsl.h"
 
 #include "tilejit/compiler/dsl.h"
 
@@ -20,16 +22,23 @@ swiglu_forward_and_per_token_cast_kernel(const SwigluForwardCastSpec &s) {
   dsl::Access access = dsl::vectors_of(s.vector_bytes);
   auto gate = k.tensor("gate", s.in_dtype, 2, access);
   auto up = k.tensor("up", s.in_dtype, 2, access);
-  std::optional<dsl::Tensor> weight_src, weight_rows, row_expert, counts;
+  std::optional<dsl::Tensor> weight_src, weight_rows, row_expert, counts, psum,
+      row_weight;
   if (s.weights) {
     weight_src = k.tensor("weight_src", DType::f32, s.row_by_thread() ? 3 : 2);
     weight_rows = k.tensor("pos_to_token_topk", DType::i32, 1);
   }
   if (s.pos_to_expert)
     row_expert = k.tensor("row_expert", DType::i32, s.row_by_thread() ? 3 : 2);
-  std::optional<dsl::Value> clamp;
+  if (s.psum)
+    psum = k.tensor("psum_rows", DType::i32, 2);
+  std::optional<dsl::Value> clamp, rsf;
+  if (s.row_weights) {
+    row_weight = k.tensor("weight_rows", DType::f32, 2);
+    rsf = k.scalar("routed_scaling_factor", DType::f32);
+  }
   if (s.clamp)
-    clamp = k.scalar("swiglu_clamp_value", DType::f32);
+    clamp = k.scalar(s.tk21 ? "clamp_value" : "swiglu_clamp_value", DType::f32);
   if (s.count)
     counts = k.tensor("counts", DType::i64, 2);
   auto f32 = [&](dsl::Value v) { return k.cast(v, DType::f32); };
@@ -68,6 +77,14 @@ swiglu_forward_and_per_token_cast_kernel(const SwigluForwardCastSpec &s) {
           k.broadcast(k.ge(per_row(k.load(*row_expert, row_origin, row_shape)),
                            k.constant(0, DType::i32)),
                       shape);
+    if (psum) // 2.1: (rows, cols) tiles
+      valid = k.broadcast(k.gt(psum_valid(k, *psum, k.dim(gate, 0), r0, rows,
+                                          s.experts, s.alignment),
+                               k.constant(0, DType::i32)),
+                          shape);
+    else if (s.tk21 && counts) // rows past x are not counted
+      valid = k.lt(k.iota(shape, 0) + k.cast(r0, DType::i32),
+                   k.cast(k.dim(gate, 0), DType::i32));
     if (clamp) {
       auto c = *clamp, minus_c = k.constant(0, DType::f32) - *clamp;
       if (counts) {
@@ -106,6 +123,8 @@ swiglu_forward_and_per_token_cast_kernel(const SwigluForwardCastSpec &s) {
           add_count(total_of(counted(k.gt(u, c), 1)), 1);
         }
         add_count(total_of(counted(k.lt(u, minus_c), 1)), 2);
+        if (s.tk21) // valid rows x H, elements past x not
+          add_count(total_of(counted(*valid, 1)), 3);
       }
       g = k.min(g, c);
       u = k.min(k.max(u, minus_c), c);
@@ -117,6 +136,11 @@ swiglu_forward_and_per_token_cast_kernel(const SwigluForwardCastSpec &s) {
     if (weight_src)
       act = act *
             per_row(k.gather(*weight_src, *weight_rows, row_origin, row_shape));
+    if (row_weight) // 2.1: w = topk_weights[r] * rsf first
+      act =
+          act * k.broadcast(
+                    per_row(k.load(*row_weight, row_origin, row_shape)) * *rsf,
+                    shape);
     if (valid)
       act = k.select(*valid, act, k.full(shape, 0, DType::f32));
     return k.reshape(act, tile_shape);

@@ -35,6 +35,16 @@ struct SwigluForwardCastSpec {
   int32_t clamp = 0;         ///< 1: swiglu_clamp_value (a kernel scalar) clamps
   int32_t count = 0;         ///< 1: the clamps are counted into clamped_count
   uint32_t sf_clamp_min = 0; ///< f32 bits of the absmax clamp; 0: 1e-4
+  // TileKernels 2.1's form (swiglu_forward_and_per_token_cast_21):
+  int32_t psum = 0;        ///< 1: rows outside the psum layout are zero
+  int32_t experts = 0;     ///< with psum: see psum_valid (psum_dsl.h)
+  int32_t alignment = 128; ///< token_alignment
+  /// 1: rows weighted by topk_weights[r] * routed_scaling_factor (a kernel
+  /// scalar), the weights one a row
+  int32_t row_weights = 0;
+  /// 1: 2.1's form: its parameter names, and a fourth count, valid rows x
+  /// H
+  int32_t tk21 = 0;
   /// The per_token_cast spec of the activation's cast.
   PerTokenCastSpec cast() const;
   /// Elements of a vector of the kernel's layout: 16 bytes of in_dtype, or
@@ -46,13 +56,19 @@ struct SwigluForwardCastSpec {
   /// Whether a tile is one row of whole rounds of threads x row_vector():
   /// then the kernel takes per-row values as (E, threads, 1) views, one a
   /// thread; else as (E, copies).
+  /// (2.1's per-row values are always (E, copies).)
   bool row_by_thread() const {
-    return block_m == 1 && block_k % (threads * row_vector()) == 0;
+    return block_m == 1 && block_k % (threads * row_vector()) == 0 && !tk21;
   }
 };
 TILEJIT_SPEC_FIELDS(SwigluForwardCastSpec, in_dtype, group, block_m, block_k,
                     threads, round_sf, sf_layout, vector_bytes, inside, weights,
-                    pos_to_expert, clamp, count, sf_clamp_min)
+                    pos_to_expert, clamp, count, sf_clamp_min, psum, experts,
+                    alignment, row_weights, tk21)
+
+/// The SwiGLU casts' tiling of the (E, H) activation in groups of `group`
+/// (swiglu_forward_and_per_token_cast.cpp).
+PerTokenCastSpec swiglu_tiling(DType in, int64_t e, int64_t h, int64_t group);
 
 /// TileKernels' swiglu_forward_and_per_token_cast: x (E, 2H) bf16 or f32,
 /// contiguous, H % 128 == 0, is (gate g | up u); per row r and column c <

@@ -1,0 +1,212 @@
+// swiglu_forward_and_per_token_cast_21.cpp - TileKernels 2.1's form of
+// swiglu_forward_and_per_token_cast declared: the psum row layout, a weight
+// a row and four counts, on the 1.0 form's kernel and tiling.
+#include "quant/swiglu_forward_and_per_token_cast_21.h"
+#include "quant/swiglu_forward_and_per_token_cast.h"
+
+#include "common/check.h"
+#include "op/op.h"
+#include "quant/swiglu_halves.h"
+
+#include <algorithm>
+#include <bit>
+#include <numeric>
+
+namespace tilejit::quant {
+
+/// psum_valid tests (row, expert) pairs in registers: 1024 experts over
+/// 128 threads at most, 8 a thread.
+static constexpr int64_t kMaxExperts = 1024;
+
+static void check(const ops::Call &c) {
+  const std::string &op = c.op().name;
+  const int64_t g = c.integer("num_per_channels");
+  if (g != 32 && g != 128)
+    throw UserError(fmt::format("{}: argument 'num_per_channels' is {}; "
+                                "requires 32 or 128",
+                                op, g));
+  check_sf_flags(c);
+  if (c.real("routed_scaling_factor") != 0 && !c.has("topk_weights"))
+    throw UserError(fmt::format("{}: argument 'routed_scaling_factor' is "
+                                "given while 'topk_weights' is None; requires "
+                                "weights",
+                                op));
+  if (c.has("clamped_count") && c.real("clamp_value") == 0)
+    throw UserError(fmt::format("{}: argument 'clamped_count' is given while "
+                                "'clamp_value' is None; requires a clamp "
+                                "value",
+                                op));
+  const int64_t a = c.integer("token_alignment");
+  if (!std::has_single_bit(static_cast<uint64_t>(a)))
+    throw UserError(fmt::format("{}: argument 'token_alignment' is {}; "
+                                "requires a power of two",
+                                op, a));
+  if (c.has("psum_num_tokens_per_expert") && c.dim("E") > kMaxExperts)
+    throw UserError(fmt::format("{}: argument 'psum_num_tokens_per_expert' "
+                                "has {} experts; requires at most {}",
+                                op, c.dim("E"), kMaxExperts));
+}
+
+/// The 1.0 form's tiling; its per-row values as (T, copies) views.
+static SwigluForwardCastSpec spec(const ops::Call &c) {
+  const int64_t h = c.dim("W") / 2;
+  const PerTokenCastSpec t = swiglu_tiling(c.tensor("x").dtype, c.dim("T"), h,
+                                           c.integer("num_per_channels"));
+  SwigluForwardCastSpec s;
+  s.in_dtype = t.in_dtype;
+  s.group = t.group;
+  s.block_m = t.block_m;
+  s.block_k = t.block_k;
+  s.threads = t.threads;
+  s.inside = t.inside;
+  s.round_sf = c.flag("round_sf");
+  s.sf_layout = sf_layout_of(c);
+  s.vector_bytes = ops::vector_bytes(c, {"x", "out"});
+  s.clamp = c.real("clamp_value") > 0;
+  s.count = c.has("clamped_count");
+  s.tk21 = 1;
+  s.row_weights = c.has("topk_weights");
+  s.psum = c.has("psum_num_tokens_per_expert");
+  s.alignment = static_cast<int32_t>(c.integer("token_alignment"));
+  if (s.psum) {
+    // psum_valid's pairs: at least a thread's vector each.
+    const int64_t e = std::max<int64_t>(1, c.dim("E"));
+    s.experts = static_cast<int32_t>(std::max<int64_t>(
+        {static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(e))),
+         s.threads, s.threads * s.row_vector() / s.block_m}));
+  }
+  return s;
+}
+
+/// The kernel's views: x's halves; psum as (1, E); topk_weights as (T,
+/// copies), stride 0 (a tile's rows x copies a multiple of the threads);
+/// clamped_count as (4, 1); packed scales as bytes; routed_scaling_factor
+/// 1 when None.
+static void views(const ops::Call &c, const SwigluForwardCastSpec &s,
+                  ops::KernelArgs &args) {
+  const int64_t t = c.dim("T");
+  bind_swiglu_halves(c.tensor("x"), args);
+  if (s.psum) {
+    const int64_t e = c.dim("E");
+    args.tensor(
+        "psum_rows",
+        ops::view_as(c.tensor("psum_num_tokens_per_expert"), {1, e}, {e, 1}));
+  }
+  if (s.row_weights) {
+    const int64_t copies = s.threads / std::gcd(s.block_m, s.threads);
+    args.tensor("weight_rows",
+                ops::view_as(c.tensor("topk_weights"), {t, copies}, {1, 0}));
+    const double rsf = c.real("routed_scaling_factor");
+    args.scalar("routed_scaling_factor", rsf != 0 ? rsf : 1.0);
+  }
+  if (s.count)
+    args.tensor("counts",
+                ops::view_as(c.tensor("clamped_count"), {4, 1}, {1, 1}));
+  if (s.sf_layout == SfLayout::packed_ue8m0)
+    args.tensor("out_sf", ops::as_bytes(c.tensor("out_sf")));
+}
+
+static std::vector<ref::HostTensor> reference(const ops::HostCall &c) {
+  auto given = [&](const char *name) -> std::optional<ref::HostTensor> {
+    if (c.has(name))
+      return c.tensor(name);
+    return std::nullopt;
+  };
+  std::optional<ref::HostTensor> count;
+  if (c.has("clamped_count"))
+    count = ref::HostTensor::zeros(DType::i64, {4});
+  std::optional<float> rsf, clamp;
+  if (c.real("routed_scaling_factor") != 0)
+    rsf = static_cast<float>(c.real("routed_scaling_factor"));
+  if (c.real("clamp_value") > 0)
+    clamp = static_cast<float>(c.real("clamp_value"));
+  QuantTensor q = swiglu_forward_and_per_token_cast_21_ref(
+      c.tensor("x"), "e4m3", c.integer("num_per_channels"),
+      given("psum_num_tokens_per_expert"), given("topk_weights"), rsf,
+      c.flag("use_tma_aligned_col_major_sf"), c.flag("round_sf"),
+      c.flag("use_packed_ue8m0"), clamp, count, c.integer("token_alignment"));
+  return {q.data, q.sf, count ? *count : ref::HostTensor{}};
+}
+
+const ops::OpDef &swiglu_forward_and_per_token_cast_21_op() {
+  static const ops::OpDef op = ops::make_op<SwigluForwardCastSpec>(
+      {.name = "swiglu_forward_and_per_token_cast_21",
+       .summary = "TileKernels 2.1's swiglu_forward_and_per_token_cast: "
+                  "SwiGLU of x (T, 2H) on the psum row layout, weighted, "
+                  "clamped and counted, cast per token to e4m3",
+       .tensors =
+           {ops::input("x", {DType::bf16, DType::f32}, "T, W",
+                       ops::Layout::contiguous, "(gate | value), W = 2H"),
+            ops::absent_by_default(ops::optional_input(
+                "psum_num_tokens_per_expert", {DType::i32}, "E",
+                ops::Layout::contiguous,
+                "expert e's rows: [align(psum[e - 1]), psum[e])")),
+            ops::absent_by_default(ops::optional_input(
+                "topk_weights", {DType::f32}, "T", ops::Layout::contiguous,
+                "each row's weight")),
+            ops::output("out", {DType::e4m3}, "", ops::Layout::contiguous,
+                        "e4m3 (T, H); rows not valid: quantized zeros"),
+            ops::output("out_sf", {DType::f32, DType::i32}, "",
+                        ops::Layout::as_shaped,
+                        "scales; layout by the flags (§3.3)"),
+            ops::absent_by_default(ops::optional_output(
+                "clamped_count", {DType::i64}, "4", ops::Layout::contiguous,
+                "added to: #(l > c), #(r > c), #(r < -c), valid rows x H "
+                "(requires clamp_value)"))},
+       .params = with_sf_flags(
+           {ops::choice("fmt", "e4m3", {"e4m3"}, "the output format"),
+            ops::integer("num_per_channels", 128, 1, 1 << 30,
+                         "channels a group: 32 or 128"),
+            ops::real("routed_scaling_factor", 0.0, 0.0,
+                      "times topk_weights (requires them); 0: None"),
+            ops::real("clamp_value", 0.0, 0.0,
+                      "the clamp c of gate (above) and value (both sides); "
+                      "0: None"),
+            ops::integer("token_alignment", 128, 1, 1 << 20,
+                         "where each expert's rows start: a power of two")}),
+       .dim_rules = {{.dim = "W", .min = 256, .multiple = 256}},
+       .cli_shape = "T, W, E",
+       .default_shape = {32768, 4096, 32},
+       .check = check,
+       .shape_of =
+           [](std::string_view tensor, const ops::ShapeArgs &a) {
+             const int64_t t = a.dim("T"), h = a.dim("W") / 2;
+             if (tensor == "out")
+               return ops::TensorShape{DType::e4m3, {t, h}, {h, 1}};
+             const int64_t g = a.integer("num_per_channels");
+             return sf_shape(t, h / g, sf_layout_of(a));
+           },
+       .reference = reference},
+      {spec, swiglu_forward_and_per_token_cast_kernel, views});
+  return op;
+}
+TILEJIT_REGISTER_OP(swiglu_forward_and_per_token_cast_21_op);
+
+void swiglu_forward_and_per_token_cast_21(
+    const rt::TensorView &x, int64_t num_per_channels,
+    const rt::TensorView &psum_num_tokens_per_expert,
+    const rt::TensorView &topk_weights, const rt::TensorView &out,
+    const rt::TensorView &out_sf, const rt::TensorView &clamped_count,
+    std::optional<float> routed_scaling_factor,
+    bool use_tma_aligned_col_major_sf, bool round_sf, bool use_packed_ue8m0,
+    std::optional<float> clamp_value, int64_t token_alignment,
+    CUstream stream) {
+  constexpr std::string_view op = "swiglu_forward_and_per_token_cast_21";
+  if (clamp_value && !(*clamp_value > 0))
+    throw UserError(fmt::format("{}: argument 'clamp_value' is {}; requires "
+                                "a positive value or None",
+                                op, *clamp_value));
+  if (routed_scaling_factor && !(*routed_scaling_factor != 0))
+    throw UserError(fmt::format("{}: argument 'routed_scaling_factor' is {}; "
+                                "requires a nonzero value or None",
+                                op, *routed_scaling_factor));
+  swiglu_forward_and_per_token_cast_21_op().call(
+      {x, psum_num_tokens_per_expert, topk_weights, out, out_sf, clamped_count},
+      {std::string("e4m3"), num_per_channels,
+       routed_scaling_factor.value_or(0.0f), clamp_value.value_or(0.0f),
+       token_alignment, use_tma_aligned_col_major_sf, round_sf,
+       use_packed_ue8m0},
+      stream);
+}
+
+} // namespace tilejit::quant
