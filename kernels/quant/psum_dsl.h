@@ -13,10 +13,12 @@ namespace tilejit::quant {
 /// reduction result (broadcast it to the tile): r < `row_count` and
 /// align(psum[e - 1], alignment) <= r < psum[e] for some e (psum[-1] = 0),
 /// `psum` the kernel's (1, E) view of the i32 prefix sums. `experts`
-/// (static) is a power of two, at least E and the block's threads (and
-/// rows x experts at least threads x the kernel's vector, not to narrow
-/// it): each thread tests some (row, expert) pairs, and a maximum across
-/// the experts decides. `alignment` is a power of two.
+/// (static) is a power of two, at least E and the block's threads: each
+/// thread tests some (row, expert) pairs, and a maximum across the experts
+/// decides. With one row the pairs are in the layout of the psum loads'
+/// k.relayout, which leaves the kernel's vectors alone; with more, the
+/// ends' broadcast over the rows is not, and rows x experts must be at
+/// least threads x the kernel's vector not to narrow it. `alignment` is a power of two.
 inline dsl::Value psum_valid(dsl::KernelBuilder &k, const dsl::Tensor &psum,
                              dsl::Value row_count, dsl::Value r0, int64_t rows,
                              int64_t experts, int64_t alignment) {

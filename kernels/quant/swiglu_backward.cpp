@@ -58,10 +58,12 @@ static SwigluBackwardSpec spec(const ops::Call &c) {
   s.vector = static_cast<int32_t>(chunk / s.threads);
   s.psum = c.has("psum_num_tokens_per_expert");
   if (s.psum) {
-    // psum_padding's pairs: at least a thread's vector each.
+    // psum_padding's pairs: one a thread at least (laid out by their
+    // loads' k.relayout, they leave the kernel's vectors alone).
     const int64_t e = std::max<int64_t>(1, c.dim("E"));
     s.experts = static_cast<int32_t>(std::max<int64_t>(
-        static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(e))), chunk));
+        static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(e))),
+        s.threads));
   }
   s.alignment = static_cast<int32_t>(c.integer("token_alignment"));
   s.weights = c.has("topk_weights");

@@ -69,11 +69,13 @@ static SwigluForwardCastSpec spec(const ops::Call &c) {
   s.psum = c.has("psum_num_tokens_per_expert");
   s.alignment = static_cast<int32_t>(c.integer("token_alignment"));
   if (s.psum) {
-    // psum_valid's pairs: at least a thread's vector each.
+    // psum_valid's pairs: one a thread for a one-row tile, else a
+    // thread's vector each (see psum_valid).
     const int64_t e = std::max<int64_t>(1, c.dim("E"));
     s.experts = static_cast<int32_t>(std::max<int64_t>(
         {static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(e))),
-         s.threads, s.threads * s.row_vector() / s.block_m}));
+         s.threads,
+         s.block_m == 1 ? 0 : s.threads * s.row_vector() / s.block_m}));
   }
   return s;
 }

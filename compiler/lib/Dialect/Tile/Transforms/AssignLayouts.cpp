@@ -547,7 +547,11 @@ private:
     b.setInsertionPointAfter(op);
     Value copy;
     if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
+      // From the original source: visitBroadcast may have converted it.
       Value source = broadcast.getSource();
+      if (auto converted = source.getDefiningOp<ConvertLayoutOp>();
+          converted && !converted.getVector())
+        source = converted.getSource();
       auto from = cast<RankedTensorType>(source.getType());
       LayoutAttr sliced = to;
       for (auto [d, sizes] :
