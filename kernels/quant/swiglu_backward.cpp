@@ -7,6 +7,7 @@
 
 #include "common/check.h"
 #include "op/op.h"
+#include "quant/psum_args.h"
 #include "quant/swiglu_halves.h"
 
 #include <algorithm>
@@ -20,26 +21,13 @@ static constexpr int64_t kMaxExperts = 512;
 
 static void check(const ops::Call &c) {
   const std::string &op = c.op().name;
-  if (c.real("routed_scaling_factor") != 0 && !c.has("topk_weights"))
-    throw UserError(fmt::format("{}: argument 'routed_scaling_factor' is "
-                                "given while 'topk_weights' is None; requires "
-                                "weights",
-                                op));
+  check_psum_args(c, kMaxExperts, /*has_counts=*/false);
   if (c.has("topk_weights") != c.has("weight_grad"))
     throw UserError(fmt::format(
         "{}: argument '{}' is given while '{}' is None; requires both or "
         "neither",
         op, c.has("topk_weights") ? "topk_weights" : "weight_grad",
         c.has("topk_weights") ? "weight_grad" : "topk_weights"));
-  const int64_t a = c.integer("token_alignment");
-  if (!std::has_single_bit(static_cast<uint64_t>(a)))
-    throw UserError(fmt::format("{}: argument 'token_alignment' is {}; "
-                                "requires a power of two",
-                                op, a));
-  if (c.has("psum_num_tokens_per_expert") && c.dim("E") > kMaxExperts)
-    throw UserError(fmt::format("{}: argument 'psum_num_tokens_per_expert' "
-                                "has {} experts; requires at most {}",
-                                op, c.dim("E"), kMaxExperts));
 }
 
 /// A row in chunks of threads x vector columns: 64 x 8 where H % 512 == 0
@@ -58,12 +46,8 @@ static SwigluBackwardSpec spec(const ops::Call &c) {
   s.vector = static_cast<int32_t>(chunk / s.threads);
   s.psum = c.has("psum_num_tokens_per_expert");
   if (s.psum) {
-    // psum_padding's pairs: one a thread at least (laid out by their
-    // loads' k.relayout, they leave the kernel's vectors alone).
-    const int64_t e = std::max<int64_t>(1, c.dim("E"));
-    s.experts = static_cast<int32_t>(std::max<int64_t>(
-        static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(e))),
-        s.threads));
+    // psum_padding's pairs: one a thread (a one-row tile: psum_dsl.h).
+    s.experts = psum_experts(c, s.threads);
   }
   s.alignment = static_cast<int32_t>(c.integer("token_alignment"));
   s.weights = c.has("topk_weights");
@@ -79,22 +63,14 @@ static SwigluBackwardSpec spec(const ops::Call &c) {
 /// thread); weight_grad as (T, 1); routed_scaling_factor 1 when None.
 static void views(const ops::Call &c, const SwigluBackwardSpec &s,
                   ops::KernelArgs &args) {
-  const int64_t t = c.dim("T");
   bind_swiglu_halves(c.tensor("x"), args);
   bind_swiglu_halves(c.tensor("x_grad"), args, "x_grad_l", "x_grad_r");
-  if (s.psum) {
-    const int64_t e = c.dim("E");
-    args.tensor(
-        "psum_rows",
-        ops::view_as(c.tensor("psum_num_tokens_per_expert"), {1, e}, {e, 1}));
-  }
+  if (s.psum)
+    bind_psum(c, args);
   if (s.weights) {
-    args.tensor("weight_rows",
-                ops::view_as(c.tensor("topk_weights"), {t, s.threads}, {1, 0}));
-    args.tensor("weight_grad_rows",
-                ops::view_as(c.tensor("weight_grad"), {t, 1}, {1, 1}));
-    const double rsf = c.real("routed_scaling_factor");
-    args.scalar("routed_scaling_factor", rsf != 0 ? rsf : 1.0);
+    bind_row_weights(c, args, s.threads);
+    args.tensor("weight_grad_rows", ops::view_as(c.tensor("weight_grad"),
+                                                 {c.dim("T"), 1}, {1, 1}));
   }
 }
 
@@ -187,15 +163,7 @@ void swiglu_backward(const rt::TensorView &x, const rt::TensorView &act_x_grad,
                      std::optional<float> routed_scaling_factor,
                      std::optional<float> clamp_value, int64_t token_alignment,
                      CUstream stream) {
-  constexpr std::string_view op = "swiglu_backward";
-  if (clamp_value && !(*clamp_value > 0))
-    throw UserError(fmt::format("{}: argument 'clamp_value' is {}; requires "
-                                "a positive value or None",
-                                op, *clamp_value));
-  if (routed_scaling_factor && !(*routed_scaling_factor != 0))
-    throw UserError(fmt::format("{}: argument 'routed_scaling_factor' is {}; "
-                                "requires a nonzero value or None",
-                                op, *routed_scaling_factor));
+  check_psum_scalars("swiglu_backward", routed_scaling_factor, clamp_value);
   const std::string fmt = x_grad.dtype == DType::f32 ? "fp32" : "bf16";
   swiglu_backward_op().call({x, act_x_grad, psum_num_tokens_per_expert,
                              topk_weights, x_grad, weight_grad, act_out},

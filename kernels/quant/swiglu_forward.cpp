@@ -6,6 +6,7 @@
 
 #include "common/check.h"
 #include "op/op.h"
+#include "quant/psum_args.h"
 #include "quant/swiglu_halves.h"
 
 #include <algorithm>
@@ -19,26 +20,7 @@ namespace tilejit::quant {
 static constexpr int64_t kMaxExperts = 512;
 
 static void check(const ops::Call &c) {
-  const std::string &op = c.op().name;
-  if (c.real("routed_scaling_factor") != 0 && !c.has("topk_weights"))
-    throw UserError(fmt::format("{}: argument 'routed_scaling_factor' is "
-                                "given while 'topk_weights' is None; requires "
-                                "weights",
-                                op));
-  if (c.has("clamped_count") && c.real("clamp_value") == 0)
-    throw UserError(fmt::format("{}: argument 'clamped_count' is given while "
-                                "'clamp_value' is None; requires a clamp "
-                                "value",
-                                op));
-  const int64_t a = c.integer("token_alignment");
-  if (!std::has_single_bit(static_cast<uint64_t>(a)))
-    throw UserError(fmt::format("{}: argument 'token_alignment' is {}; "
-                                "requires a power of two",
-                                op, a));
-  if (c.has("psum_num_tokens_per_expert") && c.dim("E") > kMaxExperts)
-    throw UserError(fmt::format("{}: argument 'psum_num_tokens_per_expert' "
-                                "has {} experts; requires at most {}",
-                                op, c.dim("E"), kMaxExperts));
+  check_psum_args(c, kMaxExperts, /*has_counts=*/true);
 }
 
 /// Two rows a block in chunks of 512 columns over 128 threads (8 a
@@ -54,11 +36,8 @@ static SwigluForwardSpec spec(const ops::Call &c) {
   s.vector = static_cast<int32_t>(s.block_m * cw / s.threads);
   s.psum = c.has("psum_num_tokens_per_expert");
   if (s.psum) {
-    const int64_t e = std::max<int64_t>(1, c.dim("E"));
-    // psum_valid's pairs: at least a thread's vector each.
-    s.experts = static_cast<int32_t>(std::max<int64_t>(
-        {static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(e))),
-         s.threads, cw}));
+    // psum_valid's pairs: a thread's vector each (two rows a tile).
+    s.experts = psum_experts(c, std::max<int64_t>(s.threads, cw));
   }
   s.alignment = static_cast<int32_t>(c.integer("token_alignment"));
   s.weights = c.has("topk_weights");
@@ -74,22 +53,11 @@ static SwigluForwardSpec spec(const ops::Call &c) {
 /// as (4, 1); routed_scaling_factor 1 when None.
 static void views(const ops::Call &c, const SwigluForwardSpec &s,
                   ops::KernelArgs &args) {
-  const rt::TensorView &x = c.tensor("x");
-  const int64_t t = c.dim("T");
-  bind_swiglu_halves(x, args);
-  if (s.psum) {
-    const int64_t e = c.dim("E");
-    args.tensor(
-        "psum_rows",
-        ops::view_as(c.tensor("psum_num_tokens_per_expert"), {1, e}, {e, 1}));
-  }
-  if (s.weights) {
-    const int64_t copies = s.threads / std::gcd(s.block_m, s.threads);
-    args.tensor("weight_rows",
-                ops::view_as(c.tensor("topk_weights"), {t, copies}, {1, 0}));
-    const double rsf = c.real("routed_scaling_factor");
-    args.scalar("routed_scaling_factor", rsf != 0 ? rsf : 1.0);
-  }
+  bind_swiglu_halves(c.tensor("x"), args);
+  if (s.psum)
+    bind_psum(c, args);
+  if (s.weights)
+    bind_row_weights(c, args, s.threads / std::gcd(s.block_m, s.threads));
   if (s.count)
     args.tensor("counts",
                 ops::view_as(c.tensor("clamped_count"), {4, 1}, {1, 1}));
@@ -175,15 +143,7 @@ void swiglu_forward(const rt::TensorView &x,
                     std::optional<float> routed_scaling_factor,
                     std::optional<float> clamp_value, int64_t token_alignment,
                     CUstream stream) {
-  constexpr std::string_view op = "swiglu_forward";
-  if (clamp_value && !(*clamp_value > 0))
-    throw UserError(fmt::format("{}: argument 'clamp_value' is {}; requires "
-                                "a positive value or None",
-                                op, *clamp_value));
-  if (routed_scaling_factor && !(*routed_scaling_factor != 0))
-    throw UserError(fmt::format("{}: argument 'routed_scaling_factor' is {}; "
-                                "requires a nonzero value or None",
-                                op, *routed_scaling_factor));
+  check_psum_scalars("swiglu_forward", routed_scaling_factor, clamp_value);
   const std::string fmt = out.dtype == DType::f32 ? "fp32" : "bf16";
   swiglu_forward_op().call(
       {x, psum_num_tokens_per_expert, topk_weights, out, clamped_count},

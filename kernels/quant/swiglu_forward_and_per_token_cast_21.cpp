@@ -6,6 +6,7 @@
 
 #include "common/check.h"
 #include "op/op.h"
+#include "quant/psum_args.h"
 #include "quant/swiglu_halves.h"
 
 #include <algorithm>
@@ -26,25 +27,7 @@ static void check(const ops::Call &c) {
                                 "requires 32 or 128",
                                 op, g));
   check_sf_flags(c);
-  if (c.real("routed_scaling_factor") != 0 && !c.has("topk_weights"))
-    throw UserError(fmt::format("{}: argument 'routed_scaling_factor' is "
-                                "given while 'topk_weights' is None; requires "
-                                "weights",
-                                op));
-  if (c.has("clamped_count") && c.real("clamp_value") == 0)
-    throw UserError(fmt::format("{}: argument 'clamped_count' is given while "
-                                "'clamp_value' is None; requires a clamp "
-                                "value",
-                                op));
-  const int64_t a = c.integer("token_alignment");
-  if (!std::has_single_bit(static_cast<uint64_t>(a)))
-    throw UserError(fmt::format("{}: argument 'token_alignment' is {}; "
-                                "requires a power of two",
-                                op, a));
-  if (c.has("psum_num_tokens_per_expert") && c.dim("E") > kMaxExperts)
-    throw UserError(fmt::format("{}: argument 'psum_num_tokens_per_expert' "
-                                "has {} experts; requires at most {}",
-                                op, c.dim("E"), kMaxExperts));
+  check_psum_args(c, kMaxExperts, /*has_counts=*/true);
 }
 
 /// The 1.0 form's tiling; its per-row values as (T, copies) views.
@@ -71,11 +54,10 @@ static SwigluForwardCastSpec spec(const ops::Call &c) {
   if (s.psum) {
     // psum_valid's pairs: one a thread for a one-row tile, else a
     // thread's vector each (see psum_valid).
-    const int64_t e = std::max<int64_t>(1, c.dim("E"));
-    s.experts = static_cast<int32_t>(std::max<int64_t>(
-        {static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(e))),
-         s.threads,
-         s.block_m == 1 ? 0 : s.threads * s.row_vector() / s.block_m}));
+    s.experts = psum_experts(
+        c, std::max<int64_t>(
+               s.threads,
+               s.block_m == 1 ? 0 : s.threads * s.row_vector() / s.block_m));
   }
   return s;
 }
@@ -86,21 +68,11 @@ static SwigluForwardCastSpec spec(const ops::Call &c) {
 /// 1 when None.
 static void views(const ops::Call &c, const SwigluForwardCastSpec &s,
                   ops::KernelArgs &args) {
-  const int64_t t = c.dim("T");
   bind_swiglu_halves(c.tensor("x"), args);
-  if (s.psum) {
-    const int64_t e = c.dim("E");
-    args.tensor(
-        "psum_rows",
-        ops::view_as(c.tensor("psum_num_tokens_per_expert"), {1, e}, {e, 1}));
-  }
-  if (s.row_weights) {
-    const int64_t copies = s.threads / std::gcd(s.block_m, s.threads);
-    args.tensor("weight_rows",
-                ops::view_as(c.tensor("topk_weights"), {t, copies}, {1, 0}));
-    const double rsf = c.real("routed_scaling_factor");
-    args.scalar("routed_scaling_factor", rsf != 0 ? rsf : 1.0);
-  }
+  if (s.psum)
+    bind_psum(c, args);
+  if (s.row_weights)
+    bind_row_weights(c, args, s.threads / std::gcd(s.block_m, s.threads));
   if (s.count)
     args.tensor("counts",
                 ops::view_as(c.tensor("clamped_count"), {4, 1}, {1, 1}));
@@ -193,15 +165,8 @@ void swiglu_forward_and_per_token_cast_21(
     bool use_tma_aligned_col_major_sf, bool round_sf, bool use_packed_ue8m0,
     std::optional<float> clamp_value, int64_t token_alignment,
     CUstream stream) {
-  constexpr std::string_view op = "swiglu_forward_and_per_token_cast_21";
-  if (clamp_value && !(*clamp_value > 0))
-    throw UserError(fmt::format("{}: argument 'clamp_value' is {}; requires "
-                                "a positive value or None",
-                                op, *clamp_value));
-  if (routed_scaling_factor && !(*routed_scaling_factor != 0))
-    throw UserError(fmt::format("{}: argument 'routed_scaling_factor' is {}; "
-                                "requires a nonzero value or None",
-                                op, *routed_scaling_factor));
+  check_psum_scalars("swiglu_forward_and_per_token_cast_21",
+                     routed_scaling_factor, clamp_value);
   swiglu_forward_and_per_token_cast_21_op().call(
       {x, psum_num_tokens_per_expert, topk_weights, out, out_sf, clamped_count},
       {std::string("e4m3"), num_per_channels,
