@@ -18,7 +18,8 @@ namespace tilejit::quant {
 /// decides. With one row the pairs are in the layout of the psum loads'
 /// k.relayout, which leaves the kernel's vectors alone; with more, the
 /// ends' broadcast over the rows is not, and rows x experts must be at
-/// least threads x the kernel's vector not to narrow it. `alignment` is a power of two.
+/// least threads x the kernel's vector not to narrow it. `alignment` is a power
+/// of two.
 inline dsl::Value psum_valid(dsl::KernelBuilder &k, const dsl::Tensor &psum,
                              dsl::Value row_count, dsl::Value r0, int64_t rows,
                              int64_t experts, int64_t alignment) {

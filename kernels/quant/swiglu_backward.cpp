@@ -69,8 +69,8 @@ static void views(const ops::Call &c, const SwigluBackwardSpec &s,
     bind_psum(c, args);
   if (s.weights) {
     bind_row_weights(c, args, s.threads);
-    args.tensor("weight_grad_rows", ops::view_as(c.tensor("weight_grad"),
-                                                 {c.dim("T"), 1}, {1, 1}));
+    args.tensor("weight_grad_rows",
+                ops::view_as(c.tensor("weight_grad"), {c.dim("T"), 1}, {1, 1}));
   }
 }
 

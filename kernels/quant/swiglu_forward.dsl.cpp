@@ -50,8 +50,8 @@ Kernel swiglu_forward_kernel(const SwigluForwardSpec &s) {
                              tile),
                  none);
   else if (counts)
-    valid = k.lt(k.iota(tile, 0) + k.cast(r0, i32),
-                 k.cast(k.dim(gate, 0), i32));
+    valid =
+        k.lt(k.iota(tile, 0) + k.cast(r0, i32), k.cast(k.dim(gate, 0), i32));
   std::optional<dsl::Value> w;
   if (weights) {
     // topk_weights as (T, copies), stride 0: one a thread, a maximum over
@@ -75,9 +75,9 @@ Kernel swiglu_forward_kernel(const SwigluForwardSpec &s) {
     };
     auto is_valid = n(*valid, 1);
     if (s.pack)
-      return std::vector<dsl::Value>{
-          n(k.gt(l, c), 1) + n(k.gt(r, c), 1 << 16),
-          n(k.lt(r, minus_c), 1) + (is_valid << k.full(tile, 16, i32))};
+      return std::vector<dsl::Value>{n(k.gt(l, c), 1) + n(k.gt(r, c), 1 << 16),
+                                     n(k.lt(r, minus_c), 1) +
+                                         (is_valid << k.full(tile, 16, i32))};
     return std::vector<dsl::Value>{n(k.gt(l, c), 1), n(k.gt(r, c), 1),
                                    n(k.lt(r, minus_c), 1), is_valid};
   };

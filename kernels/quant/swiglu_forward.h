@@ -25,7 +25,7 @@ struct SwigluForwardSpec {
   int32_t weights = 0;     ///< 1: rows times topk_weights[t] * rsf
   int32_t clamp = 0;       ///< 1: clamp_value (a kernel scalar) clamps
   int32_t count = 0;       ///< 1: the clamps are counted into clamped_count
-  int32_t pack = 0; ///< 1: two counts an i32 (block_m x H < 2^16 each)
+  int32_t pack = 0;        ///< 1: two counts an i32 (block_m x H < 2^16 each)
   int32_t vector_bytes = 0;
   int64_t columns() const { return int64_t{threads} * vector / block_m; }
 };
