@@ -17,6 +17,19 @@
 
 using namespace tilejit;
 
+namespace {
+
+/// How many times `s` occurs in `ptx`.
+size_t occurrences(const std::string &ptx, std::string_view s) {
+  size_t n = 0;
+  for (size_t at = ptx.find(s); at != std::string::npos;
+       at = ptx.find(s, at + 1))
+    ++n;
+  return n;
+}
+
+} // namespace
+
 TEST_CASE("swiglu_backward_and_per_token_cast refuses a clamp that is not "
           "positive",
           "[kernels][error]") {
@@ -49,13 +62,7 @@ TEST_CASE("swiglu_backward_and_per_token_cast keeps per-thread values in "
   spec.aligned = 1;
   const CompiledKernel c =
       compile(quant::swiglu_backward_and_per_token_cast_kernel(spec));
-  auto count = [&](std::string_view s) {
-    size_t n = 0;
-    for (size_t at = c.ptx.find(s); at != std::string::npos;
-         at = c.ptx.find(s, at + 1))
-      ++n;
-    return n;
-  };
+  auto count = [&](std::string_view s) { return occurrences(c.ptx, s); };
   // The row's sum across two warps; the scales and the weight, one a
   // thread, reach their vectors in registers.
   CHECK(count("bar.sync") == 1);
@@ -139,13 +146,7 @@ TEST_CASE("swiglu_backward's padding mask keeps the kernel's vectors",
   spec.recompute = 1;
   spec.vector_bytes = 16;
   const CompiledKernel c = compile(quant::swiglu_backward_kernel(spec));
-  auto count = [&](std::string_view s) {
-    size_t n = 0;
-    for (size_t at = c.ptx.find(s); at != std::string::npos;
-         at = c.ptx.find(s, at + 1))
-      ++n;
-    return n;
-  };
+  auto count = [&](std::string_view s) { return occurrences(c.ptx, s); };
   // l, r and act_x_grad in; x_grad's halves and act_out out.
   CHECK(count("ld.global.v4") == 3);
   CHECK(count("st.global.v4") == 3);
