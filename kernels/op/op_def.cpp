@@ -542,6 +542,12 @@ bool HostCall::has(std::string_view name) const {
   return tensor(name).rank() > 0 || tensor(name).raw() != nullptr;
 }
 
+std::optional<ref::HostTensor> HostCall::given(std::string_view name) const {
+  if (!has(name))
+    return std::nullopt;
+  return tensor(name);
+}
+
 const TensorShape &HostCall::output(std::string_view name) const {
   return outputs.at(op->index_among(name, true));
 }

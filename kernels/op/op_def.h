@@ -211,6 +211,9 @@ struct HostCall {
   const ref::HostTensor &tensor(std::string_view name) const;
   /// Whether input or output `name` was passed.
   bool has(std::string_view name) const;
+  /// Input `name` when it was passed, else nullopt (a reference's optional
+  /// argument).
+  std::optional<ref::HostTensor> given(std::string_view name) const;
   const TensorShape &output(std::string_view name) const;
   bool flag(std::string_view name) const;
   int64_t integer(std::string_view name) const;

@@ -75,11 +75,6 @@ static void views(const ops::Call &c, const SwigluBackwardSpec &s,
 }
 
 static std::vector<ref::HostTensor> reference(const ops::HostCall &c) {
-  auto given = [&](const char *name) -> std::optional<ref::HostTensor> {
-    if (c.has(name))
-      return c.tensor(name);
-    return std::nullopt;
-  };
   std::optional<float> rsf, clamp;
   if (c.real("routed_scaling_factor") != 0)
     rsf = static_cast<float>(c.real("routed_scaling_factor"));
@@ -87,8 +82,8 @@ static std::vector<ref::HostTensor> reference(const ops::HostCall &c) {
     clamp = static_cast<float>(c.real("clamp_value"));
   SwigluBackward21Result r = swiglu_backward_ref(
       c.tensor("x"), c.tensor("act_x_grad"), c.choice("fmt"),
-      given("psum_num_tokens_per_expert"), given("topk_weights"), rsf, clamp,
-      c.has("act_out"), c.integer("token_alignment"));
+      c.given("psum_num_tokens_per_expert"), c.given("topk_weights"), rsf,
+      clamp, c.has("act_out"), c.integer("token_alignment"));
   return {r.x_grad, r.weight_grad, r.act_out};
 }
 

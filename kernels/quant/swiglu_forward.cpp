@@ -64,11 +64,6 @@ static void views(const ops::Call &c, const SwigluForwardSpec &s,
 }
 
 static std::vector<ref::HostTensor> reference(const ops::HostCall &c) {
-  auto given = [&](const char *name) -> std::optional<ref::HostTensor> {
-    if (c.has(name))
-      return c.tensor(name);
-    return std::nullopt;
-  };
   std::optional<ref::HostTensor> count;
   if (c.has("clamped_count"))
     count = ref::HostTensor::zeros(DType::i64, {4});
@@ -78,8 +73,8 @@ static std::vector<ref::HostTensor> reference(const ops::HostCall &c) {
   if (c.real("clamp_value") > 0)
     clamp = static_cast<float>(c.real("clamp_value"));
   ref::HostTensor out = swiglu_forward_ref(
-      c.tensor("x"), c.choice("fmt"), given("psum_num_tokens_per_expert"),
-      given("topk_weights"), rsf, clamp, count, c.integer("token_alignment"));
+      c.tensor("x"), c.choice("fmt"), c.given("psum_num_tokens_per_expert"),
+      c.given("topk_weights"), rsf, clamp, count, c.integer("token_alignment"));
   return {out, count ? *count : ref::HostTensor{}};
 }
 

@@ -159,11 +159,6 @@ static void views(const ops::Call &c, const SwigluForwardCastSpec &s,
 }
 
 static std::vector<ref::HostTensor> reference(const ops::HostCall &c) {
-  auto given = [&](const char *name) -> std::optional<ref::HostTensor> {
-    if (c.has(name))
-      return c.tensor(name);
-    return std::nullopt;
-  };
   std::optional<ref::HostTensor> weights, count;
   if (c.has("pos_to_token_topk"))
     weights = c.tensor("topk_weights");
@@ -176,7 +171,7 @@ static std::vector<ref::HostTensor> reference(const ops::HostCall &c) {
     clamp_min = static_cast<float>(c.real("sf_clamp_min"));
   QuantTensor q = swiglu_forward_and_per_token_cast_ref(
       c.tensor("x"), "e4m3", c.integer("num_per_channels"),
-      given("pos_to_token_topk"), weights, given("pos_to_expert"),
+      c.given("pos_to_token_topk"), weights, c.given("pos_to_expert"),
       c.flag("use_tma_aligned_col_major_sf"), c.flag("round_sf"),
       c.flag("use_packed_ue8m0"), clamp, count, clamp_min);
   return {q.data, q.sf, count ? *count : ref::HostTensor{}};

@@ -81,11 +81,6 @@ static void views(const ops::Call &c, const SwigluForwardCastSpec &s,
 }
 
 static std::vector<ref::HostTensor> reference(const ops::HostCall &c) {
-  auto given = [&](const char *name) -> std::optional<ref::HostTensor> {
-    if (c.has(name))
-      return c.tensor(name);
-    return std::nullopt;
-  };
   std::optional<ref::HostTensor> count;
   if (c.has("clamped_count"))
     count = ref::HostTensor::zeros(DType::i64, {4});
@@ -96,7 +91,7 @@ static std::vector<ref::HostTensor> reference(const ops::HostCall &c) {
     clamp = static_cast<float>(c.real("clamp_value"));
   QuantTensor q = swiglu_forward_and_per_token_cast_21_ref(
       c.tensor("x"), "e4m3", c.integer("num_per_channels"),
-      given("psum_num_tokens_per_expert"), given("topk_weights"), rsf,
+      c.given("psum_num_tokens_per_expert"), c.given("topk_weights"), rsf,
       c.flag("use_tma_aligned_col_major_sf"), c.flag("round_sf"),
       c.flag("use_packed_ue8m0"), clamp, count, c.integer("token_alignment"));
   return {q.data, q.sf, count ? *count : ref::HostTensor{}};
