@@ -50,7 +50,6 @@ void per_token_cast_boxes(dsl::KernelBuilder &k, const PerTokenCastSpec &s,
   if (src.clamp_min)
     limits.clamp_min = *src.clamp_min;
   const int64_t bm = s.block_m, bk = s.block_k, g = s.group;
-  auto zero = k.index(0);
   auto m0 = k.block_id(0) * k.index(bm);
   k.grid({k.blocks(src.extent, 0, bm), k.blocks(src.extent, 1, bk)});
   std::optional<dsl::Tensor> out, out_sf, given_sf;
@@ -89,19 +88,7 @@ void per_token_cast_boxes(dsl::KernelBuilder &k, const PerTokenCastSpec &s,
     if (with_data)
       k.store(stored.data(k.reshape(groups * sc.sf_inv, {rows, cols})), *out,
               {r0, stored.column(c0)}, bounds);
-    auto sf = stored.sf(sc);
-    if (!packed) {
-      k.store(k.reshape(sf, {rows, n}), *out_sf, {r0, first});
-    } else {
-      // Scale j of a row is byte j % 4 of word j / 4; fewer than 4 scales
-      // a block fill part of a word (n divides 4).
-      auto word = first / k.index(4);
-      if (n >= 4)
-        k.store(k.reshape(sf, {rows, n / 4, 4}), *out_sf, {r0, word, zero});
-      else
-        k.store(k.reshape(sf, {rows, 1, n}), *out_sf,
-                {r0, word, first - word * k.index(4)});
-    }
+    store_scales(k, stored.sf(sc), *out_sf, r0, first, rows, n, packed);
   };
   auto k0 = k.block_id(1) * k.index(bk);
   auto first = k.block_id(1) * k.index(bk / g);
@@ -161,11 +148,7 @@ Kernel per_token_cast_kernel(const PerTokenCastSpec &s) {
             k.tensor("out_parts", stored.data_dtype(), 3, access),
             {zero, m0, zero});
   auto out_sf = k.tensor("out_sf", stored.sf_dtype(), stored.packed() ? 3 : 2);
-  auto sf = stored.sf(sc);
-  if (stored.packed())
-    k.store(k.reshape(sf, {bm, 1, 1}), out_sf, {m0, zero, zero});
-  else
-    k.store(k.reshape(sf, {bm, 1}), out_sf, {m0, zero});
+  store_scales(k, stored.sf(sc), out_sf, m0, zero, bm, 1, stored.packed());
   return k.build();
 }
 

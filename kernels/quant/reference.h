@@ -405,6 +405,32 @@ SwigluBackward21Result swiglu_backward_ref(
 std::vector<bool> psum_padding_rows(const std::optional<HostTensor> &psum,
                                     int64_t rows, int64_t alignment = 128);
 
+/// The outputs of swiglu_backward_and_per_token_cast_21_ref: x_grad bf16
+/// (T, 2H) always, its e4m3 cast, weight_grad f32 (T,) with topk_weights,
+/// act_out bf16 (T, H) with do_recompute (shapeless otherwise).
+struct SwigluBackwardCast21Result {
+  HostTensor x_grad;
+  QuantTensor x_grad_fp8;
+  HostTensor weight_grad, act_out;
+};
+
+/// TileKernels 2.1's FP8 swiglu_backward_and_per_token_cast (tk21_ops
+/// §3.9): x e4m3 (T, 2H), H % 64 == 0, with f32 row-major scales (T, 2H /
+/// bk), bk 32 or 128 dividing H, dequantized (an f32 product); act_x_grad
+/// bf16 or f32 (T, H). swiglu_backward_ref's f32 results of those, x_grad
+/// and act_out rounded to bf16, and the f32 x_grad cast per token to e4m3
+/// in groups of num_per_channels (32 or 128, dividing H; amax clamp 1e-4;
+/// §3.3's layouts). Every scale of a psum padding row is 0.
+SwigluBackwardCast21Result swiglu_backward_and_per_token_cast_21_ref(
+    const QuantTensor &x, const HostTensor &act_x_grad,
+    int64_t num_per_channels,
+    const std::optional<HostTensor> &psum_num_tokens_per_expert = std::nullopt,
+    const std::optional<HostTensor> &topk_weights = std::nullopt,
+    std::optional<float> routed_scaling_factor = std::nullopt,
+    std::optional<float> clamp_value = std::nullopt, bool do_recompute = false,
+    int64_t token_alignment = 128, bool use_tma_aligned_col_major_sf = false,
+    bool round_sf = false, bool use_packed_ue8m0 = false);
+
 /// The outputs of swiglu_backward_and_per_token_cast_ref.
 struct SwigluBackwardResult {
   HostTensor out;         // bf16 (E, H): act * w

@@ -45,6 +45,28 @@ inline Scales scales_of(dsl::KernelBuilder &k, dsl::Value absmax,
   return s;
 }
 
+/// Stores a block's `rows` x `n` scales `sf` (f32, or the UE8M0 bytes of
+/// packed scales) from scale `first` of row r0 on: into `out_sf`, an f32
+/// (M, groups) in any strides, or with `packed` the bytes (M, words, 4) of
+/// the int32 words, scale j of a row being byte j % 4 of word j / 4. Fewer
+/// than 4 packed scales fill part of a word (n divides 4, first % n == 0);
+/// more, whole words (n % 4 == 0, first % 4 == 0).
+inline void store_scales(dsl::KernelBuilder &k, dsl::Value sf,
+                         const dsl::Tensor &out_sf, dsl::Value r0,
+                         dsl::Value first, int64_t rows, int64_t n,
+                         bool packed) {
+  if (!packed) {
+    k.store(k.reshape(sf, {rows, n}), out_sf, {r0, first});
+    return;
+  }
+  auto word = first / k.index(4);
+  if (n >= 4)
+    k.store(k.reshape(sf, {rows, n / 4, 4}), out_sf, {r0, word, k.index(0)});
+  else
+    k.store(k.reshape(sf, {rows, 1, n}), out_sf,
+            {r0, word, first - word * k.index(4)});
+}
+
 /// sf_inv = 1 / sf (an IEEE division, §4.4) of the `rows` x `n` given
 /// scales at (r0, c0), as (rows, n, 1). `sf` is the kernel's view of a
 /// row-major f32 (M', nK) with a third dimension that repeats each scale

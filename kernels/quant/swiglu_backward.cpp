@@ -19,7 +19,7 @@ namespace tilejit::quant {
 /// 64 threads at most.
 static constexpr int64_t kMaxExperts = 512;
 
-static void check(const ops::Call &c) {
+void check_swiglu_backward_args(const ops::Call &c) {
   const std::string &op = c.op().name;
   check_psum_args(c, kMaxExperts, /*has_counts=*/false);
   if (c.has("topk_weights") != c.has("weight_grad"))
@@ -36,11 +36,12 @@ static void check(const ops::Call &c) {
 /// off / 0.5, % of copy): 97.2 / 84.9; 128 threads x 4: 89.8 / 84.3; at
 /// least 12 blocks an SM (80 registers, spills): 93.2 / 87.5; 16: 75.6 /
 /// 57.3.
-static SwigluBackwardSpec spec(const ops::Call &c) {
+SwigluBackwardSpec swiglu_backward_spec(const ops::Call &c) {
   const int64_t h = c.dim("W") / 2;
   const int64_t chunk = std::min<int64_t>(512, h & -h);
   SwigluBackwardSpec s;
   s.in_dtype = c.tensor("x").dtype;
+  s.grad_dtype = c.tensor("act_x_grad").dtype;
   s.out_dtype = c.tensor("x_grad").dtype;
   s.threads = static_cast<int32_t>(std::max<int64_t>(32, chunk / 8));
   s.vector = static_cast<int32_t>(chunk / s.threads);
@@ -61,8 +62,8 @@ static SwigluBackwardSpec spec(const ops::Call &c) {
 /// The kernel's views: x's and x_grad's halves (T, H); psum as (1, E);
 /// topk_weights as (T, threads), stride 0 (each row's weight one a
 /// thread); weight_grad as (T, 1); routed_scaling_factor 1 when None.
-static void views(const ops::Call &c, const SwigluBackwardSpec &s,
-                  ops::KernelArgs &args) {
+void swiglu_backward_views(const ops::Call &c, const SwigluBackwardSpec &s,
+                           ops::KernelArgs &args) {
   bind_swiglu_halves(c.tensor("x"), args);
   bind_swiglu_halves(c.tensor("x_grad"), args, "x_grad_l", "x_grad_r");
   if (s.psum)
@@ -129,7 +130,7 @@ const ops::OpDef &swiglu_backward_op() {
        .dim_rules = {{.dim = "W", .min = 128, .multiple = 128}},
        .cli_shape = "T, W, E",
        .default_shape = {32768, 4096, 32},
-       .check = check,
+       .check = check_swiglu_backward_args,
        .shape_of =
            [](std::string_view tensor, const ops::ShapeArgs &a) {
              const int64_t t = a.dim("T"), w = a.dim("W");
@@ -144,7 +145,7 @@ const ops::OpDef &swiglu_backward_op() {
              return ops::TensorShape{out, {t, w / 2}, {w / 2, 1}};
            },
        .reference = reference},
-      {spec, swiglu_backward_kernel, views});
+      {swiglu_backward_spec, swiglu_backward_kernel, swiglu_backward_views});
   return op;
 }
 TILEJIT_REGISTER_OP(swiglu_backward_op);

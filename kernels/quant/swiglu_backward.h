@@ -6,6 +6,7 @@
 
 #include "op/op_def.h"
 #include "op/spec_fields.h"
+#include "quant/reference.h"
 
 #include <optional>
 
@@ -15,7 +16,8 @@ namespace tilejit::quant {
 /// 32-bit fields). A block takes one row in chunks of threads x vector
 /// columns of each half.
 struct SwigluBackwardSpec {
-  DType in_dtype = DType::bf16;
+  DType in_dtype = DType::bf16;   ///< e4m3: x_group's scales dequantize x
+  DType grad_dtype = DType::bf16; ///< act_x_grad's
   DType out_dtype = DType::bf16;
   int32_t threads = 64;
   int32_t vector = 8;      ///< elements a thread of a chunk
@@ -26,11 +28,16 @@ struct SwigluBackwardSpec {
   int32_t clamp = 0;       ///< 1: clamp_value (a kernel scalar) clamps
   int32_t recompute = 0;   ///< 1: act_out
   int32_t vector_bytes = 0;
+  int32_t x_group = 0;    ///< e4m3 x: the columns of one of x_sf's scales
+  int32_t cast_group = 0; ///< > 0: x_grad also cast to e4m3 in such groups
+  int32_t round_sf = 0;   ///< with cast_group: §3.3's flags
+  SfLayout sf_layout = SfLayout::row_major;
   int64_t chunk() const { return int64_t{threads} * vector; }
 };
-TILEJIT_SPEC_FIELDS(SwigluBackwardSpec, in_dtype, out_dtype, threads, vector,
-                    psum, experts, alignment, weights, clamp, recompute,
-                    vector_bytes)
+TILEJIT_SPEC_FIELDS(SwigluBackwardSpec, in_dtype, grad_dtype, out_dtype,
+                    threads, vector, psum, experts, alignment, weights, clamp,
+                    recompute, vector_bytes, x_group, cast_group, round_sf,
+                    sf_layout)
 
 /// TileKernels 2.1's swiglu_backward: x (T, 2H) bf16 or f32, contiguous,
 /// H % 64 == 0, is (l | r); act_x_grad (T, H) of x's dtype is the gradient
@@ -59,6 +66,15 @@ void swiglu_backward(const rt::TensorView &x, const rt::TensorView &act_x_grad,
                      int64_t token_alignment = 128, CUstream stream = nullptr);
 
 const ops::OpDef &swiglu_backward_op();
+
+/// What swiglu_backward and its FP8 form share (swiglu_backward.cpp): the
+/// checks of the psum, weight and clamp arguments; the tiling of a call
+/// (plain: no x_group or cast_group); the views of x, x_grad, psum and the
+/// weights (x_grad's as its halves "x_grad_l", "x_grad_r").
+void check_swiglu_backward_args(const ops::Call &c);
+SwigluBackwardSpec swiglu_backward_spec(const ops::Call &c);
+void swiglu_backward_views(const ops::Call &c, const SwigluBackwardSpec &s,
+                           ops::KernelArgs &args);
 
 /// The kernel in the DSL (swiglu_backward.dsl.cpp).
 Kernel swiglu_backward_kernel(const SwigluBackwardSpec &spec);
