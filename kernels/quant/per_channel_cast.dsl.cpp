@@ -1,7 +1,8 @@
 // per_channel_cast.dsl.cpp - per_channel_cast in the tile DSL: a block
 // loads block_m x block_k of x, takes the absmax of each column over each
 // bm rows, and stores the e4m3 tile (straight, or transposed through shared
-// memory) and the block_m / bm rows of scales.
+// memory) and the block_m / bm rows of scales. The SwiGLU form loads the
+// gate and up halves of x instead and casts bf16(SwiGLU(gate, up)).
 #include "quant/per_channel_cast.h"
 #include "quant/scale_dsl.h"
 
@@ -12,14 +13,21 @@
 namespace tilejit::quant {
 
 Kernel per_channel_cast_kernel(const PerChannelCastSpec &s) {
-  dsl::KernelBuilder k(s.transpose          ? "per_channel_cast_and_transpose"
+  dsl::KernelBuilder k(s.swiglu
+                           ? "swiglu_forward_and_per_channel_cast_and_transpose"
+                       : s.transpose        ? "per_channel_cast_and_transpose"
                        : s.x_sf || s.gather ? "per_channel_cast_fused"
                                             : "per_channel_cast",
                        s.threads);
   dsl::Access access = dsl::vectors_of(s.vector_bytes);
   const int64_t bm = s.bm, tm = s.block_m, tk = s.block_k, n = tm / bm;
-  auto x = k.tensor("x", s.in_dtype, 2, access);
-  std::optional<dsl::Tensor> x_sf, pos;
+  auto x = k.tensor(s.swiglu ? "gate" : "x", s.in_dtype, 2, access);
+  std::optional<dsl::Tensor> up, x_sf, pos;
+  std::optional<dsl::Value> clamp;
+  if (s.swiglu)
+    up = k.tensor("up", s.in_dtype, 2, access);
+  if (s.clamp)
+    clamp = k.scalar("swiglu_clamp_value", DType::f32);
   if (s.x_sf)
     x_sf = k.tensor("x_sf", DType::f32, 2);
   if (s.gather)
@@ -35,6 +43,18 @@ Kernel per_channel_cast_kernel(const PerChannelCastSpec &s) {
                     : k.load(t, {m0, col}, {tm, cols});
   };
   auto tile = k.cast(rows(x, k0, tk), DType::f32);
+  if (up) {
+    // §11's order (t = 1 + expf(-g), (g / t) * u) after the clamp in f32,
+    // the activation rounded to bf16.
+    auto u = k.cast(rows(*up, k0, tk), DType::f32);
+    if (clamp) {
+      tile = k.min(tile, *clamp);
+      u = k.min(k.max(u, k.constant(0, DType::f32) - *clamp), *clamp);
+    }
+    auto t =
+        k.constant(1, DType::f32) + k.exp(k.constant(0, DType::f32) - tile);
+    tile = k.cast(k.cast((tile / t) * u, DType::bf16), DType::f32);
+  }
   if (s.x_sf) { // x * x_sf, per 128 columns (kernel tiles hold whole groups)
     const int64_t g = tk / 128;
     // Read one scale a thread in a layout of its own: as a (tm, g) access

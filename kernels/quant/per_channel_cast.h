@@ -60,9 +60,12 @@ struct PerChannelCastSpec {
   int32_t vector_bytes = 0; ///< 16: x's rows 16-byte aligned
   int32_t x_sf = 0;         ///< 1: x is e4m3 with f32 scales per 1 x 128
   int32_t gather = 0;       ///< 1: out's rows are x's rows pos_to_token
+  int32_t swiglu = 0;       ///< 1: x is (gate | up), cast is bf16(SwiGLU)
+  int32_t clamp = 0;        ///< with swiglu: swiglu_clamp_value (a scalar)
 };
 TILEJIT_SPEC_FIELDS(PerChannelCastSpec, in_dtype, bm, block_m, block_k, threads,
-                    round_sf, transpose, vector_bytes, x_sf, gather)
+                    round_sf, transpose, vector_bytes, x_sf, gather, swiglu,
+                    clamp)
 
 /// The kernel in the DSL (per_channel_cast.dsl.cpp).
 Kernel per_channel_cast_kernel(const PerChannelCastSpec &spec);
