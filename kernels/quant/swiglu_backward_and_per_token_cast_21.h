@@ -23,9 +23,10 @@ namespace tilejit::quant {
 /// gradient (not the rounded one) is cast per token to e4m3 x_grad_fp8 (T,
 /// 2H) in groups of num_per_channels (32 or 128, dividing H; amax clamp
 /// 1e-4), scales x_grad_sf (T, 2H / num_per_channels) in §3.3's layouts, 0
-/// on padding rows. Absent optional tensors are ops::absent(). Throws
-/// UserError naming the argument, its value and the requirement; nothing is
-/// written then.
+/// on padding rows; packed scales require H % (4 num_per_channels) == 0
+/// (TileKernels' hidden sizes all do; see the .cpp). Absent optional tensors
+/// are ops::absent(). Throws UserError naming the argument, its value and the
+/// requirement; nothing is written then.
 void swiglu_backward_and_per_token_cast_21(
     const rt::TensorView &x, const rt::TensorView &x_sf,
     const rt::TensorView &act_x_grad, int64_t num_per_channels,

@@ -1,10 +1,10 @@
 // swiglu_backward_and_per_token_cast_21_test.cpp - TileKernels 2.1's FP8
 // swiglu_backward_and_per_token_cast's case table: its hidden sizes with
 // both groups of x's scales and of the cast, the three scale layouts, the
-// clamps, with and without the psum layout, weights (and the routed scaling
-// factor) and act_out, f32 act_x_grad, a token alignment of 64, chunks of
-// 128 and 64 columns, no rows, the benchmark shapes, and mistakes. x_grad,
-// act_out and the e4m3 gradient with its scales are compared bytewise;
+// clamps in turn, with and without the psum layout, weights (and the
+// routed scaling factor) and act_out, f32 act_x_grad, a token alignment of 64,
+// chunks of 128 and 64 columns, no rows, the benchmark shapes, and mistakes.
+// x_grad, act_out and the e4m3 gradient with its scales are compared bytewise;
 // weight_grad, a sum in another order, with rtol = atol = 1e-4.
 #include "op_test.h"
 
@@ -56,23 +56,25 @@ TILEJIT_OP_TEST(swiglu_backward_and_per_token_cast_21) {
            // Every entry of every output is written (padding rows: 0).
            .poison_outputs = true};
   // The hidden sizes, each with its pair of groups, the three layouts and
-  // the clamps; the psum layout and weights on every other one.
+  // a clamp in turn; the psum layout and weights on every other one. (Each
+  // case's reference takes CUDA's expf of every distinct l: millions for
+  // a dequantized x, where bf16 has 65536; so few rows.)
   const int64_t hs[] = {2048, 2560, 3072, 4096, 6144, 7168};
+  const char *clamps[] = {"0", "10", "0.5"};
   for (int i = 0; i < 6; ++i)
-    for (int layout = 0; layout < 3; ++layout)
-      for (const char *clamp : {"0", "10", "0.5"}) {
-        Options o{.x_group = i % 2 ? 32 : 128,
-                  .group = i % 3 ? 128 : 32,
-                  .col_major = layout > 0,
-                  .round_sf = layout == 2 || i % 2 == 1,
-                  .packed = layout == 2,
-                  .psum = i % 2 == 0,
-                  .weights = layout != 1,
-                  .recompute = layout != 0,
-                  .rsf = layout == 2 ? "2.5" : "0",
-                  .clamp = clamp};
-        t.cases.push_back(backward(300, hs[i], 8, o));
-      }
+    for (int layout = 0; layout < 3; ++layout) {
+      Options o{.x_group = i % 2 ? 32 : 128,
+                .group = i % 3 ? 128 : 32,
+                .col_major = layout > 0,
+                .round_sf = layout == 2 || i % 2 == 1,
+                .packed = layout == 2,
+                .psum = i % 2 == 0,
+                .weights = layout != 1,
+                .recompute = layout != 0,
+                .rsf = layout == 2 ? "2.5" : "0",
+                .clamp = clamps[(i + layout) % 3]};
+      t.cases.push_back(backward(160, hs[i], 8, o));
+    }
   // f32 act_x_grad; no weights or act_out; 64-row alignment; many
   // experts; chunks of 128 and 64 columns; one row; none.
   t.cases.push_back(backward(333, 1024, 4, {.grad = DType::f32}));
@@ -91,12 +93,9 @@ TILEJIT_OP_TEST(swiglu_backward_and_per_token_cast_21) {
                               .packed = true,
                               .clamp = "0.5"}));
   t.cases.push_back(backward(45, 384, 3, {.x_group = 32, .group = 32}));
-  t.cases.push_back(backward(45, 576, 3,
-                             {.x_group = 32,
-                              .group = 32,
-                              .col_major = true,
-                              .round_sf = true,
-                              .packed = true}));
+  t.cases.push_back(backward(
+      45, 576, 3,
+      {.x_group = 32, .group = 32, .col_major = true, .round_sf = true}));
   t.cases.push_back(backward(1, 128, 1, {.psum = false}));
   t.cases.push_back(backward(0, 2048, 8, {}));
   // A benchmark: 32768 rows of H = 2048 over 32 experts, weighted, with the
@@ -145,6 +144,20 @@ TILEJIT_OP_TEST(swiglu_backward_and_per_token_cast_21) {
        {{"use_tma_aligned_col_major_sf", true}, {"use_packed_ue8m0", true}},
        "swiglu_backward_and_per_token_cast_21: argument 'use_packed_ue8m0' "
        "is true; requires use_tma_aligned_col_major_sf and round_sf"},
+      {"packed scales of fewer than 4 groups a chunk",
+       {fake(DType::e4m3, {8, 1152}), fake(DType::f32, {8, 36}, {}, 0x10000),
+        fake(DType::bf16, {8, 576}, {}, 0x20000), none, none,
+        fake(DType::bf16, {8, 1152}, {}, 0x30000),
+        fake(DType::e4m3, {8, 1152}, {}, 0x40000),
+        fake(DType::i32, {8, 9}, {1, 8}, 0x50000), none, none},
+       {{"x_sf_group", int64_t{32}},
+        {"num_per_channels", int64_t{32}},
+        {"use_tma_aligned_col_major_sf", true},
+        {"round_sf", true},
+        {"use_packed_ue8m0", true}},
+       "swiglu_backward_and_per_token_cast_21: argument 'use_packed_ue8m0' "
+       "is true with H = 576 and num_per_channels = 32; requires H % (4 x "
+       "num_per_channels) == 0"},
       {"a factor without weights",
        {x, sf, g, none, none, grad, q, qsf, none, none},
        {{"routed_scaling_factor", 2.0}},
