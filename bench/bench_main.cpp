@@ -116,7 +116,8 @@ bool bench_cases(const std::vector<std::string> &only, bool checked) {
     for (size_t i = first; i < last; ++i)
       prepared.push_back(std::async(std::launch::async, [&, i] {
         const auto &[op, c] = memory[i];
-        return harness::Prepared::make(harness::resolve(*op, c), options.seed);
+        return harness::Prepared::make(harness::resolve(*op, c), options.seed,
+                                       checked);
       }));
     for (size_t i = first; i < last; ++i) {
       const auto &[op, c] = memory[i];
