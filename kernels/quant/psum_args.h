@@ -11,8 +11,43 @@
 #include <bit>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 namespace tilejit::quant {
+
+/// The declarations of the psum ops' optional row inputs, absent by
+/// default: psum_num_tokens_per_expert, i32 (E,), documented by what the
+/// op does with it (`padding`: zeroes the padding rows; else: computes the
+/// experts' rows only), and topk_weights, f32 (T,).
+inline ops::TensorDecl psum_input(bool padding) {
+  return ops::absent_by_default(ops::optional_input(
+      "psum_num_tokens_per_expert", {DType::i32}, "E", ops::Layout::contiguous,
+      padding ? "padding rows: [psum[e], align(psum[e]))"
+              : "expert e's rows: [align(psum[e - 1]), psum[e])"));
+}
+inline ops::TensorDecl row_weights_input() {
+  return ops::absent_by_default(
+      ops::optional_input("topk_weights", {DType::f32}, "T",
+                          ops::Layout::contiguous, "each row's weight"));
+}
+
+/// `params` followed by the psum ops' routed_scaling_factor, clamp_value
+/// (of the halves `first` above and `second` on both sides) and
+/// token_alignment; 0 is None for the first two.
+inline std::vector<ops::ParamDecl>
+with_psum_params(std::vector<ops::ParamDecl> params, std::string_view first,
+                 std::string_view second) {
+  params.push_back(ops::real("routed_scaling_factor", 0.0, 0.0,
+                             "times topk_weights (requires them); 0: None"));
+  params.push_back(ops::real(
+      "clamp_value", 0.0, 0.0,
+      fmt::format("the clamp c of {} (above) and {} (both sides); 0: None",
+                  first, second)));
+  params.push_back(
+      ops::integer("token_alignment", 128, 1, 1 << 20,
+                   "where each expert's rows start: a power of two"));
+  return params;
+}
 
 /// UserError unless routed_scaling_factor comes with topk_weights,
 /// clamped_count (where the op has it) with clamp_value, token_alignment

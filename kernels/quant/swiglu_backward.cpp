@@ -101,13 +101,7 @@ const ops::OpDef &swiglu_backward_op() {
                 "act_x_grad",
                 {DType::bf16, DType::f32}, "", ops::Layout::contiguous,
                 "(T, H) of x's dtype: the gradient of the activation"),
-            ops::absent_by_default(
-                ops::optional_input("psum_num_tokens_per_expert", {DType::i32},
-                                    "E", ops::Layout::contiguous,
-                                    "padding rows: [psum[e], align(psum[e]))")),
-            ops::absent_by_default(ops::optional_input(
-                "topk_weights", {DType::f32}, "T", ops::Layout::contiguous,
-                "each row's weight")),
+            psum_input(/*padding=*/true), row_weights_input(),
             ops::output("x_grad", {DType::bf16, DType::f32}, "",
                         ops::Layout::contiguous, "(T, 2H) in fmt"),
             ops::absent_by_default(ops::optional_output(
@@ -117,16 +111,10 @@ const ops::OpDef &swiglu_backward_op() {
                 ops::optional_output("act_out", {DType::bf16, DType::f32}, "",
                                      ops::Layout::contiguous,
                                      "(T, H) in fmt: act * w (do_recompute)"))},
-       .params = {ops::choice("fmt", "bf16", {"bf16", "fp32"},
-                              "the dtype of x_grad and act_out"),
-                  ops::real("routed_scaling_factor", 0.0, 0.0,
-                            "times topk_weights (requires them); 0: None"),
-                  ops::real("clamp_value", 0.0, 0.0,
-                            "the clamp c of l (above) and r (both sides); 0: "
-                            "None"),
-                  ops::integer("token_alignment", 128, 1, 1 << 20,
-                               "where each expert's rows start: a power of "
-                               "two")},
+       .params =
+           with_psum_params({ops::choice("fmt", "bf16", {"bf16", "fp32"},
+                                         "the dtype of x_grad and act_out")},
+                            "l", "r"),
        .dim_rules = {{.dim = "W", .min = 128, .multiple = 128}},
        .cli_shape = "T, W, E",
        .default_shape = {32768, 4096, 32},

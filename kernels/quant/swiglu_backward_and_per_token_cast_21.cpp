@@ -96,13 +96,7 @@ const ops::OpDef &swiglu_backward_and_per_token_cast_21_op() {
                 "act_x_grad",
                 {DType::bf16, DType::f32}, "", ops::Layout::contiguous,
                 "(T, H): the gradient of the activation"),
-            ops::absent_by_default(
-                ops::optional_input("psum_num_tokens_per_expert", {DType::i32},
-                                    "E", ops::Layout::contiguous,
-                                    "padding rows: [psum[e], align(psum[e]))")),
-            ops::absent_by_default(ops::optional_input(
-                "topk_weights", {DType::f32}, "T", ops::Layout::contiguous,
-                "each row's weight")),
+            psum_input(/*padding=*/true), row_weights_input(),
             ops::output("x_grad", {DType::bf16}, "", ops::Layout::contiguous,
                         "bf16 (T, 2H)"),
             ops::output("x_grad_fp8", {DType::e4m3}, "",
@@ -118,19 +112,14 @@ const ops::OpDef &swiglu_backward_and_per_token_cast_21_op() {
             ops::absent_by_default(ops::optional_output(
                 "act_out", {DType::bf16}, "", ops::Layout::contiguous,
                 "bf16 (T, H): act * w (do_recompute)"))},
-       .params = with_sf_flags(
+       .params = with_sf_flags(with_psum_params(
            {ops::choice("fmt", "e4m3", {"e4m3"}, "the cast's format"),
             ops::integer("num_per_channels", 128, 1, 1 << 30,
                          "channels a group of the cast: 32 or 128"),
             ops::integer("x_sf_group", 128, 1, 1 << 30,
                          "channels a scale of x_sf: 32 or 128 (the host "
-                         "entry takes it from x_sf's shape)"),
-            ops::real("routed_scaling_factor", 0.0, 0.0,
-                      "times topk_weights (requires them); 0: None"),
-            ops::real("clamp_value", 0.0, 0.0,
-                      "the clamp c of l (above) and r (both sides); 0: None"),
-            ops::integer("token_alignment", 128, 1, 1 << 20,
-                         "where each expert's rows start: a power of two")}),
+                         "entry takes it from x_sf's shape)")},
+           "l", "r")),
        .dim_rules = {{.dim = "W", .min = 128, .multiple = 128}},
        .cli_shape = "T, W, E",
        .default_shape = {32768, 4096, 32},

@@ -79,53 +79,38 @@ static std::vector<ref::HostTensor> reference(const ops::HostCall &c) {
 }
 
 const ops::OpDef &swiglu_forward_op() {
-  static const ops::OpDef op =
-      ops::make_op<SwigluForwardSpec>(
-          {.name = "swiglu_forward",
-           .summary =
-               "SwiGLU of x (T, 2H) = (gate | value) in bf16 or f32 on "
-               "TileKernels 2.1's psum row layout, weighted, clamped and "
-               "counted",
-           .tensors =
-               {ops::input("x", {DType::bf16, DType::f32}, "T, W",
-                           ops::Layout::contiguous, "(gate | value), W = 2H"),
-                ops::absent_by_default(ops::optional_input(
-                    "psum_num_tokens_per_expert", {DType::i32}, "E",
-                    ops::Layout::contiguous,
-                    "expert e's rows: [align(psum[e - 1]), psum[e])")),
-                ops::absent_by_default(ops::optional_input(
-                    "topk_weights", {DType::f32}, "T", ops::Layout::contiguous,
-                    "each row's weight")),
-                ops::output("out", {DType::bf16, DType::f32},
-                            "", ops::Layout::contiguous, "(T, H) in fmt"),
-                ops::absent_by_default(ops::optional_output(
-                    "clamped_count", {DType::i64}, "4", ops::Layout::contiguous,
-                    "added to: #(l > c), #(r > c), #(r < -c), valid rows x H "
-                    "(requires clamp_value)"))},
-           .params = {ops::choice("fmt", "bf16", {"bf16", "fp32"},
-                                  "the output's dtype"),
-                      ops::real("routed_scaling_factor", 0.0, 0.0,
-                                "times topk_weights (requires them); 0: None"),
-                      ops::real("clamp_value", 0.0, 0.0,
-                                "the clamp c of gate (above) and value (both "
-                                "sides); 0: None"),
-                      ops::integer("token_alignment", 128, 1, 1 << 20,
-                                   "where each expert's rows start: a power of "
-                                   "two")},
-           .dim_rules = {{.dim = "W", .min = 128, .multiple = 128}},
-           .cli_shape = "T, W, E",
-           .default_shape = {32768, 4096, 32},
-           .check = check,
-           .shape_of =
-               [](std::string_view, const ops::ShapeArgs &a) {
-                 const int64_t t = a.dim("T"), h = a.dim("W") / 2;
-                 return ops::TensorShape{a.choice("fmt") == "bf16" ? DType::bf16
-                                                                   : DType::f32,
-                                         {t, h},
-                                         {h, 1}};
-               },
-           .reference = reference},
-          {spec, swiglu_forward_kernel, views});
+  static const ops::OpDef op = ops::make_op<SwigluForwardSpec>(
+      {.name = "swiglu_forward",
+       .summary = "SwiGLU of x (T, 2H) = (gate | value) in bf16 or f32 on "
+                  "TileKernels 2.1's psum row layout, weighted, clamped and "
+                  "counted",
+       .tensors =
+           {ops::input("x", {DType::bf16, DType::f32}, "T, W",
+                       ops::Layout::contiguous, "(gate | value), W = 2H"),
+            psum_input(/*padding=*/false), row_weights_input(),
+            ops::output("out", {DType::bf16, DType::f32}, "",
+                        ops::Layout::contiguous, "(T, H) in fmt"),
+            ops::absent_by_default(ops::optional_output(
+                "clamped_count", {DType::i64}, "4", ops::Layout::contiguous,
+                "added to: #(l > c), #(r > c), #(r < -c), valid rows x H "
+                "(requires clamp_value)"))},
+       .params = with_psum_params(
+           {ops::choice("fmt", "bf16", {"bf16", "fp32"}, "the output's dtype")},
+           "gate", "value"),
+       .dim_rules = {{.dim = "W", .min = 128, .multiple = 128}},
+       .cli_shape = "T, W, E",
+       .default_shape = {32768, 4096, 32},
+       .check = check,
+       .shape_of =
+           [](std::string_view, const ops::ShapeArgs &a) {
+             const int64_t t = a.dim("T"), h = a.dim("W") / 2;
+             return ops::TensorShape{a.choice("fmt") == "bf16" ? DType::bf16
+                                                               : DType::f32,
+                                     {t, h},
+                                     {h, 1}};
+           },
+       .reference = reference},
+      {spec, swiglu_forward_kernel, views});
   return op;
 }
 TILEJIT_REGISTER_OP(swiglu_forward_op);

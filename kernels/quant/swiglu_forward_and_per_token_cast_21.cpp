@@ -98,55 +98,44 @@ static std::vector<ref::HostTensor> reference(const ops::HostCall &c) {
 }
 
 const ops::OpDef &swiglu_forward_and_per_token_cast_21_op() {
-  static const ops::OpDef op = ops::make_op<SwigluForwardCastSpec>(
-      {.name = "swiglu_forward_and_per_token_cast_21",
-       .summary = "TileKernels 2.1's swiglu_forward_and_per_token_cast: "
-                  "SwiGLU of x (T, 2H) on the psum row layout, weighted, "
-                  "clamped and counted, cast per token to e4m3",
-       .tensors =
-           {ops::input("x", {DType::bf16, DType::f32}, "T, W",
-                       ops::Layout::contiguous, "(gate | value), W = 2H"),
-            ops::absent_by_default(ops::optional_input(
-                "psum_num_tokens_per_expert", {DType::i32}, "E",
-                ops::Layout::contiguous,
-                "expert e's rows: [align(psum[e - 1]), psum[e])")),
-            ops::absent_by_default(ops::optional_input(
-                "topk_weights", {DType::f32}, "T", ops::Layout::contiguous,
-                "each row's weight")),
-            ops::output("out", {DType::e4m3}, "", ops::Layout::contiguous,
-                        "e4m3 (T, H); rows not valid: quantized zeros"),
-            ops::output("out_sf", {DType::f32, DType::i32}, "",
-                        ops::Layout::as_shaped,
-                        "scales; layout by the flags (§3.3)"),
-            ops::absent_by_default(ops::optional_output(
-                "clamped_count", {DType::i64}, "4", ops::Layout::contiguous,
-                "added to: #(l > c), #(r > c), #(r < -c), valid rows x H "
-                "(requires clamp_value)"))},
-       .params = with_sf_flags(
-           {ops::choice("fmt", "e4m3", {"e4m3"}, "the output format"),
-            ops::integer("num_per_channels", 128, 1, 1 << 30,
-                         "channels a group: 32 or 128"),
-            ops::real("routed_scaling_factor", 0.0, 0.0,
-                      "times topk_weights (requires them); 0: None"),
-            ops::real("clamp_value", 0.0, 0.0,
-                      "the clamp c of gate (above) and value (both sides); "
-                      "0: None"),
-            ops::integer("token_alignment", 128, 1, 1 << 20,
-                         "where each expert's rows start: a power of two")}),
-       .dim_rules = {{.dim = "W", .min = 256, .multiple = 256}},
-       .cli_shape = "T, W, E",
-       .default_shape = {32768, 4096, 32},
-       .check = check,
-       .shape_of =
-           [](std::string_view tensor, const ops::ShapeArgs &a) {
-             const int64_t t = a.dim("T"), h = a.dim("W") / 2;
-             if (tensor == "out")
-               return ops::TensorShape{DType::e4m3, {t, h}, {h, 1}};
-             const int64_t g = a.integer("num_per_channels");
-             return sf_shape(t, h / g, sf_layout_of(a));
-           },
-       .reference = reference},
-      {spec, swiglu_forward_and_per_token_cast_kernel, views});
+  static const ops::OpDef op =
+      ops::make_op<SwigluForwardCastSpec>(
+          {.name = "swiglu_forward_and_per_token_cast_21",
+           .summary = "TileKernels 2.1's swiglu_forward_and_per_token_cast: "
+                      "SwiGLU of x (T, 2H) on the psum row layout, weighted, "
+                      "clamped and counted, cast per token to e4m3",
+           .tensors =
+               {ops::input("x", {DType::bf16, DType::f32}, "T, W",
+                           ops::Layout::contiguous, "(gate | value), W = 2H"),
+                psum_input(/*padding=*/false), row_weights_input(),
+                ops::output("out", {DType::e4m3}, "", ops::Layout::contiguous,
+                            "e4m3 (T, H); rows not valid: quantized zeros"),
+                ops::output("out_sf", {DType::f32, DType::i32},
+                            "", ops::Layout::as_shaped,
+                            "scales; layout by the flags (§3.3)"),
+                ops::absent_by_default(ops::optional_output(
+                    "clamped_count", {DType::i64}, "4", ops::Layout::contiguous,
+                    "added to: #(l > c), #(r > c), #(r < -c), valid rows x H "
+                    "(requires clamp_value)"))},
+           .params = with_sf_flags(with_psum_params(
+               {ops::choice("fmt", "e4m3", {"e4m3"}, "the output format"),
+                ops::integer("num_per_channels", 128, 1, 1 << 30,
+                             "channels a group: 32 or 128")},
+               "gate", "value")),
+           .dim_rules = {{.dim = "W", .min = 256, .multiple = 256}},
+           .cli_shape = "T, W, E",
+           .default_shape = {32768, 4096, 32},
+           .check = check,
+           .shape_of =
+               [](std::string_view tensor, const ops::ShapeArgs &a) {
+                 const int64_t t = a.dim("T"), h = a.dim("W") / 2;
+                 if (tensor == "out")
+                   return ops::TensorShape{DType::e4m3, {t, h}, {h, 1}};
+                 const int64_t g = a.integer("num_per_channels");
+                 return sf_shape(t, h / g, sf_layout_of(a));
+               },
+           .reference = reference},
+          {spec, swiglu_forward_and_per_token_cast_kernel, views});
   return op;
 }
 TILEJIT_REGISTER_OP(swiglu_forward_and_per_token_cast_21_op);
