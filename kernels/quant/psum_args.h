@@ -49,6 +49,20 @@ with_psum_params(std::vector<ops::ParamDecl> params, std::string_view first,
   return params;
 }
 
+/// A reference's view of with_psum_params' two optional scalars (the
+/// declarations' 0 is None).
+struct PsumScalars {
+  std::optional<float> routed_scaling_factor, clamp_value;
+};
+inline PsumScalars psum_scalars(const ops::HostCall &c) {
+  PsumScalars s;
+  if (const double rsf = c.real("routed_scaling_factor"); rsf != 0)
+    s.routed_scaling_factor = static_cast<float>(rsf);
+  if (const double clamp = c.real("clamp_value"); clamp > 0)
+    s.clamp_value = static_cast<float>(clamp);
+  return s;
+}
+
 /// UserError unless routed_scaling_factor comes with topk_weights,
 /// clamped_count (where the op has it) with clamp_value, token_alignment
 /// is a power of two and psum_num_tokens_per_expert has at most

@@ -76,11 +76,7 @@ void swiglu_backward_views(const ops::Call &c, const SwigluBackwardSpec &s,
 }
 
 static std::vector<ref::HostTensor> reference(const ops::HostCall &c) {
-  std::optional<float> rsf, clamp;
-  if (c.real("routed_scaling_factor") != 0)
-    rsf = static_cast<float>(c.real("routed_scaling_factor"));
-  if (c.real("clamp_value") > 0)
-    clamp = static_cast<float>(c.real("clamp_value"));
+  const auto [rsf, clamp] = psum_scalars(c);
   SwigluBackward21Result r = swiglu_backward_ref(
       c.tensor("x"), c.tensor("act_x_grad"), c.choice("fmt"),
       c.given("psum_num_tokens_per_expert"), c.given("topk_weights"), rsf,

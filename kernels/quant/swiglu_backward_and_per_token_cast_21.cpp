@@ -65,11 +65,7 @@ static void views(const ops::Call &c, const SwigluBackwardSpec &s,
 }
 
 static std::vector<ref::HostTensor> reference(const ops::HostCall &c) {
-  std::optional<float> rsf, clamp;
-  if (c.real("routed_scaling_factor") != 0)
-    rsf = static_cast<float>(c.real("routed_scaling_factor"));
-  if (c.real("clamp_value") > 0)
-    clamp = static_cast<float>(c.real("clamp_value"));
+  const auto [rsf, clamp] = psum_scalars(c);
   SwigluBackwardCast21Result r = swiglu_backward_and_per_token_cast_21_ref(
       {c.tensor("x"), c.tensor("x_sf")}, c.tensor("act_x_grad"),
       c.integer("num_per_channels"), c.given("psum_num_tokens_per_expert"),

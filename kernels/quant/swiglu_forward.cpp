@@ -67,11 +67,7 @@ static std::vector<ref::HostTensor> reference(const ops::HostCall &c) {
   std::optional<ref::HostTensor> count;
   if (c.has("clamped_count"))
     count = ref::HostTensor::zeros(DType::i64, {4});
-  std::optional<float> rsf, clamp;
-  if (c.real("routed_scaling_factor") != 0)
-    rsf = static_cast<float>(c.real("routed_scaling_factor"));
-  if (c.real("clamp_value") > 0)
-    clamp = static_cast<float>(c.real("clamp_value"));
+  const auto [rsf, clamp] = psum_scalars(c);
   ref::HostTensor out = swiglu_forward_ref(
       c.tensor("x"), c.choice("fmt"), c.given("psum_num_tokens_per_expert"),
       c.given("topk_weights"), rsf, clamp, count, c.integer("token_alignment"));
