@@ -35,9 +35,15 @@ inline Scales scales_of(dsl::KernelBuilder &k, dsl::Value absmax,
   s.sf = amax / fmt_max;
   s.sf_inv = fmt_max / amax;
   if (round_sf) {
-    auto one = k.constant(1, DType::u32);
+    // The exponent of the power of two at or above sf: (bits + 2^23 - 1)
+    // >> 23, which is ((bits - 1) >> 23) + 1 for sf > 0. Written with the
+    // add first: a byte of `(..) + 1` was narrowed by LLVM to a 16-bit
+    // add.s16x2 with an undefined lane, whose byte came out one low on the
+    // H200 (packed scales, part of a word a store).
     auto exponent = k.constant(23, DType::u32);
-    s.biased = ((k.bitcast(s.sf, DType::u32) - one) >> exponent) + one;
+    s.biased = (k.bitcast(s.sf, DType::u32) +
+                k.constant((1 << 23) - 1, DType::u32)) >>
+               exponent;
     s.sf = k.bitcast(s.biased << exponent, DType::f32);
     s.sf_inv = k.bitcast((k.constant(254, DType::u32) - s.biased) << exponent,
                          DType::f32);

@@ -28,15 +28,6 @@ static void check(const ops::Call &c) {
   check_group(c, "x_sf_group");
   check_group(c, "num_per_channels");
   check_sf_flags(c);
-  // A chunk's packed scales are whole words: fewer than 4 a chunk (a part
-  // of a word a store) came out one exponent low on the H200 (H = 576,
-  // groups of 32), not yet understood; refused rather than wrong.
-  const int64_t g = c.integer("num_per_channels"), h = c.dim("W") / 2;
-  if (c.flag("use_packed_ue8m0") && h % (4 * g) != 0)
-    throw UserError(fmt::format("{}: argument 'use_packed_ue8m0' is true "
-                                "with H = {} and num_per_channels = {}; "
-                                "requires H % (4 x num_per_channels) == 0",
-                                c.op().name, h, g));
   check_swiglu_backward_args(c);
 }
 
