@@ -163,6 +163,17 @@ static void check(const ops::Call &c) {
                                     op, flag));
   }
   check_sf_flags(c);
+  if (c.flag("use_e4m3_sf")) {
+    for (const char *flag : {"round_sf", "use_packed_ue8m0"})
+      if (c.flag(flag))
+        throw UserError(fmt::format("{}: arguments 'use_e4m3_sf' and '{}' "
+                                    "are both true; requires at most one",
+                                    op, flag));
+    if (c.choice("fmt") == "e5m6")
+      throw UserError(fmt::format("{}: argument 'use_e4m3_sf' is true with "
+                                  "fmt 'e5m6'; requires fmt e4m3 or e2m1",
+                                  op));
+  }
 }
 
 template <CastMode mode> static PerTokenCastSpec spec(const ops::Call &c) {
@@ -173,6 +184,7 @@ template <CastMode mode> static PerTokenCastSpec spec(const ops::Call &c) {
   s.e5m6 = c.choice("fmt") == "e5m6";
   s.round_sf = c.flag("round_sf");
   s.sf_layout = sf_layout_of(c);
+  s.e4m3_sf = c.flag("use_e4m3_sf");
   if (s.e5m6) {
     // As the original: 128 threads, whole rows padded to 1024 columns,
     // 4096 elements a tile where that divides.
@@ -239,12 +251,12 @@ declare(std::string name, std::string summary,
       .name = std::move(name),
       .summary = std::move(summary),
       .tensors = std::move(tensors),
-      .params = with_sf_flags(
+      .params = with_e4m3_sf(with_sf_flags(
           {ops::choice("fmt", "e4m3", {"e4m3", "e2m1", "e5m6"},
                        "the output format (e5m6: per_token_cast, one group "
                        "a row)"),
            ops::integer("num_per_channels", 128, 1, 1 << 30,
-                        "channels a group: 16, 32, 64, 128 or K")}),
+                        "channels a group: 16, 32, 64, 128 or K")})),
       .cli_shape = "M, K",
       .default_shape = {8064, 7168},
       .check = check,
@@ -259,9 +271,11 @@ declare(std::string name, std::string summary,
                          ? ops::TensorShape{DType::i8, {m, k / 2}, {k / 2, 1}}
                          : ops::TensorShape{DType::e4m3, {m, k}, {k, 1}};
             const int64_t g = a.integer("num_per_channels");
-            return sf_shape(m, (k + g - 1) / g,
-                            tensor == "sf" ? SfLayout::row_major
-                                           : sf_layout_of(a));
+            const SfLayout layout =
+                tensor == "sf" ? SfLayout::row_major : sf_layout_of(a);
+            return a.flag("use_e4m3_sf")
+                       ? e4m3_sf_shape(m, (k + g - 1) / g, layout)
+                       : sf_shape(m, (k + g - 1) / g, layout);
           },
       .reference = std::move(reference)};
 }
@@ -271,9 +285,9 @@ static const ops::TensorDecl kX = ops::input(
 static const ops::TensorDecl kOut = ops::output(
     "out", {DType::e4m3, DType::i8, DType::u8}, "", ops::Layout::contiguous,
     "e4m3 (M, K), int8 (M, K / 2) for e2m1, or uint8 (M, 3K / 2) for e5m6");
-static const ops::TensorDecl kOutSf =
-    ops::output("out_sf", {DType::f32, DType::i32}, "", ops::Layout::as_shaped,
-                "scales; layout by the flags (§3.3)");
+static const ops::TensorDecl kOutSf = ops::output(
+    "out_sf", {DType::f32, DType::i32, DType::e4m3}, "", ops::Layout::as_shaped,
+    "scales; layout by the flags (§3.3), e4m3 with use_e4m3_sf");
 
 const ops::OpDef &per_token_cast_op() {
   static const ops::OpDef op = ops::make_op<PerTokenCastSpec>(
@@ -286,7 +300,7 @@ const ops::OpDef &per_token_cast_op() {
                     c.tensor("x"), c.choice("fmt"),
                     c.integer("num_per_channels"), std::nullopt,
                     c.flag("use_tma_aligned_col_major_sf"), c.flag("round_sf"),
-                    c.flag("use_packed_ue8m0"));
+                    c.flag("use_packed_ue8m0"), c.flag("use_e4m3_sf"));
                 return std::vector{q.data, q.sf};
               }),
       {spec<CastMode::both>, per_token_cast_kernel, views});
@@ -299,6 +313,14 @@ const ops::OpDef &per_token_cast_with_sf_only_op() {
       declare("per_token_cast_with_sf_only", "per_token_cast's scales only",
               {kX, kOutSf},
               [](const ops::HostCall &c) {
+                if (c.flag("use_e4m3_sf")) // the scales of the full cast
+                  return std::vector{
+                      per_token_cast_ref(c.tensor("x"), c.choice("fmt"),
+                                         c.integer("num_per_channels"),
+                                         std::nullopt,
+                                         c.flag("use_tma_aligned_col_major_sf"),
+                                         false, false, true)
+                          .sf};
                 return std::vector{per_token_cast_with_sf_only_ref(
                     c.tensor("x"), c.choice("fmt"),
                     c.integer("num_per_channels"), std::nullopt,
@@ -316,8 +338,10 @@ const ops::OpDef &per_token_cast_with_precomputed_sf_op() {
               "per_token_cast's data with given row-major f32 scales "
               "(sf_inv = 1 / sf)",
               {kX,
-               ops::input("sf", {DType::f32}, "", ops::Layout::contiguous,
-                          "row-major f32 (M, ceil(K / num_per_channels))"),
+               ops::input("sf", {DType::f32, DType::e4m3}, "",
+                          ops::Layout::contiguous,
+                          "row-major f32 (M, ceil(K / num_per_channels)), "
+                          "e4m3 with use_e4m3_sf"),
                kOut},
               [](const ops::HostCall &c) {
                 return std::vector{per_token_cast_with_precomputed_sf_ref(
@@ -335,11 +359,11 @@ void per_token_cast(const rt::TensorView &x, std::string_view fmt_name,
                     int64_t num_per_channels, const rt::TensorView &out,
                     const rt::TensorView &out_sf,
                     bool use_tma_aligned_col_major_sf, bool round_sf,
-                    bool use_packed_ue8m0, CUstream stream) {
+                    bool use_packed_ue8m0, bool use_e4m3_sf, CUstream stream) {
   per_token_cast_op().call({x, out, out_sf},
                            {std::string(fmt_name), num_per_channels,
                             use_tma_aligned_col_major_sf, round_sf,
-                            use_packed_ue8m0},
+                            use_packed_ue8m0, use_e4m3_sf},
                            stream);
 }
 
@@ -349,11 +373,11 @@ void per_token_cast_with_sf_only(const rt::TensorView &x,
                                  const rt::TensorView &out_sf,
                                  bool use_tma_aligned_col_major_sf,
                                  bool round_sf, bool use_packed_ue8m0,
-                                 CUstream stream) {
+                                 bool use_e4m3_sf, CUstream stream) {
   per_token_cast_with_sf_only_op().call(
       {x, out_sf},
       {std::string(fmt_name), num_per_channels, use_tma_aligned_col_major_sf,
-       round_sf, use_packed_ue8m0},
+       round_sf, use_packed_ue8m0, use_e4m3_sf},
       stream);
 }
 
@@ -361,11 +385,11 @@ void per_token_cast_with_precomputed_sf(
     const rt::TensorView &x, std::string_view fmt_name,
     int64_t num_per_channels, const rt::TensorView &sf,
     const rt::TensorView &out, bool use_tma_aligned_col_major_sf, bool round_sf,
-    bool use_packed_ue8m0, CUstream stream) {
+    bool use_packed_ue8m0, bool use_e4m3_sf, CUstream stream) {
   per_token_cast_with_precomputed_sf_op().call(
       {x, sf, out},
       {std::string(fmt_name), num_per_channels, use_tma_aligned_col_major_sf,
-       round_sf, use_packed_ue8m0},
+       round_sf, use_packed_ue8m0, use_e4m3_sf},
       stream);
 }
 

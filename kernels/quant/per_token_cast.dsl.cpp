@@ -18,22 +18,32 @@ namespace tilejit::quant {
 namespace {
 
 /// What both tilings store: the quantized values (e4m3, or e2m1 codes two a
-/// byte along the last dimension, which halves) and the scales (f32, or
-/// the UE8M0 byte of packed scales).
+/// byte along the last dimension, which halves) and the scales (f32, the
+/// UE8M0 byte of packed scales, or E4M3 scales' bytes).
 struct Stored {
   dsl::KernelBuilder &k;
   const PerTokenCastSpec &s;
   bool packed() const { return s.sf_layout == SfLayout::packed_ue8m0; }
   DType data_dtype() const { return s.e2m1 ? DType::u8 : DType::e4m3; }
-  DType sf_dtype() const { return packed() ? DType::u8 : DType::f32; }
-  FmtLimits limits() const { return s.e2m1 ? kE2m1Limits : kE4m3Limits; }
+  DType sf_dtype() const {
+    return packed() ? DType::u8 : s.e4m3_sf ? DType::e4m3 : DType::f32;
+  }
+  FmtLimits limits() const {
+    const FmtLimits l = s.e2m1 ? kE2m1Limits : kE4m3Limits;
+    return s.e4m3_sf ? e4m3_sf_limits(l) : l;
+  }
+  /// A group's scales from its absmax: §3.2's, or E4M3 ones.
+  Scales scales(dsl::Value absmax, FmtLimits l) const {
+    return s.e4m3_sf ? e4m3_scales_of(k, absmax, l)
+                     : scales_of(k, absmax, l, s.round_sf);
+  }
   dsl::Value data(dsl::Value v) const {
     return s.e2m1 ? k.pack_nibbles(k.to_e2m1(v)) : k.cast(v, DType::e4m3);
   }
   /// A column of x as a column of the stored data.
   dsl::Value column(dsl::Value c) const { return s.e2m1 ? c / k.index(2) : c; }
   dsl::Value sf(const Scales &sc) const {
-    return packed() ? k.cast(sc.biased, DType::u8) : sc.sf;
+    return packed() ? k.cast(sc.biased, DType::u8) : k.cast(sc.sf, sf_dtype());
   }
 };
 
@@ -54,7 +64,7 @@ void per_token_cast_boxes(dsl::KernelBuilder &k, const PerTokenCastSpec &s,
   k.grid({k.blocks(src.extent, 0, bm), k.blocks(src.extent, 1, bk)});
   std::optional<dsl::Tensor> out, out_sf, given_sf;
   if (s.mode == CastMode::precomputed_sf)
-    given_sf = k.tensor("sf", DType::f32, 3);
+    given_sf = k.tensor("sf", s.e4m3_sf ? DType::e4m3 : DType::f32, 3);
   if (with_data)
     out = k.tensor("out", stored.data_dtype(), 2, access);
   // Packed scales are bytes (m, k / 4, k % 4) of the int32 tensor.
@@ -84,7 +94,7 @@ void per_token_cast_boxes(dsl::KernelBuilder &k, const PerTokenCastSpec &s,
     }
     auto absmax = parts == 1 ? k.reduce_absmax(groups, 2)
                              : k.reduce_max(k.reduce_absmax(groups, 2), 3);
-    auto sc = scales_of(k, absmax, limits, s.round_sf);
+    auto sc = stored.scales(absmax, limits);
     if (with_data)
       k.store(stored.data(k.reshape(groups * sc.sf_inv, {rows, cols})), *out,
               {r0, stored.column(c0)}, bounds);
@@ -141,8 +151,8 @@ Kernel per_token_cast_kernel(const PerTokenCastSpec &s) {
   auto x_parts = k.tensor("x_parts", s.in_dtype, 3, access);
   k.grid({k.blocks(x_parts, 1, bm)});
   auto tile = f32(k.load(x_parts, {zero, m0, zero}, {s.parts, bm, p}));
-  auto sc = scales_of(k, k.reduce_max(k.reduce_absmax(tile, 0), 2),
-                      stored.limits(), s.round_sf);
+  auto sc =
+      stored.scales(k.reduce_max(k.reduce_absmax(tile, 0), 2), stored.limits());
   if (s.mode != CastMode::sf_only)
     k.store(stored.data(tile * sc.sf_inv),
             k.tensor("out_parts", stored.data_dtype(), 3, access),

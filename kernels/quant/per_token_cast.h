@@ -47,10 +47,13 @@ struct PerTokenCastSpec {
   /// (the three ops of per_token_cast.cpp; given scales only with groups
   /// of 16 to 128, the box tiling)
   CastMode mode = CastMode::both;
+  /// 1: TileKernels 2.1's E4M3 scales (use_e4m3_sf): stored, or given, as
+  /// e4m3 bytes
+  int32_t e4m3_sf = 0;
 };
 TILEJIT_SPEC_FIELDS(PerTokenCastSpec, in_dtype, e2m1, e5m6, group, block_m,
                     block_k, threads, round_sf, sf_layout, vector_bytes, inside,
-                    parts, tail, mode)
+                    parts, tail, mode, e4m3_sf)
 
 /// Quantizes x (M, K) of bf16 or f32 (unit inner stride, any row stride) to
 /// fp8 e4m3 or fp4 e2m1 in groups of `num_per_channels` channels of a row:
@@ -63,7 +66,10 @@ TILEJIT_SPEC_FIELDS(PerTokenCastSpec, in_dtype, e2m1, e5m6, group, block_m,
 /// row-major, or with
 /// `use_tma_aligned_col_major_sf` strided (1, align(M, 4)), or with
 /// `use_packed_ue8m0` (requires both other flags) int32 (M, ceil(nK/4))
-/// strided (1, align(M, 4)) holding four UE8M0 bytes. Exact against the
+/// strided (1, align(M, 4)) holding four UE8M0 bytes; with `use_e4m3_sf`
+/// (TileKernels 2.1; not with round_sf or packed) e4m3 scales
+/// e4m3(max(amax, fmt_max / 512) / fmt_max), sf_inv = 1 / that, in an e4m3
+/// (M, nK) row-major or strided (1, align(M, 16)). Exact against the
 /// reference. Throws UserError naming the argument, its value and the
 /// requirement; nothing is written then.
 void per_token_cast(const rt::TensorView &x, std::string_view fmt,
@@ -71,25 +77,24 @@ void per_token_cast(const rt::TensorView &x, std::string_view fmt,
                     const rt::TensorView &out_sf,
                     bool use_tma_aligned_col_major_sf = false,
                     bool round_sf = false, bool use_packed_ue8m0 = false,
-                    CUstream stream = nullptr);
+                    bool use_e4m3_sf = false, CUstream stream = nullptr);
 
 /// Only per_token_cast's scales (`out_sf`, as per_token_cast writes them).
-void per_token_cast_with_sf_only(const rt::TensorView &x, std::string_view fmt,
-                                 int64_t num_per_channels,
-                                 const rt::TensorView &out_sf,
-                                 bool use_tma_aligned_col_major_sf = false,
-                                 bool round_sf = false,
-                                 bool use_packed_ue8m0 = false,
-                                 CUstream stream = nullptr);
+void per_token_cast_with_sf_only(
+    const rt::TensorView &x, std::string_view fmt, int64_t num_per_channels,
+    const rt::TensorView &out_sf, bool use_tma_aligned_col_major_sf = false,
+    bool round_sf = false, bool use_packed_ue8m0 = false,
+    bool use_e4m3_sf = false, CUstream stream = nullptr);
 
-/// per_token_cast's data with given scales: `sf` a row-major f32 (M, nK),
-/// out = fmt(x * (1 / sf)) (§4.4); `num_per_channels` 16, 32, 64 or 128,
-/// and the two layout flags false (a given sf is row-major).
+/// per_token_cast's data with given scales: `sf` a row-major f32 (M, nK)
+/// (e4m3 with use_e4m3_sf), out = fmt(x * (1 / sf)) (§4.4); `num_per_channels`
+/// 16, 32, 64 or 128, and the two layout flags false (a given sf is row-major).
 void per_token_cast_with_precomputed_sf(
     const rt::TensorView &x, std::string_view fmt, int64_t num_per_channels,
     const rt::TensorView &sf, const rt::TensorView &out,
     bool use_tma_aligned_col_major_sf = false, bool round_sf = false,
-    bool use_packed_ue8m0 = false, CUstream stream = nullptr);
+    bool use_packed_ue8m0 = false, bool use_e4m3_sf = false,
+    CUstream stream = nullptr);
 
 const ops::OpDef &per_token_cast_op();
 const ops::OpDef &per_token_cast_with_sf_only_op();

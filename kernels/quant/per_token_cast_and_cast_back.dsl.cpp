@@ -22,18 +22,10 @@ Kernel per_token_cast_and_cast_back_kernel(const CastAndCastBackSpec &s) {
       k.reshape(k.cast(k.load(x, {r0, c0}, {bm, bk}), DType::f32), {bm, n, g});
   const FmtLimits limits = s.e2m1 ? kE2m1Limits : kE4m3Limits;
   auto absmax = k.reduce_absmax(groups, 2);
-  dsl::Value sf, sf_inv;
-  if (s.e4m3_sf) {
-    // sf = e4m3(max(amax, max / 2^9) / max), decoded; 1 / sf (IEEE).
-    auto amax = k.max(absmax, k.constant(limits.max / 512, DType::f32));
-    sf = k.cast(k.cast(amax / k.constant(limits.max, DType::f32), DType::e4m3),
-                DType::f32);
-    sf_inv = k.constant(1, DType::f32) / sf;
-  } else {
-    const Scales sc = scales_of(k, absmax, limits, s.round_sf);
-    sf = sc.sf;
-    sf_inv = sc.sf_inv;
-  }
+  const Scales sc = s.e4m3_sf
+                        ? e4m3_scales_of(k, absmax, e4m3_sf_limits(limits))
+                        : scales_of(k, absmax, limits, s.round_sf);
+  const dsl::Value sf = sc.sf, sf_inv = sc.sf_inv;
   auto scaled = groups * sf_inv;
   auto q = s.e2m1 ? k.from_e2m1(k.to_e2m1(scaled))
                   : k.cast(k.cast(scaled, DType::e4m3), DType::f32);

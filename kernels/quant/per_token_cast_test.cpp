@@ -20,6 +20,12 @@ const std::map<std::string, std::string> kFlags[] = {
     {},
 };
 
+/// TileKernels 2.1's E4M3 scales, row- and column-major.
+const std::map<std::string, std::string> kE4m3Sf[] = {
+    {{"use_e4m3_sf", "true"}},
+    {{"use_e4m3_sf", "true"}, {"use_tma_aligned_col_major_sf", "true"}},
+};
+
 std::map<std::string, std::string>
 with_group(std::map<std::string, std::string> set, int64_t group) {
   set["num_per_channels"] = std::to_string(group);
@@ -83,6 +89,26 @@ TILEJIT_OP_TEST(per_token_cast) {
         t.cases.push_back(
             {.shape = {m, k}, .set = set, .dtypes = {{"", dtype}}});
       }
+  // E4M3 scales (2.1) for both formats over the tilings (the e4m3 clamp,
+  // an amax of 0.875, bites on many groups of 16 normal values).
+  for (DType dtype : {DType::bf16, DType::f32})
+    for (const auto &flags : kE4m3Sf)
+      for (const char *fmt : {"e4m3", "e2m1"})
+        for (auto [m, k, group] :
+             {std::tuple<int64_t, int64_t, int64_t>{64, 512, 128},
+              {17, 576, 128},
+              {33, 576, 16},
+              {5, 640, 64},
+              {7, 576, 576},
+              {17, 320, 128},
+              {9, 2560, 2560},
+              {0, 512, 32},
+              {6600, 576, 32}}) {
+          auto set = with_group(flags, group);
+          set["fmt"] = fmt;
+          t.cases.push_back(
+              {.shape = {m, k}, .set = set, .dtypes = {{"", dtype}}});
+        }
   // e5m6 (one scale a row, 8 codes to 3 words): tails of the 1024-column
   // tile, several rows a tile, the special values (3 inputs of constants
   // with a last column of 65024, as TileKernels' tests), size 0.
@@ -139,6 +165,20 @@ TILEJIT_OP_TEST(per_token_cast) {
         }
   {
     auto set = with_group(kFlags[1], 32);
+    set["fmt"] = "e2m1";
+    t.cases.push_back({.shape = {8001, 7168}, .set = set, .kind = Case::bench});
+  }
+  // 2.1's grid with E4M3 scales: NVFP4's groups of 16 and e4m3's of 128.
+  for (int64_t m : {4001, 8001})
+    for (int64_t k : {576, 2048, 7168})
+      for (const auto &flags : kE4m3Sf)
+        for (const char *fmt : {"e4m3", "e2m1"}) {
+          auto set = with_group(flags, fmt[1] == '2' ? 16 : 128);
+          set["fmt"] = fmt;
+          t.cases.push_back({.shape = {m, k}, .set = set, .kind = Case::big});
+        }
+  {
+    auto set = with_group(kE4m3Sf[0], 16);
     set["fmt"] = "e2m1";
     t.cases.push_back({.shape = {8001, 7168}, .set = set, .kind = Case::bench});
   }
@@ -255,6 +295,29 @@ TILEJIT_OP_TEST(per_token_cast) {
                {"use_packed_ue8m0", true}}),
        "per_token_cast: argument 'out_sf' is f32[100, 4] strides [4, 1]; "
        "requires i32[100, 1] strides [1, >= 100]"},
+      {"E4M3 scales rounded",
+       {x, out, fake(DType::e4m3, {100, 4}, {}, 0x200000)},
+       params({{"use_e4m3_sf", true}, {"round_sf", true}}),
+       "per_token_cast: arguments 'use_e4m3_sf' and 'round_sf' are both "
+       "true; requires at most one"},
+      {"E4M3 scales with e5m6",
+       {x, fake(DType::u8, {100, 768}, {}, 0x100000),
+        fake(DType::e4m3, {100, 1}, {}, 0x200000)},
+       {{"fmt", std::string("e5m6")},
+        {"num_per_channels", int64_t{512}},
+        {"use_e4m3_sf", true}},
+       "per_token_cast: argument 'use_e4m3_sf' is true with fmt 'e5m6'; "
+       "requires fmt e4m3 or e2m1"},
+      {"f32 scales where E4M3 ones are asked for",
+       {x, out, sf},
+       params({{"use_e4m3_sf", true}}),
+       "per_token_cast: argument 'out_sf' is f32[100, 4] strides [4, 1]; "
+       "requires e4m3[100, 4] strides [>= 4, 1]"},
+      {"E4M3 column-major scales of 4-byte columns",
+       {x, out, fake(DType::e4m3, {100, 4}, {1, 100}, 0x200000)},
+       params({{"use_e4m3_sf", true}, {"use_tma_aligned_col_major_sf", true}}),
+       "per_token_cast: argument 'out_sf' is e4m3[100, 4] strides [1, 100]; "
+       "requires e4m3[100, 4] strides [1, >= 112]"},
   };
   return t;
 }
@@ -296,7 +359,8 @@ TILEJIT_OP_TEST(per_token_cast_with_sf_only) {
                           const int64_t g = c.integer("num_per_channels");
                           return (c.tensor("x").size(1) + g - 1) / g;
                         })}}};
-  add_variant_cases(t, {std::begin(kFlags), std::end(kFlags)});
+  add_variant_cases(t,
+                    {kFlags[0], kFlags[1], kFlags[2], kE4m3Sf[0], kE4m3Sf[1]});
   // TileKernels' grid (it checks sf_only where the group is not K).
   for (int64_t m : {4001, 8001})
     for (int64_t k : {576, 2048, 7168})
@@ -336,9 +400,11 @@ TILEJIT_OP_TEST(per_token_cast_with_sf_only) {
 
 TILEJIT_OP_TEST(per_token_cast_with_precomputed_sf) {
   // Scales as a cast would give them: positive.
-  OpTest t{.op = "per_token_cast_with_precomputed_sf",
-           .fills = {{"sf", uniform(1e-3, 1.0)}}};
-  add_variant_cases(t, {kFlags[0], kFlags[2]});
+  // (E4M3 ones above e4m3's subnormals, which would round 1e-3 to 0.)
+  OpTest t{
+      .op = "per_token_cast_with_precomputed_sf",
+      .fills = {{"sf", uniform(1e-3, 1.0)}, {"sf:e4m3", uniform(0.02, 1.0)}}};
+  add_variant_cases(t, {kFlags[0], kFlags[2], kE4m3Sf[0]});
   for (int64_t m : {4001, 8001})
     for (int64_t k : {576, 2048, 7168})
       for (int64_t group : {32, 128})
@@ -368,6 +434,11 @@ TILEJIT_OP_TEST(per_token_cast_with_precomputed_sf) {
        {{"num_per_channels", int64_t{64}}},
        "per_token_cast_with_precomputed_sf: argument 'sf' is f32[100, 4] "
        "strides [4, 1]; requires f32[100, 8]"},
+      {"f32 scales where E4M3 ones are asked for",
+       {x, sf, out},
+       {{"num_per_channels", int64_t{128}}, {"use_e4m3_sf", true}},
+       "per_token_cast_with_precomputed_sf: argument 'sf' is f32[100, 4] "
+       "strides [4, 1]; requires e4m3[100, 4]"},
   };
   return t;
 }

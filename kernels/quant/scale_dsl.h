@@ -41,14 +41,34 @@ inline Scales scales_of(dsl::KernelBuilder &k, dsl::Value absmax,
     // add.s16x2 with an undefined lane, whose byte came out one low on the
     // H200 (packed scales, part of a word a store).
     auto exponent = k.constant(23, DType::u32);
-    s.biased = (k.bitcast(s.sf, DType::u32) +
-                k.constant((1 << 23) - 1, DType::u32)) >>
-               exponent;
+    s.biased =
+        (k.bitcast(s.sf, DType::u32) + k.constant((1 << 23) - 1, DType::u32)) >>
+        exponent;
     s.sf = k.bitcast(s.biased << exponent, DType::f32);
     s.sf_inv = k.bitcast((k.constant(254, DType::u32) - s.biased) << exponent,
                          DType::f32);
   }
   return s;
+}
+
+/// TileKernels 2.1's E4M3 scales (use_e4m3_sf, tk21 §0.4(a)): sf =
+/// e4m3(max(absmax, clamp) / max) as its decoded f32 (the clamp is
+/// fmt_max x 2^-9 unless a caller says otherwise), sf_inv = 1 / sf (an
+/// IEEE division by the decoded value). `biased` is not set.
+inline Scales e4m3_scales_of(dsl::KernelBuilder &k, dsl::Value absmax,
+                             FmtLimits limits) {
+  auto amax = k.max(absmax, k.constant(limits.clamp_min, DType::f32));
+  Scales s;
+  s.sf = k.cast(k.cast(amax / k.constant(limits.max, DType::f32), DType::e4m3),
+                DType::f32);
+  s.sf_inv = k.constant(1, DType::f32) / s.sf;
+  return s;
+}
+
+/// A format's limits with the E4M3 scales' clamp, fmt_max x 2^-9 (0.875 for
+/// e4m3, 6 / 512 for e2m1).
+inline FmtLimits e4m3_sf_limits(FmtLimits limits) {
+  return {limits.max, limits.max / 512};
 }
 
 /// Stores a block's `rows` x `n` scales `sf` (f32, or the UE8M0 bytes of
@@ -75,8 +95,8 @@ inline void store_scales(dsl::KernelBuilder &k, dsl::Value sf,
 
 /// sf_inv = 1 / sf (an IEEE division, §4.4) of the `rows` x `n` given
 /// scales at (r0, c0), as (rows, n, 1). `sf` is the kernel's view of a
-/// row-major f32 (M', nK) with a third dimension that repeats each scale
-/// (stride 0; repeated_scales in scale_layout.h): a load of one element a
+/// row-major f32 or e4m3 (M', nK) with a third dimension that repeats each
+/// scale (stride 0; repeated_scales in scale_layout.h): a load of one element a
 /// thread (relayout 1, so that this access without vectors leaves the
 /// kernel's others theirs), taken back to one by a maximum over the copies,
 /// which also gives it an absmax's layout.
@@ -85,8 +105,9 @@ inline dsl::Value precomputed_sf_inv(dsl::KernelBuilder &k,
                                      dsl::Value c0, int64_t rows, int64_t n,
                                      int64_t threads) {
   const int64_t copies = std::max<int64_t>(1, threads / (rows * n));
-  auto repeated =
-      k.relayout(k.load(sf, {r0, c0, k.index(0)}, {rows, n, copies}), 1);
+  auto repeated = k.relayout(
+      k.cast(k.load(sf, {r0, c0, k.index(0)}, {rows, n, copies}), DType::f32),
+      1);
   return k.constant(1, DType::f32) / k.reduce_max(repeated, 2);
 }
 

@@ -41,6 +41,15 @@ with_sf_flags(std::vector<ops::ParamDecl> params) {
   return params;
 }
 
+/// `params` followed by the flag of TileKernels 2.1's E4M3 scales.
+inline std::vector<ops::ParamDecl>
+with_e4m3_sf(std::vector<ops::ParamDecl> params) {
+  params.push_back(ops::flag("use_e4m3_sf", false,
+                             "scales as e4m3 (2.1): e4m3(amax / fmt_max), "
+                             "exclusive with round_sf"));
+  return params;
+}
+
 /// UserError unless packed scales come with column-major, rounded ones.
 inline void check_sf_flags(const ops::Call &c) {
   if (c.flag("use_packed_ue8m0") &&
@@ -72,6 +81,16 @@ inline ops::TensorShape sf_shape(int64_t rows, int64_t groups,
     break;
   }
   return {DType::f32, {rows, groups}, {groups, 1}};
+}
+
+/// TileKernels 2.1's E4M3 scales (use_e4m3_sf) of `rows` x `groups`: e4m3
+/// row-major, or column-major with 16-byte columns, strides
+/// (1, align(rows, 16)).
+inline ops::TensorShape e4m3_sf_shape(int64_t rows, int64_t groups,
+                                      SfLayout layout) {
+  if (layout == SfLayout::col_major)
+    return {DType::e4m3, {rows, groups}, {1, (rows + 15) / 16 * 16}};
+  return {DType::e4m3, {rows, groups}, {groups, 1}};
 }
 
 } // namespace tilejit::quant
