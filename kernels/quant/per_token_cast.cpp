@@ -10,6 +10,20 @@
 
 namespace tilejit::quant {
 
+/// x's logical columns: K, or twice x's bytes for packed e2m1 (a quantized
+/// x of per_token_cast).
+static int64_t cols_of(const ops::ShapeArgs &a) {
+  return a.dim("K") * (a.dtype("x") == DType::i8 ? 2 : 1);
+}
+static int64_t cols_of(const ops::Call &c) {
+  return c.dim("K") * (c.tensor("x").dtype == DType::i8 ? 2 : 1);
+}
+
+/// Whether x is quantized: x_sf passed (per_token_cast only).
+static bool quantized_x(const ops::Call &c) {
+  return c.op().find_tensor("x_sf") && c.has("x_sf");
+}
+
 PerTokenCastSpec per_token_cast_tiling(PerTokenCastSpec spec, int64_t m,
                                        int64_t k, int64_t num_per_channels) {
   // 4096 elements over 128 threads: on the H200 this beat 8192 over 256,
@@ -122,14 +136,50 @@ static void check_num_per_channels(std::string_view op, int64_t g, int64_t k) {
                                 op, k));
 }
 
+/// A quantized x (§4.3, per_token_cast only): x e4m3 or packed e2m1 with
+/// its scales x_sf of x_block_m x x_block_k, all three or none.
+static void check_quantized_x(const ops::Call &c, int64_t g) {
+  const std::string &op = c.op().name;
+  if (!c.op().find_tensor("x_sf"))
+    return;
+  const DType x = c.tensor("x").dtype;
+  const bool quantized = x == DType::e4m3 || x == DType::i8;
+  const int64_t bm = c.integer("x_block_m"), bk = c.integer("x_block_k");
+  if (quantized != c.has("x_sf"))
+    throw UserError(fmt::format(
+        "{}: argument 'x_sf' is {}; requires it {} (x has dtype {})", op,
+        c.has("x_sf") ? "given" : "None",
+        quantized ? "with a quantized x" : "None with a bf16 or f32 x",
+        name_of(x)));
+  if (!quantized) {
+    if (bm != 0 || bk != 0)
+      throw UserError(fmt::format("{}: argument 'x_block_size' is ({}, {}); "
+                                  "requires (0, 0) (None) for a bf16 or f32 x",
+                                  op, bm, bk));
+    return;
+  }
+  if ((bm != 1 && bm != 32 && bm != 128) ||
+      (bk != 16 && bk != 32 && bk != 64 && bk != 128))
+    throw UserError(fmt::format("{}: argument 'x_block_size' is ({}, {}); "
+                                "requires x_block_m 1, 32 or 128 and "
+                                "x_block_k 16, 32, 64 or 128",
+                                op, bm, bk));
+  if (g == cols_of(c) || c.choice("fmt") == "e5m6")
+    throw UserError(fmt::format("{}: argument 'x' is a quantized {}; "
+                                "requires fmt e4m3 or e2m1 in groups of 16 "
+                                "to 128, less than K = {}",
+                                op, name_of(x), cols_of(c)));
+}
+
 static void check(const ops::Call &c) {
   const std::string &op = c.op().name;
   const int64_t g = c.integer("num_per_channels");
-  check_num_per_channels(op, g, c.dim("K"));
-  if (c.choice("fmt") == "e2m1" && c.dim("K") % 2 != 0)
+  check_num_per_channels(op, g, cols_of(c));
+  check_quantized_x(c, g);
+  if (c.choice("fmt") == "e2m1" && cols_of(c) % 2 != 0)
     throw UserError(fmt::format("{}: argument 'x' has K = {}; fmt e2m1 "
                                 "requires K even (two codes a byte)",
-                                op, c.dim("K")));
+                                op, cols_of(c)));
   if (c.choice("fmt") == "e5m6") {
     if (c.op().name != "per_token_cast")
       throw UserError(fmt::format("{}: argument 'fmt' is 'e5m6'; requires "
@@ -194,8 +244,14 @@ template <CastMode mode> static PerTokenCastSpec spec(const ops::Call &c) {
     s.block_m = 4096 % s.block_k == 0 ? 4096 / s.block_k : 1;
     s.group = s.block_k;
   } else {
-    s = per_token_cast_tiling(s, c.dim("M"), c.dim("K"),
+    s = per_token_cast_tiling(s, c.dim("M"), cols_of(c),
                               c.integer("num_per_channels"));
+  }
+  if (quantized_x(c)) { // a quantized x: boxes without a tail box
+    s.x_bm = static_cast<int32_t>(c.integer("x_block_m"));
+    s.x_group = static_cast<int32_t>(c.integer("x_block_k"));
+    s.x_packed = c.tensor("x_sf").dtype == DType::i32;
+    s.tail = 0;
   }
   // The tiling's vectors (16 bytes unless it says less) where x's and
   // out's rows are aligned to them.
@@ -238,6 +294,14 @@ static void views(const ops::Call &c, const PerTokenCastSpec &s,
   }
   if (s.sf_layout == SfLayout::packed_ue8m0)
     args.tensor("out_sf", ops::as_bytes(c.tensor("out_sf")));
+  // A quantized x's scales as (M', threads, nK), or packed as the bytes
+  // (M', threads, W, 4): the stride-0 dimension lets a load take a scale
+  // as many times as there are threads (dequant_dsl.h).
+  if (s.x_bm > 0) {
+    const rt::TensorView &sf = c.tensor("x_sf");
+    args.tensor("x_sf", ops::repeated(s.x_packed ? ops::as_bytes(sf) : sf, 1,
+                                      s.threads));
+  }
 }
 
 /// The three ops: their name, summary, tensors and reference; the rest is
@@ -246,23 +310,35 @@ static ops::OpDef
 declare(std::string name, std::string summary,
         std::vector<ops::TensorDecl> tensors,
         std::function<std::vector<ref::HostTensor>(const ops::HostCall &)>
-            reference) {
+            reference,
+        std::vector<ops::ParamDecl> extra_params = {}) {
+  std::vector<ops::ParamDecl> params = with_e4m3_sf(with_sf_flags(
+      {ops::choice("fmt", "e4m3", {"e4m3", "e2m1", "e5m6"},
+                   "the output format (e5m6: per_token_cast, one group "
+                   "a row)"),
+       ops::integer("num_per_channels", 128, 1, 1 << 30,
+                    "channels a group: 16, 32, 64, 128 or K")}));
+  params.insert(params.end(), extra_params.begin(), extra_params.end());
   return {
       .name = std::move(name),
       .summary = std::move(summary),
       .tensors = std::move(tensors),
-      .params = with_e4m3_sf(with_sf_flags(
-          {ops::choice("fmt", "e4m3", {"e4m3", "e2m1", "e5m6"},
-                       "the output format (e5m6: per_token_cast, one group "
-                       "a row)"),
-           ops::integer("num_per_channels", 128, 1, 1 << 30,
-                        "channels a group: 16, 32, 64, 128 or K")})),
+      .params = std::move(params),
       .cli_shape = "M, K",
       .default_shape = {8064, 7168},
       .check = check,
       .shape_of =
           [](std::string_view tensor, const ops::ShapeArgs &a) {
-            const int64_t m = a.dim("M"), k = a.dim("K");
+            const int64_t m = a.dim("M"), k = cols_of(a);
+            if (tensor == "x_sf") { // a quantized x's, any strides
+              // (Checked before: at least 1.)
+              const int64_t bm = std::max<int64_t>(1, a.integer("x_block_m")),
+                            bk = std::max<int64_t>(1, a.integer("x_block_k"));
+              return sf_shape((m + bm - 1) / bm, (k + bk - 1) / bk,
+                              a.dtype("x_sf") == DType::i32
+                                  ? SfLayout::packed_ue8m0
+                                  : SfLayout::row_major);
+            }
             if (tensor == "out" && a.choice("fmt") == "e5m6")
               return ops::TensorShape{
                   DType::u8, {m, k * 3 / 2}, {k * 3 / 2, 1}};
@@ -291,18 +367,38 @@ static const ops::TensorDecl kOutSf = ops::output(
 
 const ops::OpDef &per_token_cast_op() {
   static const ops::OpDef op = ops::make_op<PerTokenCastSpec>(
-      declare("per_token_cast",
-              "fp8 e4m3 or packed fp4 e2m1 quantization of (M, K) bf16/f32 "
-              "rows in groups of num_per_channels channels, with scales",
-              {kX, kOut, kOutSf},
-              [](const ops::HostCall &c) {
-                QuantTensor q = per_token_cast_ref(
-                    c.tensor("x"), c.choice("fmt"),
-                    c.integer("num_per_channels"), std::nullopt,
-                    c.flag("use_tma_aligned_col_major_sf"), c.flag("round_sf"),
-                    c.flag("use_packed_ue8m0"), c.flag("use_e4m3_sf"));
-                return std::vector{q.data, q.sf};
-              }),
+      declare(
+          "per_token_cast",
+          "fp8 e4m3 or packed fp4 e2m1 quantization of (M, K) bf16/f32 "
+          "rows (or of quantized ones, re-quantized) in groups of "
+          "num_per_channels channels, with scales",
+          {ops::input("x", {DType::bf16, DType::f32, DType::e4m3, DType::i8},
+                      "M, K", ops::Layout::inner_contiguous,
+                      "bf16/f32 (M, K), or quantized: e4m3 (M, K) or "
+                      "int8 (M, K / 2) of packed e2m1 with x_sf"),
+           ops::absent_by_default(ops::optional_input(
+               "x_sf", {DType::f32, DType::i32}, "", ops::Layout::strided,
+               "a quantized x's scales of x_block_m x x_block_k: f32 "
+               "of any strides, or packed UE8M0 int32")),
+           kOut, kOutSf},
+          [](const ops::HostCall &c) {
+            std::optional<BlockSize> block;
+            CastInput x = c.tensor("x");
+            if (c.has("x_sf")) {
+              block = BlockSize{c.integer("x_block_m"), c.integer("x_block_k")};
+              x = QuantTensor{c.tensor("x"), c.tensor("x_sf")};
+            }
+            QuantTensor q = per_token_cast_ref(
+                x, c.choice("fmt"), c.integer("num_per_channels"), block,
+                c.flag("use_tma_aligned_col_major_sf"), c.flag("round_sf"),
+                c.flag("use_packed_ue8m0"), c.flag("use_e4m3_sf"));
+            return std::vector{q.data, q.sf};
+          },
+          {ops::integer("x_block_m", 0, 0, 1 << 30,
+                        "a quantized x's scale rows: 1, 32 or 128 (0: "
+                        "x is not quantized)"),
+           ops::integer("x_block_k", 0, 0, 1 << 30,
+                        "a quantized x's scale channels: 16 to 128")}),
       {spec<CastMode::both>, per_token_cast_kernel, views});
   return op;
 }
@@ -360,11 +456,24 @@ void per_token_cast(const rt::TensorView &x, std::string_view fmt_name,
                     const rt::TensorView &out_sf,
                     bool use_tma_aligned_col_major_sf, bool round_sf,
                     bool use_packed_ue8m0, bool use_e4m3_sf, CUstream stream) {
-  per_token_cast_op().call({x, out, out_sf},
-                           {std::string(fmt_name), num_per_channels,
-                            use_tma_aligned_col_major_sf, round_sf,
-                            use_packed_ue8m0, use_e4m3_sf},
-                           stream);
+  per_token_cast_op().call(
+      {x, ops::absent(), out, out_sf},
+      {std::string(fmt_name), num_per_channels, use_tma_aligned_col_major_sf,
+       round_sf, use_packed_ue8m0, use_e4m3_sf, int64_t{0}, int64_t{0}},
+      stream);
+}
+
+void per_token_cast(const rt::TensorView &x, const rt::TensorView &x_sf,
+                    int64_t x_block_m, int64_t x_block_k,
+                    std::string_view fmt_name, int64_t num_per_channels,
+                    const rt::TensorView &out, const rt::TensorView &out_sf,
+                    bool use_tma_aligned_col_major_sf, bool round_sf,
+                    bool use_packed_ue8m0, bool use_e4m3_sf, CUstream stream) {
+  per_token_cast_op().call(
+      {x, x_sf, out, out_sf},
+      {std::string(fmt_name), num_per_channels, use_tma_aligned_col_major_sf,
+       round_sf, use_packed_ue8m0, use_e4m3_sf, x_block_m, x_block_k},
+      stream);
 }
 
 void per_token_cast_with_sf_only(const rt::TensorView &x,

@@ -6,6 +6,7 @@
 // source of rows), or, for one group a row of K = parts x p, rows seen as
 // parts.
 #include "quant/per_token_cast.h"
+#include "quant/dequant_dsl.h"
 #include "quant/per_token_cast_dsl.h"
 #include "quant/scale_dsl.h"
 
@@ -61,7 +62,8 @@ void per_token_cast_boxes(dsl::KernelBuilder &k, const PerTokenCastSpec &s,
     limits.clamp_min = *src.clamp_min;
   const int64_t bm = s.block_m, bk = s.block_k, g = s.group;
   auto m0 = k.block_id(0) * k.index(bm);
-  k.grid({k.blocks(src.extent, 0, bm), k.blocks(src.extent, 1, bk)});
+  k.grid(
+      {k.blocks(src.extent, 0, bm), k.blocks(src.extent, 1, bk / src.packing)});
   std::optional<dsl::Tensor> out, out_sf, given_sf;
   if (s.mode == CastMode::precomputed_sf)
     given_sf = k.tensor("sf", s.e4m3_sf ? DType::e4m3 : DType::f32, 3);
@@ -109,7 +111,7 @@ void per_token_cast_boxes(dsl::KernelBuilder &k, const PerTokenCastSpec &s,
   // The last `tail` columns (a shorter last group) do not fill a column
   // block: the last column of blocks takes only them, a bm x tail box, so
   // that no block is half past the end.
-  auto cols = k.dim(src.extent, 1);
+  auto cols = k.dim(src.extent, 1) * k.index(src.packing);
   k.if_else(
       k.lt(k0 + k.index(bk - 1), cols), {},
       [&](dsl::Value, std::vector<dsl::Value>) {
@@ -129,6 +131,31 @@ Kernel per_token_cast_kernel(const PerTokenCastSpec &s) {
   dsl::KernelBuilder k("per_token_cast", s.threads);
   dsl::Access access = dsl::vectors_of(s.vector_bytes);
   auto f32 = [&](dsl::Value v) { return k.cast(v, DType::f32); };
+  if (s.x_bm > 0) {
+    // A quantized x (§4.3): its dequantized values, (x_q x sf_in) in f32,
+    // quantized as any other (the reference's order). Packed e2m1 x has
+    // two codes a byte: the extent's columns hold two values each.
+    const bool e2m1 = s.in_dtype == DType::i8;
+    const QuantizedInput in{
+        .data = k.tensor("x", e2m1 ? DType::u8 : DType::e4m3, 2, access),
+        .sf = k.tensor("x_sf", s.x_packed ? DType::u8 : DType::f32,
+                       s.x_packed ? 4 : 3),
+        .e2m1 = e2m1,
+        .packed = s.x_packed != 0,
+        .bm = s.x_bm,
+        .group = s.x_group,
+        .repeats = s.threads,
+        .threads = s.threads};
+    per_token_cast_boxes(k, s,
+                         {.extent = in.data,
+                          .tile =
+                              [&](dsl::Value r0, dsl::Value c0, int64_t rows,
+                                  int64_t cols, dsl::Bounds) {
+                                return dequantized(k, in, r0, c0, rows, cols);
+                              },
+                          .packing = e2m1 ? 2 : 1});
+    return k.build();
+  }
   if (s.parts == 0) {
     auto x = k.tensor("x", s.in_dtype, 2, access);
     per_token_cast_boxes(

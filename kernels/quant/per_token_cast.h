@@ -50,10 +50,16 @@ struct PerTokenCastSpec {
   /// 1: TileKernels 2.1's E4M3 scales (use_e4m3_sf): stored, or given, as
   /// e4m3 bytes
   int32_t e4m3_sf = 0;
+  /// A quantized x (in_dtype e4m3, or i8 of packed e2m1) is re-quantized
+  /// (§4.3): its scales cover x_bm rows (1, 32 or 128) x x_group channels
+  /// (16 to 128); packed UE8M0 with x_packed
+  int32_t x_bm = 0;
+  int32_t x_group = 0;
+  int32_t x_packed = 0;
 };
 TILEJIT_SPEC_FIELDS(PerTokenCastSpec, in_dtype, e2m1, e5m6, group, block_m,
                     block_k, threads, round_sf, sf_layout, vector_bytes, inside,
-                    parts, tail, mode, e4m3_sf)
+                    parts, tail, mode, e4m3_sf, x_bm, x_group, x_packed)
 
 /// Quantizes x (M, K) of bf16 or f32 (unit inner stride, any row stride) to
 /// fp8 e4m3 or fp4 e2m1 in groups of `num_per_channels` channels of a row:
@@ -73,6 +79,20 @@ TILEJIT_SPEC_FIELDS(PerTokenCastSpec, in_dtype, e2m1, e5m6, group, block_m,
 /// reference. Throws UserError naming the argument, its value and the
 /// requirement; nothing is written then.
 void per_token_cast(const rt::TensorView &x, std::string_view fmt,
+                    int64_t num_per_channels, const rt::TensorView &out,
+                    const rt::TensorView &out_sf,
+                    bool use_tma_aligned_col_major_sf = false,
+                    bool round_sf = false, bool use_packed_ue8m0 = false,
+                    bool use_e4m3_sf = false, CUstream stream = nullptr);
+
+/// per_token_cast of a quantized x (§4.3, re-quantization): x e4m3 (M, K)
+/// or int8 (M, K / 2) of packed e2m1 codes, with its scales `x_sf` of
+/// x_block_m x x_block_k (1, 32 or 128 x 16, 32, 64 or 128) blocks, f32
+/// (ceil(M / x_block_m), ceil(K / x_block_k)) of any strides or packed
+/// UE8M0 int32; its values x_q x sf_in (in f32) quantized as above, in
+/// groups of 16 to 128 (not K).
+void per_token_cast(const rt::TensorView &x, const rt::TensorView &x_sf,
+                    int64_t x_block_m, int64_t x_block_k, std::string_view fmt,
                     int64_t num_per_channels, const rt::TensorView &out,
                     const rt::TensorView &out_sf,
                     bool use_tma_aligned_col_major_sf = false,

@@ -23,6 +23,8 @@ struct CastSource {
       tile;
   /// The absmax clamp when not the format's (§3.1: sf_clamp_min).
   std::optional<double> clamp_min = std::nullopt;
+  /// Values a column of `extent` holds (2: packed e2m1 bytes).
+  int64_t packing = 1;
 };
 
 /// per_token_cast's block_m x block_k boxes (spec.parts == 0) over `src`:

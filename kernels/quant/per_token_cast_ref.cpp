@@ -115,7 +115,8 @@ HostTensor per_token_cast_with_precomputed_sf_ref(
     fail(fn, "a precomputed 'sf' requires use_tma_aligned_col_major_sf and "
              "use_packed_ue8m0 to be false");
   detail::check_rank(fn, "sf", sf, 2);
-  detail::check_dtype(fn, "sf", sf, {DType::f32});
+  // f32, or 2.1's E4M3 scales (decoded, then sf_inv = 1 / sf).
+  detail::check_dtype(fn, "sf", sf, {DType::f32, DType::e4m3});
   detail::check_last_dim_contiguous(fn, "sf", sf);
   detail::check_shape(fn, "sf", sf,
                       {m.rows, detail::ceil_div(m.cols, num_per_channels)});

@@ -35,10 +35,18 @@ with_group(std::map<std::string, std::string> set, int64_t group) {
 } // namespace
 
 TILEJIT_OP_TEST(per_token_cast) {
+  // A quantized x: e4m3 of normal values, every byte of packed e2m1, f32
+  // scales of 2^-10 .. 1, packed ones UE8M0 codes of 2^-27 .. 2^27.
   OpTest t{.op = "per_token_cast",
+           .fills = {{"x:i8", random_bytes()},
+                     {"x_sf:f32", uniform(1e-3, 1.0)},
+                     {"x_sf:i32", bytes_in(100, 154)}},
            .compare = {{"out_sf", packed_scales([](const ops::HostCall &c) {
                           const int64_t g = c.integer("num_per_channels");
-                          return (c.tensor("x").size(1) + g - 1) / g;
+                          const auto &x = c.tensor("x");
+                          const int64_t k =
+                              x.size(1) * (x.dtype() == DType::i8 ? 2 : 1);
+                          return (k + g - 1) / g;
                         })}}};
   for (DType dtype : {DType::bf16, DType::f32})
     for (const auto &flags : kFlags)
@@ -108,6 +116,36 @@ TILEJIT_OP_TEST(per_token_cast) {
           set["fmt"] = fmt;
           t.cases.push_back(
               {.shape = {m, k}, .set = set, .dtypes = {{"", dtype}}});
+        }
+  // A quantized x re-quantized (§4.3): e4m3 and packed e2m1 data (its
+  // shape's K is bytes, half the values), scales of 128 x 128, 32 x 32,
+  // 1 x 128 and 32 x 16 blocks, f32 row- or column-major or packed, both
+  // output formats, groups of 32 and 128, the flag sets; tails, size 0.
+  for (DType in : {DType::e4m3, DType::i8})
+    for (auto [bm, bk] :
+         {std::pair<int64_t, int64_t>{128, 128}, {32, 32}, {1, 128}, {32, 16}})
+      for (int layout = 0; layout < 3; ++layout)
+        for (auto [m, k, group, fmt, f] :
+             {std::tuple<int64_t, int64_t, int64_t, const char *, int>{
+                  64, 512, 128, "e4m3", 0},
+              {130, 2048, 32, "e2m1", 1},
+              {17, 576, 32, "e4m3", 2},
+              {300, 1024, 128, "e2m1", 0},
+              {0, 512, 128, "e4m3", 1}}) {
+          auto set = with_group(kFlags[f], group);
+          set["fmt"] = fmt;
+          set["x_sf"] = "passed";
+          set["x_block_m"] = std::to_string(bm);
+          set["x_block_k"] = std::to_string(bk);
+          std::map<std::string, DType> dtypes = {{"x", in}};
+          Case c{.shape = {m, in == DType::i8 ? k / 2 : k}, .set = set};
+          const int64_t rows = (m + bm - 1) / bm;
+          if (layout == 1) // column-major f32, M' padded to 4
+            c.strides = {{"x_sf", {1, (rows + 3) / 4 * 4}}};
+          if (layout == 2)
+            dtypes["x_sf"] = DType::i32;
+          c.dtypes = dtypes;
+          t.cases.push_back(c);
         }
   // e5m6 (one scale a row, 8 codes to 3 words): tails of the 1024-column
   // tile, several rows a tile, the special values (3 inputs of constants
@@ -182,6 +220,34 @@ TILEJIT_OP_TEST(per_token_cast) {
     set["fmt"] = "e2m1";
     t.cases.push_back({.shape = {8001, 7168}, .set = set, .kind = Case::bench});
   }
+  // TileKernels' grid of quantized inputs (its x_block_size (128, 128) and
+  // (32, 32), groups of 32 and 128, both flag sets): e4m3 to e4m3 and
+  // packed e2m1 to e2m1, some hidden sizes.
+  for (int64_t m : {4001, 8001})
+    for (int64_t k : {576, 2048, 7168})
+      for (int64_t block : {128, 32})
+        for (int64_t group : {32, 128})
+          for (DType in : {DType::e4m3, DType::i8}) {
+            auto set = with_group(kFlags[group == 128 ? 1 : 0], group);
+            set["fmt"] = in == DType::i8 ? "e2m1" : "e4m3";
+            set["x_sf"] = "passed";
+            set["x_block_m"] = set["x_block_k"] = std::to_string(block);
+            t.cases.push_back(
+                {.shape = {m, in == DType::i8 ? k / 2 : k},
+                 .set = set,
+                 .dtypes = {{"x", in},
+                            {"x_sf", group == 128 ? DType::i32 : DType::f32}},
+                 .kind = Case::big});
+          }
+  {
+    auto set = with_group(kFlags[1], 128);
+    set["x_sf"] = "passed";
+    set["x_block_m"] = set["x_block_k"] = "128";
+    t.cases.push_back({.shape = {8001, 7168},
+                       .set = set,
+                       .dtypes = {{"x", DType::e4m3}, {"x_sf", DType::i32}},
+                       .kind = Case::bench});
+  }
   // TileKernels' e5m6 grid, and its benchmark (row-major rounded scales).
   for (int64_t m : {4001, 8001})
     for (int64_t k : {576, 2048, 2560, 3072, 4096, 6144, 7168})
@@ -216,92 +282,119 @@ TILEJIT_OP_TEST(per_token_cast) {
   const auto x = fake(DType::bf16, {100, 512});
   const auto out = fake(DType::e4m3, {100, 512}, {}, 0x100000);
   const auto sf = fake(DType::f32, {100, 4}, {}, 0x200000);
+  const auto none = ops::absent();
   auto params = [](std::map<std::string, ops::ParamValue> p) {
     p.emplace("num_per_channels", int64_t{128});
     return p;
   };
   t.errors = {
       {"an unsupported format",
-       {x, out, sf},
+       {x, none, out, sf},
        params({{"fmt", std::string("e5m2")}}),
        "per_token_cast: argument 'fmt' is 'e5m2'; requires e4m3, e2m1, or "
        "e5m6"},
       {"e5m6 with groups",
-       {x, fake(DType::u8, {100, 768}, {}, 0x100000), sf},
+       {x, none, fake(DType::u8, {100, 768}, {}, 0x100000), sf},
        params({{"fmt", std::string("e5m6")}}),
        "per_token_cast: argument 'num_per_channels' is 128; fmt e5m6 "
        "requires K = 512 (one scale a row)"},
       {"e5m6 words off a 4-byte boundary",
-       {x, fake(DType::u8, {100, 768}, {}, 0x100001),
+       {x, none, fake(DType::u8, {100, 768}, {}, 0x100001),
         fake(DType::f32, {100, 1}, {}, 0x200000)},
        {{"fmt", std::string("e5m6")}, {"num_per_channels", int64_t{512}}},
        "per_token_cast: argument 'out' starts at 0x100001; fmt e5m6 requires "
        "a 4-byte aligned address (it is written as 32-bit words)"},
       {"an e4m3 out for e2m1",
-       {x, out, sf},
+       {x, none, out, sf},
        params({{"fmt", std::string("e2m1")}}),
        "per_token_cast: argument 'out' is e4m3[100, 512] strides [512, 1]; "
        "requires i8[100, 256]"},
       {"an odd K for e2m1",
-       {fake(DType::bf16, {100, 511}),
+       {fake(DType::bf16, {100, 511}), none,
         fake(DType::i8, {100, 255}, {}, 0x100000), sf},
        params(
            {{"fmt", std::string("e2m1")}, {"num_per_channels", int64_t{128}}}),
        "per_token_cast: argument 'x' has K = 511; fmt e2m1 requires K even "
        "(two codes a byte)"},
       {"an integer input",
-       {fake(DType::i32, {100, 512}), out, sf},
+       {fake(DType::i32, {100, 512}), none, out, sf},
        params({}),
-       "per_token_cast: argument 'x' has dtype i32; requires bf16 or f32"},
+       "per_token_cast: argument 'x' has dtype i32; requires bf16, f32, "
+       "e4m3, or i8"},
       {"a group size the kernel does not have",
-       {x, out, sf},
+       {x, none, out, sf},
        {{"num_per_channels", int64_t{96}}},
        "per_token_cast: argument 'num_per_channels' is 96; requires 16, 32, "
        "64, 128, or K = 512 when K is a multiple of 64"},
       {"packed scales without the column-major layout",
-       {x, out, sf},
+       {x, none, out, sf},
        params({{"round_sf", true}, {"use_packed_ue8m0", true}}),
        "per_token_cast: argument 'use_packed_ue8m0' is true; requires "
        "use_tma_aligned_col_major_sf and round_sf"},
       {"out of the input's dtype",
-       {x, fake(DType::bf16, {100, 512}), sf},
+       {x, none, fake(DType::bf16, {100, 512}), sf},
        params({}),
        "per_token_cast: argument 'out' has dtype bf16; requires e4m3, i8, or "
        "u8"},
       {"out of another shape",
-       {x, fake(DType::e4m3, {100, 256}), sf},
+       {x, none, fake(DType::e4m3, {100, 256}), sf},
        params({}),
        "per_token_cast: argument 'out' is e4m3[100, 256] strides [256, 1]; "
        "requires e4m3[100, 512]"},
       {"x with strided columns",
-       {fake(DType::bf16, {100, 512}, {1024, 2}), out, sf},
+       {fake(DType::bf16, {100, 512}, {1024, 2}), none, out, sf},
        params({}),
        "per_token_cast: argument 'x' is bf16[100, 512] strides [1024, 2]; "
        "requires stride[1] = 1"},
       {"scales of the wrong shape",
-       {x, out, sf},
+       {x, none, out, sf},
        {{"num_per_channels", int64_t{64}}},
        "per_token_cast: argument 'out_sf' is f32[100, 4] strides [4, 1]; "
        "requires f32[100, 8] strides [>= 8, 1]"},
       {"row-major scales where column-major are asked for",
-       {x, out, sf},
+       {x, none, out, sf},
        params({{"use_tma_aligned_col_major_sf", true}}),
        "per_token_cast: argument 'out_sf' is f32[100, 4] strides [4, 1]; "
        "requires f32[100, 4] strides [1, >= 100]"},
       {"f32 scales where packed ones are asked for",
-       {x, out, sf},
+       {x, none, out, sf},
        params({{"use_tma_aligned_col_major_sf", true},
                {"round_sf", true},
                {"use_packed_ue8m0", true}}),
        "per_token_cast: argument 'out_sf' is f32[100, 4] strides [4, 1]; "
        "requires i32[100, 1] strides [1, >= 100]"},
+      {"a quantized x without its scales",
+       {fake(DType::e4m3, {100, 512}), none, out, sf},
+       params({{"x_block_m", int64_t{128}}, {"x_block_k", int64_t{128}}}),
+       "per_token_cast: argument 'x_sf' is None; requires it with a quantized "
+       "x (x has dtype e4m3)"},
+      {"scales with a bf16 x",
+       {x, fake(DType::f32, {1, 4}, {}, 0x300000), out, sf},
+       params({}),
+       "per_token_cast: argument 'x_sf' is given; requires it None with a "
+       "bf16 or f32 x (x has dtype bf16)"},
+      {"a quantized x of 64 x 64 blocks",
+       {fake(DType::e4m3, {100, 512}), fake(DType::f32, {2, 8}, {}, 0x300000),
+        out, sf},
+       params({{"x_block_m", int64_t{64}}, {"x_block_k", int64_t{64}}}),
+       "per_token_cast: argument 'x_block_size' is (64, 64); requires "
+       "x_block_m 1, 32 or 128 and x_block_k 16, 32, 64 or 128"},
+      {"a quantized x in one group a row",
+       {fake(DType::e4m3, {100, 128}), fake(DType::f32, {1, 1}, {}, 0x300000),
+        fake(DType::e4m3, {100, 128}, {}, 0x100000),
+        fake(DType::f32, {100, 1}, {}, 0x200000)},
+       {{"num_per_channels", int64_t{128}},
+        {"x_block_m", int64_t{128}},
+        {"x_block_k", int64_t{128}}},
+       "per_token_cast: argument 'x' is a quantized e4m3; requires fmt e4m3 "
+       "or e2m1 in groups of 16 to 128, less than K = 128"},
       {"E4M3 scales rounded",
-       {x, out, fake(DType::e4m3, {100, 4}, {}, 0x200000)},
+       {x, none, out, fake(DType::e4m3, {100, 4}, {}, 0x200000)},
        params({{"use_e4m3_sf", true}, {"round_sf", true}}),
        "per_token_cast: arguments 'use_e4m3_sf' and 'round_sf' are both "
        "true; requires at most one"},
       {"E4M3 scales with e5m6",
-       {x, fake(DType::u8, {100, 768}, {}, 0x100000),
+       {x, none, fake(DType::u8, {100, 768}, {}, 0x100000),
         fake(DType::e4m3, {100, 1}, {}, 0x200000)},
        {{"fmt", std::string("e5m6")},
         {"num_per_channels", int64_t{512}},
@@ -309,12 +402,12 @@ TILEJIT_OP_TEST(per_token_cast) {
        "per_token_cast: argument 'use_e4m3_sf' is true with fmt 'e5m6'; "
        "requires fmt e4m3 or e2m1"},
       {"f32 scales where E4M3 ones are asked for",
-       {x, out, sf},
+       {x, none, out, sf},
        params({{"use_e4m3_sf", true}}),
        "per_token_cast: argument 'out_sf' is f32[100, 4] strides [4, 1]; "
        "requires e4m3[100, 4] strides [>= 4, 1]"},
       {"E4M3 column-major scales of 4-byte columns",
-       {x, out, fake(DType::e4m3, {100, 4}, {1, 100}, 0x200000)},
+       {x, none, out, fake(DType::e4m3, {100, 4}, {1, 100}, 0x200000)},
        params({{"use_e4m3_sf", true}, {"use_tma_aligned_col_major_sf", true}}),
        "per_token_cast: argument 'out_sf' is e4m3[100, 4] strides [1, 100]; "
        "requires e4m3[100, 4] strides [1, >= 112]"},

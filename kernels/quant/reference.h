@@ -159,7 +159,7 @@ HostTensor per_token_cast_with_sf_only_ref(
     bool use_packed_ue8m0 = false);
 
 /// per_token_cast_ref's data with sf_inv = 1 / sf[m, g] (§4.4); `sf` is a
-/// row-major float32 (M, nK).
+/// row-major float32 (M, nK), or TileKernels 2.1's e4m3 scales (decoded).
 HostTensor per_token_cast_with_precomputed_sf_ref(
     const CastInput &x, std::string_view fmt, int64_t num_per_channels,
     const HostTensor &sf, std::optional<BlockSize> x_block_size = {},

@@ -1,6 +1,8 @@
 // per_token_cast_test.cpp - per_token_cast's tiling and the kernel's
-// lowering: fp8 conversions and warp shuffles in its PTX. Its argument
-// checks are in its case table (kernels/quant/per_token_cast_test.cpp).
+// lowering: fp8 conversions and warp shuffles in its PTX; its two C++
+// entries reach the op's checks. Its argument checks are in its case table
+// (kernels/quant/per_token_cast_test.cpp).
+#include "op_test.h"
 #include "quant/per_token_cast.h"
 
 #include "tilejit/compiler/compile.h"
@@ -157,4 +159,41 @@ TEST_CASE("per_token_cast takes smaller tiles where M gives few blocks",
   CHECK(quant::per_token_cast_tiling({}, 1, 7168, 128).block_m == 4);
   // A tile of one row stays one row.
   CHECK(quant::per_token_cast_tiling({}, 1, 7168, 7168).block_m == 1);
+}
+
+TEST_CASE("per_token_cast's C++ entries pass their arguments to the op",
+          "[kernels][error]") {
+  using harness::fake;
+  auto error = [](auto &&call) -> std::string {
+    try {
+      call();
+    } catch (const UserError &e) {
+      return e.what();
+    }
+    return "";
+  };
+  // Plain x: the group reaches the op's check.
+  CHECK(error([] {
+          quant::per_token_cast(fake(DType::bf16, {8, 512}), "e4m3", 96,
+                                fake(DType::e4m3, {8, 512}, {}, 0x20000),
+                                fake(DType::f32, {8, 6}, {}, 0x30000));
+        }) == "per_token_cast: argument 'num_per_channels' is 96; requires "
+              "16, 32, 64, 128, or K = 512 when K is a multiple of 64");
+  // A quantized x: its block size and E4M3 scales reach the checks.
+  CHECK(error([] {
+          quant::per_token_cast(fake(DType::e4m3, {8, 512}),
+                                fake(DType::f32, {1, 8}, {}, 0x10000), 64, 64,
+                                "e4m3", 128,
+                                fake(DType::e4m3, {8, 512}, {}, 0x20000),
+                                fake(DType::f32, {8, 4}, {}, 0x30000));
+        }) == "per_token_cast: argument 'x_block_size' is (64, 64); requires "
+              "x_block_m 1, 32 or 128 and x_block_k 16, 32, 64 or 128");
+  CHECK(error([] {
+          quant::per_token_cast(
+              fake(DType::e4m3, {8, 512}),
+              fake(DType::f32, {1, 4}, {}, 0x10000), 128, 128, "e4m3", 128,
+              fake(DType::e4m3, {8, 512}, {}, 0x20000),
+              fake(DType::f32, {8, 4}, {}, 0x30000), false, true, false, true);
+        }) == "per_token_cast: arguments 'use_e4m3_sf' and 'round_sf' are "
+              "both true; requires at most one");
 }

@@ -117,7 +117,7 @@ TEST_CASE("per_token_cast: argument checks", "[ref][quant]") {
     CHECK_THROWS_WITH(
         per_token_cast_with_precomputed_sf_ref(
             x, "e4m3", 128, HostTensor::zeros(DType::i32, {4, 2})),
-        std::string(fn) + "argument 'sf' has dtype i32; requires f32");
+        std::string(fn) + "argument 'sf' has dtype i32; requires f32 or e4m3");
     CHECK_THROWS_WITH(per_token_cast_with_precomputed_sf_ref(
                           x, "e4m3", 128, alloc_sf(4, 2, SfLayout::col_major)),
                       std::string(fn) +

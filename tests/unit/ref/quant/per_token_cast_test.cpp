@@ -239,6 +239,28 @@ TEST_CASE("per_token_cast: sf-only and precomputed-sf variants",
   }
 }
 
+TEST_CASE("per_token_cast: precomputed E4M3 scales (2.1) are decoded",
+          "[ref][quant]") {
+  HostTensor x = randn(DType::f32, 9, 576, 4, 5.0f);
+  for (const char *fmt : {"e4m3", "e2m1"}) {
+    // The full cast's e4m3 scales given back: sf_inv = 1 / decoded sf is
+    // the full cast's multiplier, so the data must be identical.
+    QuantTensor q =
+        per_token_cast_ref(x, fmt, 64, {}, false, false, false, true);
+    REQUIRE(q.sf.dtype() == DType::e4m3);
+    HostTensor d = per_token_cast_with_precomputed_sf_ref(x, fmt, 64, q.sf);
+    CHECK(compare_exact(d, q.data) == "");
+    // Element by element: an e4m3 code of 0x38 is 1.0, so sf_inv = 1.
+    HostTensor ones = HostTensor::zeros(DType::e4m3, {9, 9});
+    for (int64_t i = 0; i < ones.numel(); ++i)
+      ones.data<uint8_t>()[i] = 0x38;
+    HostTensor u = per_token_cast_with_precomputed_sf_ref(x, fmt, 64, ones);
+    if (std::string(fmt) == "e4m3")
+      for (int64_t j = 0; j < 576; ++j)
+        REQUIRE(byte_at(u, 3, j) == tilejit::ref::f32_to_e4m3(get(x, 3, j)));
+  }
+}
+
 TEST_CASE("per_token_cast: re-quantization of a QuantTensor", "[ref][quant]") {
   SECTION("power-of-two scales, hand-computed") {
     // data e4m3 (1, 128), input blocks (1, 32) with sf [2, 0.5, 1, 1];
