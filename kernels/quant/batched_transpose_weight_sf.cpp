@@ -7,8 +7,6 @@
 
 #include "op/op.h"
 
-#include <array>
-
 namespace tilejit::quant {
 
 static void check(const ops::Call &c) {
@@ -36,9 +34,9 @@ static TransposeWeightSfSpec spec(const ops::Call &c) {
   return s;
 }
 
-/// sf with a stride-0 dimension of bs: (G, Nn, bs, Nk) for sf0's reads,
-/// (G, Nk, bs, Nn) for sf1's; the outputs as words, from their own strides:
-/// sf0 (G, Nn, bs, P0) and sf1 (G, P1, Nk, bs).
+/// sf with a stride-0 last dimension of bs, (G, Nn, Nk, bs), and the
+/// outputs as words in its order, from their own strides: sf0 (G, Nn, P0,
+/// bs) and sf1 (G, P1, Nk, bs).
 static void views(const ops::Call &c, const TransposeWeightSfSpec &s,
                   ops::KernelArgs &args) {
   const rt::TensorView &sf = c.tensor("sf"), &sf0 = c.tensor("sf0"),
@@ -46,24 +44,29 @@ static void views(const ops::Call &c, const TransposeWeightSfSpec &s,
   const int64_t g = c.dim("G"), nn = c.dim("Nn"), nk = c.dim("Nk"),
                 bs = s.block_size;
   const int64_t p0 = (nk + 3) / 4, p1 = (nn + 3) / 4;
-  auto view = [&](const rt::TensorView &t, DType dtype,
-                  std::array<int64_t, 4> shape,
-                  std::array<int64_t, 4> strides) {
-    return rt::TensorView::strided(t.data, dtype, shape, strides);
-  };
-  args.tensor("sf_n", view(sf, DType::f32, {g, nn, bs, nk},
-                           {sf.strides[0], sf.strides[1], 0, 1}));
-  args.tensor("sf_k", view(sf, DType::f32, {g, nk, bs, nn},
-                           {sf.strides[0], 1, 0, sf.strides[1]}));
-  // sf0 (G, n, P0) of strides (s0, 1, s2): word [g, i bs + b, p].
-  args.tensor("sf0_words", view(sf0, DType::u32, {g, nn, bs, p0},
-                                {sf0.strides[0], bs, 1, sf0.strides[2]}));
-  // sf1 (G, k, P1) of strides (t0, 1, t2), or (G, P1, k) of (t0, t2, 1):
-  // word q of k-column m bs + b.
-  const int64_t word =
-      c.flag("transpose_sf1") ? sf1.strides[1] : sf1.strides[2];
-  args.tensor("sf1_words", view(sf1, DType::u32, {g, p1, nk, bs},
-                                {sf1.strides[0], word, bs, 1}));
+  {
+    const int64_t shape[4] = {g, nn, nk, bs};
+    const int64_t strides[4] = {sf.strides[0], sf.strides[1], 1, 0};
+    args.tensor("sf_k",
+                rt::TensorView::strided(sf.data, DType::f32, shape, strides));
+  }
+  {
+    // sf0 (G, n, P0) of strides (s0, 1, s2): word [g, i bs + b, p].
+    const int64_t shape[4] = {g, nn, p0, bs};
+    const int64_t strides[4] = {sf0.strides[0], bs, sf0.strides[2], 1};
+    args.tensor("sf0_words",
+                rt::TensorView::strided(sf0.data, DType::u32, shape, strides));
+  }
+  {
+    // sf1 (G, k, P1) of strides (t0, 1, t2), or (G, P1, k) of (t0, t2, 1):
+    // word q of k-column m bs + b.
+    const int64_t word =
+        c.flag("transpose_sf1") ? sf1.strides[1] : sf1.strides[2];
+    const int64_t shape[4] = {g, p1, nk, bs};
+    const int64_t strides[4] = {sf1.strides[0], word, bs, 1};
+    args.tensor("sf1_words",
+                rt::TensorView::strided(sf1.data, DType::u32, shape, strides));
+  }
 }
 
 static ops::TensorShape out_shape(std::string_view tensor,
