@@ -135,6 +135,35 @@ void push_scalar(rt::ArgPack &pack, DType dtype, double v) {
 
 } // namespace
 
+void check_binding(const AbiArg &arg, const rt::TensorView &view,
+                   std::string_view op) {
+  if (view.numel() == 0 || view.rank == 0)
+    return;
+  const int last = view.rank - 1;
+  const bool inner =
+      !arg.unit_inner || view.shape[last] == 1 || view.strides[last] == 1;
+  bool aligned = true;
+  if (arg.align_bytes > 1) {
+    const int64_t bytes = static_cast<int64_t>(size_of(view.dtype));
+    aligned = view.data % static_cast<uint64_t>(arg.align_bytes) == 0;
+    for (int d = 0; d < last; ++d)
+      if (view.shape[d] > 1 && (view.strides[d] * bytes) % arg.align_bytes != 0)
+        aligned = false;
+  }
+  if (inner && aligned)
+    return;
+  std::string assumes;
+  if (arg.unit_inner)
+    assumes = "a last stride of 1";
+  if (arg.align_bytes > 1)
+    assumes += fmt::format("{}rows aligned to {} bytes",
+                           assumes.empty() ? "" : " and ", arg.align_bytes);
+  throw InternalError(fmt::format("internal error: {}: the kernel's tensor "
+                                  "'{}' assumes {}; it is bound to {} at {:#x}",
+                                  op, arg.name, assumes, view.to_string(),
+                                  view.data));
+}
+
 void launch_kernel(const LoadedKernel &kernel, const KernelArgs &args,
                    std::string_view op, CUstream stream) {
   const KernelAbi &abi = kernel.abi;
@@ -175,6 +204,7 @@ void launch_kernel(const LoadedKernel &kernel, const KernelArgs &args,
           t ? t->to_string() : std::string("not bound")));
     switch (a.kind) {
     case AbiArg::Kind::tensor:
+      check_binding(a, *t, op);
       push_tensor(pack, *t);
       break;
     case AbiArg::Kind::tensor_map:

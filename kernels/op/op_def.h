@@ -274,6 +274,9 @@ public:
   std::function<rt::SpecKey(const Call &)> key;
   std::function<Kernel(const Call &)> kernel;
   std::function<void(const Call &, CUstream)> launch;
+  /// The tensors and scalars a launch of this call binds (the op's views
+  /// applied).
+  std::function<KernelArgs(const Call &)> kernel_args;
 
   /// Validates and runs: tensors and params in declaration order (params
   /// of the declared types). Throws UserError naming the argument, its

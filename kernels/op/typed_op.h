@@ -33,6 +33,14 @@ KernelArgs default_kernel_args(const Call &call);
 void launch_kernel(const LoadedKernel &kernel, const KernelArgs &args,
                    std::string_view op, CUstream stream);
 
+/// InternalError (an op's views break its kernel's promise) unless `view`
+/// keeps what the kernel assumes of tensor `arg`: a last stride of 1 (where
+/// the last dimension has more than one element) and a base address and
+/// row starts aligned to arg.align_bytes. launch_kernel checks every
+/// tensor; a view of no elements passes.
+void check_binding(const AbiArg &arg, const rt::TensorView &view,
+                   std::string_view op);
+
 /// The key of `spec` for op `op`: the compiler's fingerprint and every
 /// spec field.
 template <class Spec>
@@ -49,6 +57,12 @@ template <class Spec> OpDef make_op(OpDef op, OpKernel<Spec> k) {
   const std::string name = op.name;
   op.key = [k, name](const Call &c) { return spec_key(name, k.spec(c)); };
   op.kernel = [k](const Call &c) { return k.kernel(k.spec(c)); };
+  op.kernel_args = [k](const Call &c) {
+    KernelArgs args = default_kernel_args(c);
+    if (k.views)
+      k.views(c, k.spec(c), args);
+    return args;
+  };
   auto table = std::make_shared<KernelTable<Spec>>();
   op.launch = [k, table, name](const Call &c, CUstream stream) {
     const Spec spec = k.spec(c);

@@ -2,6 +2,7 @@
 // mistake raises its exact message before any launch, every case resolves
 // through the declaration, calls with nothing to write need no GPU, and the
 // kernel of every GPU and benchmark case compiles (and ptxas takes it).
+#include "op/typed_op.h"
 #include "run.h"
 
 #include "tilejit/compiler/compile.h"
@@ -136,6 +137,12 @@ TEST_CASE("every op's GPU and benchmark cases compile to PTX that ptxas "
       CHECK_THAT(k.ptx, Contains(".target sm_90a"));
       CHECK(k.abi.has_grid);
       CHECK(k.abi.threads == k.threads);
+      // The views a launch binds keep what the kernel assumes of them.
+      const ops::KernelArgs args = op.kernel_args(call);
+      for (const AbiArg &a : k.abi.args)
+        if (a.kind == AbiArg::Kind::tensor)
+          if (const rt::TensorView *v = args.find_tensor(a.name))
+            CHECK_NOTHROW(ops::check_binding(a, *v, op.name));
       if (ptxas)
         CHECK_NOTHROW(rt::ptx_to_cubin(k.ptx, k.name, "ptxas"));
       ++compiled;

@@ -11,6 +11,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <array>
+
 using namespace tilejit;
 
 namespace {
@@ -168,7 +170,8 @@ TEST_CASE("the kernel ABI's text reads back as written", "[op][abi]") {
   abi.grid[2].factors = {{"", 0, 3}};
   abi.args = {{AbiArg::Kind::tensor_map, "a", DType::bf16, 2, 0, {128, 64}},
               {AbiArg::Kind::size, "a", DType::bf16, 2, 1, {}},
-              {AbiArg::Kind::scalar, "s", DType::f32, 0, 0, {}}};
+              {AbiArg::Kind::scalar, "s", DType::f32, 0, 0, {}},
+              {AbiArg::Kind::tensor, "t", DType::u8, 3, 0, {}, true, 16}};
   std::string why;
   std::optional<KernelAbi> back = KernelAbi::parse(abi.serialize(), why);
   REQUIRE(back);
@@ -181,6 +184,41 @@ TEST_CASE("the kernel ABI's text reads back as written", "[op][abi]") {
   CHECK(why == "malformed ABI line 'arg tensor a q32 2'");
   CHECK(!KernelAbi::parse("grid 0 1\n", why));
   CHECK(why == "the ABI has 1 grid lines; requires 0 or 3");
+}
+
+TEST_CASE("a launch refuses a view that breaks its kernel's promises",
+          "[op][abi]") {
+  // A kernel tensor of unit last stride and 16-byte aligned rows.
+  dsl::KernelBuilder k("promises", 32);
+  auto x = k.tensor("x", DType::f32, 2, dsl::inner_contiguous(16));
+  k.grid({k.blocks(x, 0, 4)});
+  CompiledKernel c = compile(k.build());
+  REQUIRE(c.abi.args.size() == 1);
+  const AbiArg &a = c.abi.args[0];
+  CHECK(a.unit_inner);
+  CHECK(a.align_bytes == 16);
+  auto error = [&](CUdeviceptr data, std::array<int64_t, 2> shape,
+                   std::array<int64_t, 2> strides) -> std::string {
+    try {
+      ops::check_binding(
+          a, rt::TensorView::strided(data, DType::f32, shape, strides), "op");
+    } catch (const InternalError &e) {
+      return e.what();
+    }
+    return "";
+  };
+  CHECK(error(0x1000, {8, 8}, {8, 1}) == "");
+  CHECK(error(0x1000, {8, 1}, {4, 7}) == ""); // one column: any stride
+  CHECK(error(0x1000, {0, 8}, {8, 2}) == ""); // nothing bound
+  CHECK(error(0x1000, {8, 8}, {1, 8}) ==
+        "internal error: op: the kernel's tensor 'x' assumes a last stride of "
+        "1 and rows aligned to 16 bytes; it is bound to f32[8, 8] strides [1, "
+        "8] at 0x1000");
+  CHECK(error(0x1004, {8, 8}, {8, 1}) ==
+        "internal error: op: the kernel's tensor 'x' assumes a last stride of "
+        "1 and rows aligned to 16 bytes; it is bound to f32[8, 8] strides [8, "
+        "1] at 0x1004");
+  CHECK(error(0x1000, {8, 6}, {6, 1}) != ""); // rows of 24 bytes
 }
 
 TEST_CASE("the compiled kernel reports its calling convention", "[op][abi]") {

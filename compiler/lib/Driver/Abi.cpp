@@ -151,6 +151,10 @@ std::string KernelAbi::serialize() const {
       out += fmt::format(" {}", a.dim);
     for (int64_t b : a.box)
       out += fmt::format(" {}", b);
+    if (a.unit_inner)
+      out += " inner";
+    if (a.align_bytes > 0)
+      out += fmt::format(" align {}", a.align_bytes);
     out += '\n';
   }
   return out;
@@ -208,6 +212,15 @@ std::optional<KernelAbi> KernelAbi::parse(std::string_view text,
         next = 6;
       }
       for (size_t i = next; i < w.size(); ++i) {
+        if (w[i] == "inner") {
+          a.unit_inner = true;
+          continue;
+        }
+        if (w[i] == "align" && i + 1 < w.size() && toInt(w[i + 1], v)) {
+          a.align_bytes = v;
+          ++i;
+          continue;
+        }
         if (!toInt(w[i], v))
           return bad();
         a.box.push_back(v);

@@ -61,6 +61,8 @@ static KernelAbi abiOf(const Kernel::Impl &impl, ModuleOp lowered) {
     a.name = p.name;
     a.dtype = p.dtype;
     a.rank = p.rank;
+    a.unit_inner = p.unit_inner;
+    a.align_bytes = p.align_bytes;
     abi.args.push_back(std::move(a));
   }
   lowered->walk([&](Operation *op) {

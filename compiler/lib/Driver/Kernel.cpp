@@ -41,6 +41,11 @@ static std::vector<KernelParam> paramsOf(func::FuncOp func) {
     if (auto memref = dyn_cast<MemRefType>(type)) {
       p.kind = KernelParam::Kind::tensor;
       p.rank = static_cast<int>(memref.getRank());
+      if (auto strided = dyn_cast<StridedLayoutAttr>(memref.getLayout()))
+        p.unit_inner =
+            !strided.getStrides().empty() && strided.getStrides().back() == 1;
+      if (auto align = func.getArgAttrOfType<IntegerAttr>(i, "tile.align"))
+        p.align_bytes = align.getInt();
       type = memref.getElementType();
     } else {
       p.kind = KernelParam::Kind::scalar;

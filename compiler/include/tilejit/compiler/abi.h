@@ -53,6 +53,10 @@ struct AbiArg {
   int rank = 0;
   int dim = 0;              ///< size
   std::vector<int64_t> box; ///< tensor_map, outermost first
+  /// tensor: the kernel assumes a last stride of 1 / rows aligned to this
+  /// many bytes (0: its element size) of the view bound to it
+  bool unit_inner = false;
+  int64_t align_bytes = 0;
   bool operator==(const AbiArg &) const = default;
 };
 

@@ -21,6 +21,10 @@ struct KernelParam {
   Kind kind;
   DType dtype;
   int rank = 0; // tensors only
+  /// Tensors: what the kernel assumes of a bound view (its memref's static
+  /// last stride of 1, its `tile.align`): launches check them.
+  bool unit_inner = false;
+  int64_t align_bytes = 0;
 };
 
 /// A verified tile kernel, ready to compile. Move-only; owns its IR.
