@@ -91,9 +91,26 @@ QuantTensor quantize(const Matrix &x, const QuantizeOptions &o) {
         store_sf(out.sf, bi, bj, s);
         sf_inv = s.sf_inv;
       }
-      for (int64_t i = bi * bm; i < i_end; ++i)
-        for (int64_t j = bj * bk; j < j_end; ++j)
-          code[i * K + j] = encode(o.fmt, x.at(i, j) * sf_inv);
+      for (int64_t i = bi * bm; i < i_end; ++i) {
+        if (!o.stochastic) {
+          for (int64_t j = bj * bk; j < j_end; ++j)
+            code[i * K + j] = encode(o.fmt, x.at(i, j) * sf_inv);
+          continue;
+        }
+        // Quads of whole groups (bk and K are multiples of 4).
+        for (int64_t j = bj * bk; j < j_end; j += 4) {
+          float v[4];
+          for (int e = 0; e < 4; ++e)
+            v[e] = x.at(i, j + e) * sf_inv;
+          const StochasticWords w =
+              stochastic_words(v, static_cast<uint32_t>(j / 4));
+          for (int e = 0; e < 4; ++e) {
+            const uint16_t r = stochastic_bits(w, e);
+            code[i * K + j + e] = o.fmt == Fmt::e4m3 ? stochastic_e4m3(v[e], r)
+                                                     : stochastic_e2m1(v[e], r);
+          }
+        }
+      }
     }
   }
   if (o.fmt == Fmt::e4m3) {

@@ -94,6 +94,10 @@ struct QuantizeOptions {
   /// 2.1's E4M3 scales (get_e4m3_sf_and_inv), stored as e4m3 bytes
   /// (row-major, or column-major with a col_major layout).
   bool e4m3_sf = false;
+  /// 2.1's stochastic_cast: the codes of each quad of columns 4q .. 4q + 3
+  /// of a row (its scaled values x * sf_inv) round with the random bits of
+  /// stochastic_words(values, q) (the row is not mixed in).
+  bool stochastic = false;
 };
 QuantTensor quantize(const Matrix &x, const QuantizeOptions &options);
 /// Options for `block` scaling in `f`, the SF layout from the op's flags.

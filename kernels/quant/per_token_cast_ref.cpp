@@ -57,9 +57,13 @@ QuantTensor per_token_cast_ref(const CastInput &x, std::string_view fmt,
                                int64_t num_per_channels,
                                std::optional<BlockSize> x_block_size,
                                bool use_tma_aligned_col_major_sf, bool round_sf,
-                               bool use_packed_ue8m0, bool use_e4m3_sf) {
+                               bool use_packed_ue8m0, bool use_e4m3_sf,
+                               bool stochastic_cast) {
   constexpr std::string_view fn = "per_token_cast_ref";
   const Fmt f = detail::parse_fmt(fn, fmt, {Fmt::e4m3, Fmt::e2m1, Fmt::e5m6});
+  if (stochastic_cast && f == Fmt::e5m6)
+    fail(fn, "argument 'stochastic_cast' is true with fmt 'e5m6'; requires "
+             "fmt e4m3 or e2m1");
   if (use_e4m3_sf && (round_sf || use_packed_ue8m0 || f == Fmt::e5m6))
     fail(fn, fmt::format("argument 'use_e4m3_sf' is true with round_sf={}, "
                          "use_packed_ue8m0={} and fmt '{}'; requires "
@@ -84,6 +88,12 @@ QuantTensor per_token_cast_ref(const CastInput &x, std::string_view fmt,
       options(f, num_per_channels, use_tma_aligned_col_major_sf, round_sf,
               use_packed_ue8m0);
   o.e4m3_sf = use_e4m3_sf;
+  if (stochastic_cast && (m.cols % 4 != 0 || num_per_channels % 4 != 0))
+    fail(fn, fmt::format("argument 'stochastic_cast' is true with K = {} and "
+                         "num_per_channels = {}; requires both multiples of 4 "
+                         "(quads)",
+                         m.cols, num_per_channels));
+  o.stochastic = stochastic_cast;
   return detail::quantize(m, o);
 }
 

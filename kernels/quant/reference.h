@@ -141,6 +141,10 @@ HostTensor unpack_from_e2m1fn_x2_ref(const HostTensor &x,
 /// Row-wise (1, num_per_channels) quantization of a bf16/f32 (M, K) (rows
 /// may be strided) or a QuantTensor (re-quantization, §4.3). `fmt` 'e4m3'
 /// gives e4m3 (M, K), 'e2m1' packed fp4 i8 (M, K/2), 'e5m6' the §5 path.
+/// With `stochastic_cast` (2.1, tk21 §3.2; K and the group multiples of 4)
+/// the codes of columns 4q .. 4q + 3 of a row round with the random bits of
+/// their scaled values and quad index q (stochastic_e4m3 / stochastic_e2m1);
+/// the scales are the deterministic ones.
 ///
 ///   auto [out, sf] = per_token_cast_ref(x, "e4m3", 128);
 QuantTensor per_token_cast_ref(const CastInput &x, std::string_view fmt,
@@ -149,7 +153,8 @@ QuantTensor per_token_cast_ref(const CastInput &x, std::string_view fmt,
                                bool use_tma_aligned_col_major_sf = false,
                                bool round_sf = false,
                                bool use_packed_ue8m0 = false,
-                               bool use_e4m3_sf = false);
+                               bool use_e4m3_sf = false,
+                               bool stochastic_cast = false);
 
 /// Only the SF of per_token_cast_ref.
 HostTensor per_token_cast_with_sf_only_ref(
@@ -247,6 +252,12 @@ uint16_t stochastic_bf16(float v, uint16_t r);
 /// |v|, plus one step away from zero when r < the discarded fraction of a
 /// step (to 2^-16, truncated); |v| >= 448 saturates to 448, NaN is 0x7f.
 uint8_t stochastic_e4m3(float v, uint16_t r);
+
+/// The same for an fp4 e2m1 code (sign in bit 3): the magnitude of 0, 0.5,
+/// 1, 1.5, 2, 3, 4, 6 at or below |v| and the next with probability of the
+/// discarded fraction; |v| >= 6 saturates, NaN gives +-6 (as the torch
+/// encoder).
+uint8_t stochastic_e2m1(float v, uint16_t r);
 
 /// TileKernels 2.1's cast(x, dtype, stochastic_rounding=True) as tilejit
 /// computes it (tk21_ops §3.1): f32 to bf16, f32 to e4m3 or bf16 to e4m3 of

@@ -63,6 +63,25 @@ uint8_t stochastic_e4m3(float v, uint16_t r) {
   return sign | code;
 }
 
+uint8_t stochastic_e2m1(float v, uint16_t r) {
+  const uint8_t sign = std::signbit(v) ? 0x8 : 0x0;
+  if (std::isnan(v))
+    return sign | 0x7; // as the torch encoder: +-6
+  const float a = std::fabs(v);
+  if (a >= 6.0f)
+    return sign | 0x7; // satfinite
+  // The magnitudes 0, 0.5, 1, 1.5, 2, 3, 4, 6: steps of 0.5 below 2, of 1
+  // below 4, then 2.
+  const float gap = a < 2.0f ? 0.5f : a < 4.0f ? 1.0f : 2.0f;
+  const float units = std::floor(a / gap); // exact: a power-of-two scaling
+  const float low = units * gap;
+  uint8_t code = ref::f32_to_e2m1(low); // exact, so no rounding
+  const auto fraction = static_cast<uint32_t>(std::ldexp((a - low) / gap, 16));
+  if (r < fraction)
+    ++code; // the next magnitude (codes are ordered, <= 7 here)
+  return sign | code;
+}
+
 HostTensor stochastic_cast_ref(const HostTensor &x, DType dtype) {
   constexpr std::string_view fn = "stochastic_cast_ref";
   detail::check_contiguous(fn, "x", x);
