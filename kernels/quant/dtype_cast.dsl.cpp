@@ -2,91 +2,13 @@
 // converts threads x per_thread consecutive elements; with stochastic
 // rounding, as quads (§2.2) rounded in software.
 #include "quant/dtype_cast.h"
+#include "quant/stochastic_dsl.h"
 
 #include "tilejit/compiler/dsl.h"
 
 namespace tilejit::quant {
 
 namespace {
-
-dsl::Value u32(dsl::KernelBuilder &k, int64_t v) {
-  return k.constant(v, DType::u32);
-}
-
-/// a ^ b of unsigned integers: (a | b) - (a & b).
-dsl::Value bit_xor(dsl::KernelBuilder &k, dsl::Value a, dsl::Value b) {
-  return k.bit_or(a, b) - k.bit_and(a, b);
-}
-
-/// §2.2's random bits of each element of the f32 (n / 4, 4) quads `q`
-/// whose first is quad `first`: h = sum of bits(v_j) x C_j + quad, mixed;
-/// r0 = h x 0x846CA68B, r1 = h x 0xD35A2D97, each r ^= r >> 11; element j
-/// takes the low (j even) or high 16 bits of r0 (j < 2) or r1.
-dsl::Value random_bits(dsl::KernelBuilder &k, dsl::Value q, dsl::Value first,
-                       const std::vector<int64_t> &shape) {
-  auto j = k.iota(shape, 1, DType::u32);
-  auto is = [&](int64_t n) { return k.eq(j, u32(k, n)); };
-  auto c = k.select(
-      is(0), u32(k, 0x5671D42B),
-      k.select(is(1), u32(k, 0x9995E499),
-               k.select(is(2), u32(k, 0xACE1B8A5), u32(k, 0xE153538D))));
-  // The quad's index joins element 0's term (u32 arithmetic wraps).
-  auto quad = k.iota(shape, 0, DType::u32) + k.cast(first, DType::u32);
-  auto term = k.bitcast(q, DType::u32) * c + k.select(is(0), quad, u32(k, 0));
-  auto h = k.reduce_sum(term, 1);
-  h = bit_xor(k, h, h >> u32(k, 23));
-  h = h * u32(k, 0x7FEB352D);
-  h = bit_xor(k, h, h >> u32(k, 16));
-  auto r0 = h * u32(k, 0x846CA68B), r1 = h * u32(k, 0xD35A2D97);
-  r0 = bit_xor(k, r0, r0 >> u32(k, 11));
-  r1 = bit_xor(k, r1, r1 >> u32(k, 11));
-  auto word = k.select(k.lt(j, u32(k, 2)), k.broadcast(r0, shape),
-                       k.broadcast(r1, shape));
-  auto odd = k.bit_and(j, u32(k, 1));
-  return k.select(k.eq(odd, u32(k, 0)), k.bit_and(word, u32(k, 0xffff)),
-                  word >> u32(k, 16));
-}
-
-/// bf16 with random bits r: the upper half of the f32 bits, plus 1 where r
-/// is below the lower half (truncation, then a carry away from zero).
-dsl::Value round_bf16(dsl::KernelBuilder &k, dsl::Value v, dsl::Value r) {
-  auto bits = k.bitcast(v, DType::u32);
-  auto low = k.bit_and(bits, u32(k, 0xffff));
-  auto up = k.select(k.lt(r, low), u32(k, 1 << 16), u32(k, 0));
-  auto rounded = k.bit_and(bits, u32(k, 0xffff0000)) + up;
-  return k.cast(k.bitcast(rounded, DType::f32), DType::bf16);
-}
-
-/// e4m3 with random bits r: the magnitude at or below |v| (steps of 2^-9
-/// below 2^-6, else 2^(e - 3)) and the next one with probability of the
-/// discarded fraction, truncated to 16 bits; +-448 past it, NaN as NaN.
-dsl::Value round_e4m3(dsl::KernelBuilder &k, dsl::Value v, dsl::Value r) {
-  auto f32 = [&](double x) { return k.constant(x, DType::f32); };
-  auto a = k.abs(v);
-  auto exponent = k.bitcast(a, DType::u32) >> u32(k, 23);
-  auto normal = k.ge(a, f32(0x1p-6));
-  // 1 / gap and gap: powers of two, so the scaling is exact.
-  auto inv_gap = k.select(
-      normal, k.bitcast((u32(k, 257) - exponent) << u32(k, 23), DType::f32),
-      f32(512));
-  auto gap = k.select(
-      normal, k.bitcast((exponent - u32(k, 3)) << u32(k, 23), DType::f32),
-      f32(0x1p-9));
-  auto scaled = a * inv_gap;
-  auto units = k.cast(scaled, DType::u32); // toward zero
-  auto low = k.cast(units, DType::f32) * gap;
-  auto fraction =
-      k.cast((scaled - k.cast(units, DType::f32)) * f32(65536), DType::u32);
-  auto code =
-      k.cast(k.bitcast(k.cast(low, DType::e4m3), DType::u8), DType::u32) +
-      k.select(k.lt(r, fraction), u32(k, 1), u32(k, 0));
-  code = k.select(k.ge(a, f32(448)), u32(k, 0x7e), code);
-  auto bits = k.bitcast(v, DType::u32);
-  auto nan = k.gt(k.bit_and(bits, u32(k, 0x7fffffff)), u32(k, 0x7f800000));
-  code = k.select(nan, u32(k, 0x7f), code);
-  auto sign = k.bit_and(bits >> u32(k, 24), u32(k, 0x80));
-  return k.bitcast(k.cast(k.bit_or(code, sign), DType::u8), DType::e4m3);
-}
 
 /// The stochastic rounding of the f32 `v` (tile elements from flat index
 /// i0, a multiple of 4) to `to` (bf16 or e4m3).
