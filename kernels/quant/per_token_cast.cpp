@@ -171,11 +171,25 @@ static void check_quantized_x(const ops::Call &c, int64_t g) {
                                 op, name_of(x), cols_of(c)));
 }
 
+/// per_token_cast's stochastic_cast (2.1): groups of 16 to 128 (a row's
+/// columns in quads), K a multiple of 4, not e5m6.
+static void check_stochastic(const ops::Call &c, int64_t g) {
+  if (c.op().name != "per_token_cast" || !c.flag("stochastic_cast"))
+    return;
+  if (c.choice("fmt") == "e5m6" || g == cols_of(c) || cols_of(c) % 4 != 0)
+    throw UserError(fmt::format("{}: argument 'stochastic_cast' is true with "
+                                "fmt {}, num_per_channels = {} and K = {}; "
+                                "requires fmt e4m3 or e2m1, groups of 16 to "
+                                "128 less than K, and K % 4 == 0",
+                                c.op().name, c.choice("fmt"), g, cols_of(c)));
+}
+
 static void check(const ops::Call &c) {
   const std::string &op = c.op().name;
   const int64_t g = c.integer("num_per_channels");
   check_num_per_channels(op, g, cols_of(c));
   check_quantized_x(c, g);
+  check_stochastic(c, g);
   if (c.choice("fmt") == "e2m1" && cols_of(c) % 2 != 0)
     throw UserError(fmt::format("{}: argument 'x' has K = {}; fmt e2m1 "
                                 "requires K even (two codes a byte)",
@@ -235,6 +249,8 @@ template <CastMode mode> static PerTokenCastSpec spec(const ops::Call &c) {
   s.round_sf = c.flag("round_sf");
   s.sf_layout = sf_layout_of(c);
   s.e4m3_sf = c.flag("use_e4m3_sf");
+  if constexpr (mode == CastMode::both) // per_token_cast's own
+    s.stochastic = c.flag("stochastic_cast");
   if (s.e5m6) {
     // As the original: 128 threads, whole rows padded to 1024 columns,
     // 4096 elements a tile where that divides.
@@ -391,14 +407,18 @@ const ops::OpDef &per_token_cast_op() {
             QuantTensor q = per_token_cast_ref(
                 x, c.choice("fmt"), c.integer("num_per_channels"), block,
                 c.flag("use_tma_aligned_col_major_sf"), c.flag("round_sf"),
-                c.flag("use_packed_ue8m0"), c.flag("use_e4m3_sf"));
+                c.flag("use_packed_ue8m0"), c.flag("use_e4m3_sf"),
+                c.flag("stochastic_cast"));
             return std::vector{q.data, q.sf};
           },
           {ops::integer("x_block_m", 0, 0, 1 << 30,
                         "a quantized x's scale rows: 1, 32 or 128 (0: "
                         "x is not quantized)"),
            ops::integer("x_block_k", 0, 0, 1 << 30,
-                        "a quantized x's scale channels: 16 to 128")}),
+                        "a quantized x's scale channels: 16 to 128"),
+           ops::flag("stochastic_cast", false,
+                     "2.1: codes rounded with the quads' hashed random bits "
+                     "(software; not bit-identical to Blackwell)")}),
       {spec<CastMode::both>, per_token_cast_kernel, views});
   return op;
 }
@@ -455,12 +475,14 @@ void per_token_cast(const rt::TensorView &x, std::string_view fmt_name,
                     int64_t num_per_channels, const rt::TensorView &out,
                     const rt::TensorView &out_sf,
                     bool use_tma_aligned_col_major_sf, bool round_sf,
-                    bool use_packed_ue8m0, bool use_e4m3_sf, CUstream stream) {
-  per_token_cast_op().call(
-      {x, ops::absent(), out, out_sf},
-      {std::string(fmt_name), num_per_channels, use_tma_aligned_col_major_sf,
-       round_sf, use_packed_ue8m0, use_e4m3_sf, int64_t{0}, int64_t{0}},
-      stream);
+                    bool use_packed_ue8m0, bool use_e4m3_sf,
+                    bool stochastic_cast, CUstream stream) {
+  per_token_cast_op().call({x, ops::absent(), out, out_sf},
+                           {std::string(fmt_name), num_per_channels,
+                            use_tma_aligned_col_major_sf, round_sf,
+                            use_packed_ue8m0, use_e4m3_sf, int64_t{0},
+                            int64_t{0}, stochastic_cast},
+                           stream);
 }
 
 void per_token_cast(const rt::TensorView &x, const rt::TensorView &x_sf,
@@ -468,12 +490,14 @@ void per_token_cast(const rt::TensorView &x, const rt::TensorView &x_sf,
                     std::string_view fmt_name, int64_t num_per_channels,
                     const rt::TensorView &out, const rt::TensorView &out_sf,
                     bool use_tma_aligned_col_major_sf, bool round_sf,
-                    bool use_packed_ue8m0, bool use_e4m3_sf, CUstream stream) {
-  per_token_cast_op().call(
-      {x, x_sf, out, out_sf},
-      {std::string(fmt_name), num_per_channels, use_tma_aligned_col_major_sf,
-       round_sf, use_packed_ue8m0, use_e4m3_sf, x_block_m, x_block_k},
-      stream);
+                    bool use_packed_ue8m0, bool use_e4m3_sf,
+                    bool stochastic_cast, CUstream stream) {
+  per_token_cast_op().call({x, x_sf, out, out_sf},
+                           {std::string(fmt_name), num_per_channels,
+                            use_tma_aligned_col_major_sf, round_sf,
+                            use_packed_ue8m0, use_e4m3_sf, x_block_m, x_block_k,
+                            stochastic_cast},
+                           stream);
 }
 
 void per_token_cast_with_sf_only(const rt::TensorView &x,

@@ -9,6 +9,7 @@
 #include "quant/dequant_dsl.h"
 #include "quant/per_token_cast_dsl.h"
 #include "quant/scale_dsl.h"
+#include "quant/stochastic_dsl.h"
 
 #include "tilejit/compiler/dsl.h"
 
@@ -40,6 +41,19 @@ struct Stored {
   }
   dsl::Value data(dsl::Value v) const {
     return s.e2m1 ? k.pack_nibbles(k.to_e2m1(v)) : k.cast(v, DType::e4m3);
+  }
+  /// The same with stochastic_cast: v (rows, cols) from column c0, its
+  /// quads' random bits from their scaled values and column quad index.
+  dsl::Value data(dsl::Value v, dsl::Value c0, int64_t rows,
+                  int64_t cols) const {
+    if (!s.stochastic)
+      return data(v);
+    const std::vector<int64_t> shape = {rows, cols / 4, 4};
+    auto q = k.reshape(v, shape);
+    auto r = random_bits(k, q, c0 / k.index(4), shape);
+    if (s.e2m1)
+      return k.pack_nibbles(k.reshape(round_e2m1(k, q, r), {rows, cols}));
+    return k.reshape(round_e4m3(k, q, r), {rows, cols});
   }
   /// A column of x as a column of the stored data.
   dsl::Value column(dsl::Value c) const { return s.e2m1 ? c / k.index(2) : c; }
@@ -90,16 +104,18 @@ void per_token_cast_boxes(dsl::KernelBuilder &k, const PerTokenCastSpec &s,
     if (!with_sf) { // given scales: groups of 16 to 128, parts == 1
       auto sf_inv =
           precomputed_sf_inv(k, *given_sf, r0, first, rows, n, s.threads);
-      k.store(stored.data(k.reshape(groups * sf_inv, {rows, cols})), *out,
-              {r0, stored.column(c0)}, bounds);
+      k.store(
+          stored.data(k.reshape(groups * sf_inv, {rows, cols}), c0, rows, cols),
+          *out, {r0, stored.column(c0)}, bounds);
       return;
     }
     auto absmax = parts == 1 ? k.reduce_absmax(groups, 2)
                              : k.reduce_max(k.reduce_absmax(groups, 2), 3);
     auto sc = stored.scales(absmax, limits);
     if (with_data)
-      k.store(stored.data(k.reshape(groups * sc.sf_inv, {rows, cols})), *out,
-              {r0, stored.column(c0)}, bounds);
+      k.store(stored.data(k.reshape(groups * sc.sf_inv, {rows, cols}), c0, rows,
+                          cols),
+              *out, {r0, stored.column(c0)}, bounds);
     store_scales(k, stored.sf(sc), *out_sf, r0, first, rows, n, packed);
   };
   auto k0 = k.block_id(1) * k.index(bk);

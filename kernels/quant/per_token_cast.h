@@ -56,10 +56,14 @@ struct PerTokenCastSpec {
   int32_t x_bm = 0;
   int32_t x_group = 0;
   int32_t x_packed = 0;
+  /// 1: 2.1's stochastic_cast: the codes of each quad of columns 4q .. 4q +
+  /// 3 round with the random bits of their scaled values and index q
+  int32_t stochastic = 0;
 };
 TILEJIT_SPEC_FIELDS(PerTokenCastSpec, in_dtype, e2m1, e5m6, group, block_m,
                     block_k, threads, round_sf, sf_layout, vector_bytes, inside,
-                    parts, tail, mode, e4m3_sf, x_bm, x_group, x_packed)
+                    parts, tail, mode, e4m3_sf, x_bm, x_group, x_packed,
+                    stochastic)
 
 /// Quantizes x (M, K) of bf16 or f32 (unit inner stride, any row stride) to
 /// fp8 e4m3 or fp4 e2m1 in groups of `num_per_channels` channels of a row:
@@ -75,7 +79,10 @@ TILEJIT_SPEC_FIELDS(PerTokenCastSpec, in_dtype, e2m1, e5m6, group, block_m,
 /// strided (1, align(M, 4)) holding four UE8M0 bytes; with `use_e4m3_sf`
 /// (TileKernels 2.1; not with round_sf or packed) e4m3 scales
 /// e4m3(max(amax, fmt_max / 512) / fmt_max), sf_inv = 1 / that, in an e4m3
-/// (M, nK) row-major or strided (1, align(M, 16)). Exact against the
+/// (M, nK) row-major or strided (1, align(M, 16)); with `stochastic_cast`
+/// (2.1; groups of 16 to 128, K % 4 == 0) the codes of columns 4q .. 4q + 3
+/// of a row round with the random bits of their scaled values and index q,
+/// in software (not bit-identical to Blackwell's cvt.rs). Exact against the
 /// reference. Throws UserError naming the argument, its value and the
 /// requirement; nothing is written then.
 void per_token_cast(const rt::TensorView &x, std::string_view fmt,
@@ -83,7 +90,8 @@ void per_token_cast(const rt::TensorView &x, std::string_view fmt,
                     const rt::TensorView &out_sf,
                     bool use_tma_aligned_col_major_sf = false,
                     bool round_sf = false, bool use_packed_ue8m0 = false,
-                    bool use_e4m3_sf = false, CUstream stream = nullptr);
+                    bool use_e4m3_sf = false, bool stochastic_cast = false,
+                    CUstream stream = nullptr);
 
 /// per_token_cast of a quantized x (§4.3, re-quantization): x e4m3 (M, K)
 /// or int8 (M, K / 2) of packed e2m1 codes, with its scales `x_sf` of
@@ -97,7 +105,8 @@ void per_token_cast(const rt::TensorView &x, const rt::TensorView &x_sf,
                     const rt::TensorView &out_sf,
                     bool use_tma_aligned_col_major_sf = false,
                     bool round_sf = false, bool use_packed_ue8m0 = false,
-                    bool use_e4m3_sf = false, CUstream stream = nullptr);
+                    bool use_e4m3_sf = false, bool stochastic_cast = false,
+                    CUstream stream = nullptr);
 
 /// Only per_token_cast's scales (`out_sf`, as per_token_cast writes them).
 void per_token_cast_with_sf_only(

@@ -1,7 +1,8 @@
 // per_token_cast_test.cpp - per_token_cast's case table: small shapes with
-// every tiling (tails, parts, a last short group, one row a block), the
-// original's row stride of 2K, TileKernels' test grid, the benchmark
-// shapes, and mistakes. Data and scales are compared bytewise.
+// every tiling (tails, parts, a last short group, one row a block), 2.1's
+// E4M3 scales and stochastic_cast, a quantized x, the original's row stride
+// of 2K, TileKernels' test grid, the benchmark shapes, and mistakes. Data
+// and scales are compared bytewise.
 #include "op_test.h"
 #include "quant/packed_scales_compare.h"
 
@@ -147,6 +148,38 @@ TILEJIT_OP_TEST(per_token_cast) {
           c.dtypes = dtypes;
           t.cases.push_back(c);
         }
+  // stochastic_cast (2.1, in software): both formats over the box tilings
+  // (tails of rows and of the last column block), the flag sets, E4M3
+  // scales, a quantized x.
+  for (DType dtype : {DType::bf16, DType::f32})
+    for (const char *fmt : {"e4m3", "e2m1"})
+      for (auto [m, k, group, f] :
+           {std::tuple<int64_t, int64_t, int64_t, int>{64, 512, 128, 0},
+            {17, 576, 32, 1},
+            {33, 576, 16, 2},
+            {17, 320, 128, 0},
+            {0, 512, 32, 1},
+            {2100, 2048, 128, 1}}) {
+        auto set = with_group(kFlags[f], group);
+        set["fmt"] = fmt;
+        set["stochastic_cast"] = "true";
+        t.cases.push_back(
+            {.shape = {m, k}, .set = set, .dtypes = {{"", dtype}}});
+      }
+  for (const char *fmt : {"e4m3", "e2m1"}) {
+    auto set = with_group(kE4m3Sf[1], 16);
+    set["fmt"] = fmt;
+    set["stochastic_cast"] = "true";
+    t.cases.push_back({.shape = {130, 2048}, .set = set});
+    auto q = with_group(kFlags[1], 32);
+    q["fmt"] = fmt;
+    q["stochastic_cast"] = "true";
+    q["x_sf"] = "passed";
+    q["x_block_m"] = q["x_block_k"] = "128";
+    t.cases.push_back({.shape = {130, 2048},
+                       .set = q,
+                       .dtypes = {{"x", DType::e4m3}, {"x_sf", DType::i32}}});
+  }
   // e5m6 (one scale a row, 8 codes to 3 words): tails of the 1024-column
   // tile, several rows a tile, the special values (3 inputs of constants
   // with a last column of 65024, as TileKernels' tests), size 0.
@@ -219,6 +252,10 @@ TILEJIT_OP_TEST(per_token_cast) {
     auto set = with_group(kE4m3Sf[0], 16);
     set["fmt"] = "e2m1";
     t.cases.push_back({.shape = {8001, 7168}, .set = set, .kind = Case::bench});
+    auto stochastic = with_group(kFlags[1], 128);
+    stochastic["stochastic_cast"] = "true";
+    t.cases.push_back(
+        {.shape = {8001, 7168}, .set = stochastic, .kind = Case::bench});
   }
   // TileKernels' grid of quantized inputs (its x_block_size (128, 128) and
   // (32, 32), groups of 32 and 128, both flag sets): e4m3 to e4m3 and
@@ -388,6 +425,12 @@ TILEJIT_OP_TEST(per_token_cast) {
         {"x_block_k", int64_t{128}}},
        "per_token_cast: argument 'x' is a quantized e4m3; requires fmt e4m3 "
        "or e2m1 in groups of 16 to 128, less than K = 128"},
+      {"stochastic_cast in one group a row",
+       {x, none, out, fake(DType::f32, {100, 1}, {}, 0x200000)},
+       {{"num_per_channels", int64_t{512}}, {"stochastic_cast", true}},
+       "per_token_cast: argument 'stochastic_cast' is true with fmt e4m3, "
+       "num_per_channels = 512 and K = 512; requires fmt e4m3 or e2m1, groups "
+       "of 16 to 128 less than K, and K % 4 == 0"},
       {"E4M3 scales rounded",
        {x, none, out, fake(DType::e4m3, {100, 4}, {}, 0x200000)},
        params({{"use_e4m3_sf", true}, {"round_sf", true}}),
