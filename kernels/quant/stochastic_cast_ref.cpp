@@ -40,6 +40,17 @@ uint16_t stochastic_bf16(float v, uint16_t r) {
   return static_cast<uint16_t>(upper + (r < (bits & 0xffffu) ? 1 : 0));
 }
 
+/// The code of the magnitude at or below a >= 0 on a grid of `gap` (a
+/// power of two; `encode` exact there), or the next code (codes are ordered)
+/// when r is below the discarded fraction (a - low) / gap, exact, to 16
+/// bits, truncated.
+static uint8_t step(float a, float gap, uint8_t (*encode)(float), uint16_t r) {
+  const float units = std::floor(a / gap); // exact: a power-of-two scaling
+  const float low = units * gap;
+  const auto fraction = static_cast<uint32_t>(std::ldexp((a - low) / gap, 16));
+  return static_cast<uint8_t>(encode(low) + (r < fraction ? 1 : 0));
+}
+
 uint8_t stochastic_e4m3(float v, uint16_t r) {
   if (std::isnan(v))
     return 0x7f;
@@ -52,15 +63,7 @@ uint8_t stochastic_e4m3(float v, uint16_t r) {
   int e = 0;
   (void)std::frexp(a, &e); // a = f x 2^e, f in [0.5, 1)
   const int exponent = a < 0x1p-6f ? -6 : e - 1;
-  const float gap = std::ldexp(1.0f, exponent - 3);
-  const float units = std::floor(a / gap); // exact: a power-of-two scaling
-  const float low = units * gap;
-  uint8_t code = ref::f32_to_e4m3(low); // exact, so no rounding
-  // The discarded fraction (a - low) / gap, exact, to 16 bits, truncated.
-  const auto fraction = static_cast<uint32_t>(std::ldexp((a - low) / gap, 16));
-  if (r < fraction)
-    ++code; // the next magnitude (codes are ordered, <= 0x7e here)
-  return sign | code;
+  return sign | step(a, std::ldexp(1.0f, exponent - 3), ref::f32_to_e4m3, r);
 }
 
 uint8_t stochastic_e2m1(float v, uint16_t r) {
@@ -73,13 +76,7 @@ uint8_t stochastic_e2m1(float v, uint16_t r) {
   // The magnitudes 0, 0.5, 1, 1.5, 2, 3, 4, 6: steps of 0.5 below 2, of 1
   // below 4, then 2.
   const float gap = a < 2.0f ? 0.5f : a < 4.0f ? 1.0f : 2.0f;
-  const float units = std::floor(a / gap); // exact: a power-of-two scaling
-  const float low = units * gap;
-  uint8_t code = ref::f32_to_e2m1(low); // exact, so no rounding
-  const auto fraction = static_cast<uint32_t>(std::ldexp((a - low) / gap, 16));
-  if (r < fraction)
-    ++code; // the next magnitude (codes are ordered, <= 7 here)
-  return sign | code;
+  return sign | step(a, gap, ref::f32_to_e2m1, r);
 }
 
 HostTensor stochastic_cast_ref(const HostTensor &x, DType dtype) {
