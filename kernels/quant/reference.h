@@ -313,6 +313,20 @@ QuantTensor per_channel_cast_fused_ref(
     bool round_sf = false, std::optional<int64_t> num_per_channels = {},
     const std::optional<HostTensor> &pos_to_token = std::nullopt);
 
+/// TileKernels 2.1's per_channel_cast (tk21_ops §3.5): (bm, 1) e4m3
+/// quantization, bm = num_per_tokens 32 or 128, of a contiguous bf16/f32
+/// (M, K) or of a per-token quantized one (e4m3 data with (1,
+/// num_per_channels) scales, 32 or 128, in any layout check_sf_input takes;
+/// its values x_q x sf_in in f32); M and K multiples of 128. Scales: f32
+/// (M / bm, K) row-major, or with use_packed_ue8m0 (requires round_sf) 2.1's
+/// column-pack int32 (ceil(M / bm / 4), K), byte j of (q, c) the UE8M0 of
+/// token block 4q + j, 0 past the last. (1.0's form: per_channel_cast_ref.)
+QuantTensor
+per_channel_cast_21_ref(const CastInput &x, std::string_view fmt,
+                        int64_t num_per_tokens, bool round_sf = false,
+                        std::optional<int64_t> num_per_channels = {},
+                        bool use_packed_ue8m0 = false);
+
 /// (bm, 1) e4m3 quantization of a bf16 (M, K), returned transposed: data is
 /// e4m3 (K, M) contiguous, sf float32 (M / bm, K) row-major.
 QuantTensor per_channel_cast_and_transpose_ref(const HostTensor &x,
