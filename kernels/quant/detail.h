@@ -104,6 +104,11 @@ QuantTensor quantize(const Matrix &x, const QuantizeOptions &options);
 QuantizeOptions quantize_options(Fmt f, BlockSize block, bool round_sf,
                                  bool col_major = false, bool packed = false);
 
+/// A per-channel cast's plain x: a contiguous bf16/f32 2-D tensor, with
+/// num_per_channels None (it describes a quantized input), as a Matrix.
+Matrix plain_per_channel_input(std::string_view fn, const HostTensor &x,
+                               std::optional<int64_t> num_per_channels);
+
 /// A contiguous (K, M) copy of an e4m3 (M, K) tensor.
 HostTensor transpose_e4m3(const HostTensor &q);
 

@@ -27,14 +27,7 @@ QuantTensor per_channel_cast_21_ref(const CastInput &x, std::string_view fmt,
     fail(fn, "argument 'use_packed_ue8m0' is true; requires round_sf");
   detail::Matrix m(0, 0);
   if (const HostTensor *plain = std::get_if<HostTensor>(&x)) {
-    detail::check_rank(fn, "x", *plain, 2);
-    detail::check_dtype(fn, "x", *plain, {DType::bf16, DType::f32});
-    detail::check_contiguous(fn, "x", *plain);
-    if (num_per_channels)
-      fail(fn, fmt::format("argument 'num_per_channels' is {} for a plain "
-                           "tensor x; requires None",
-                           *num_per_channels));
-    m = detail::to_matrix(*plain);
+    m = detail::plain_per_channel_input(fn, *plain, num_per_channels);
   } else {
     const QuantTensor &q = std::get<QuantTensor>(x);
     detail::check_rank(fn, "x.data", q.data, 2);

@@ -9,6 +9,24 @@ namespace tilejit::quant {
 
 using detail::fail;
 
+namespace detail {
+
+Matrix plain_per_channel_input(std::string_view fn, const HostTensor &x,
+                               std::optional<int64_t> num_per_channels) {
+  check_rank(fn, "x", x, 2);
+  check_dtype(fn, "x", x, {DType::bf16, DType::f32});
+  check_contiguous(fn, "x", x);
+  // num_per_channels describes the input quantization; for a plain x we
+  // require None rather than silently ignore it.
+  if (num_per_channels)
+    fail(fn, fmt::format("argument 'num_per_channels' is {} for a plain "
+                         "tensor x; requires None",
+                         *num_per_channels));
+  return to_matrix(x);
+}
+
+} // namespace detail
+
 namespace {
 
 detail::QuantizeOptions per_channel_options(bool round_sf) {
@@ -18,18 +36,8 @@ detail::QuantizeOptions per_channel_options(bool round_sf) {
 /// The fused op's input as float32 (N, K), dequantized when quantized.
 detail::Matrix load_fused_input(std::string_view fn, const CastInput &x,
                                 std::optional<int64_t> num_per_channels) {
-  if (const HostTensor *plain = std::get_if<HostTensor>(&x)) {
-    detail::check_rank(fn, "x", *plain, 2);
-    detail::check_dtype(fn, "x", *plain, {DType::bf16, DType::f32});
-    detail::check_contiguous(fn, "x", *plain);
-    // num_per_channels describes the input quantization; for a plain x we
-    // require None rather than silently ignore it.
-    if (num_per_channels)
-      fail(fn, fmt::format("argument 'num_per_channels' is {} for a plain "
-                           "tensor x; requires None",
-                           *num_per_channels));
-    return detail::to_matrix(*plain);
-  }
+  if (const HostTensor *plain = std::get_if<HostTensor>(&x))
+    return detail::plain_per_channel_input(fn, *plain, num_per_channels);
   const QuantTensor &q = std::get<QuantTensor>(x);
   detail::check_rank(fn, "x.data", q.data, 2);
   detail::check_dtype(fn, "x.data", q.data, {DType::e4m3});
