@@ -62,6 +62,27 @@ inline dsl::Value round_bf16(dsl::KernelBuilder &k, dsl::Value v,
   return k.cast(k.bitcast(rounded, DType::f32), DType::bf16);
 }
 
+/// Whether f32 bits are a NaN's.
+inline dsl::Value is_nan(dsl::KernelBuilder &k, dsl::Value bits) {
+  return k.gt(k.bit_and(bits, u32(k, 0x7fffffff)), u32(k, 0x7f800000));
+}
+
+/// The u32 code of the magnitude at or below a >= 0 on a grid of `gap` (a
+/// power of two; 1 / gap is `inv_gap`, so the scaling is exact; `encode`
+/// exact there), plus one (codes are ordered) where r is below the
+/// discarded fraction, truncated to 16 bits (the references' step).
+template <class Encode>
+dsl::Value step(dsl::KernelBuilder &k, dsl::Value a, dsl::Value gap,
+                dsl::Value inv_gap, dsl::Value r, Encode encode) {
+  auto scaled = a * inv_gap;
+  auto units = k.cast(scaled, DType::u32); // toward zero
+  auto low = k.cast(units, DType::f32) * gap;
+  auto fraction = k.cast((scaled - k.cast(units, DType::f32)) *
+                             k.constant(65536, DType::f32),
+                         DType::u32);
+  return encode(low) + k.select(k.lt(r, fraction), u32(k, 1), u32(k, 0));
+}
+
 /// e4m3 with random bits r: the magnitude at or below |v| (steps of 2^-9
 /// below 2^-6, else 2^(e - 3)) and the next one with probability of the
 /// discarded fraction, truncated to 16 bits; +-448 past it, NaN as NaN.
@@ -71,25 +92,18 @@ inline dsl::Value round_e4m3(dsl::KernelBuilder &k, dsl::Value v,
   auto a = k.abs(v);
   auto exponent = k.bitcast(a, DType::u32) >> u32(k, 23);
   auto normal = k.ge(a, f32(0x1p-6));
-  // 1 / gap and gap: powers of two, so the scaling is exact.
   auto inv_gap = k.select(
       normal, k.bitcast((u32(k, 257) - exponent) << u32(k, 23), DType::f32),
       f32(512));
   auto gap = k.select(
       normal, k.bitcast((exponent - u32(k, 3)) << u32(k, 23), DType::f32),
       f32(0x1p-9));
-  auto scaled = a * inv_gap;
-  auto units = k.cast(scaled, DType::u32); // toward zero
-  auto low = k.cast(units, DType::f32) * gap;
-  auto fraction =
-      k.cast((scaled - k.cast(units, DType::f32)) * f32(65536), DType::u32);
-  auto code =
-      k.cast(k.bitcast(k.cast(low, DType::e4m3), DType::u8), DType::u32) +
-      k.select(k.lt(r, fraction), u32(k, 1), u32(k, 0));
+  auto code = step(k, a, gap, inv_gap, r, [&](dsl::Value low) {
+    return k.cast(k.bitcast(k.cast(low, DType::e4m3), DType::u8), DType::u32);
+  });
   code = k.select(k.ge(a, f32(448)), u32(k, 0x7e), code);
   auto bits = k.bitcast(v, DType::u32);
-  auto nan = k.gt(k.bit_and(bits, u32(k, 0x7fffffff)), u32(k, 0x7f800000));
-  code = k.select(nan, u32(k, 0x7f), code);
+  code = k.select(is_nan(k, bits), u32(k, 0x7f), code);
   auto sign = k.bit_and(bits >> u32(k, 24), u32(k, 0x80));
   return k.bitcast(k.cast(k.bit_or(code, sign), DType::u8), DType::e4m3);
 }
@@ -105,16 +119,11 @@ inline dsl::Value round_e2m1(dsl::KernelBuilder &k, dsl::Value v,
   auto below2 = k.lt(a, f32(2)), below4 = k.lt(a, f32(4));
   auto gap = k.select(below2, f32(0.5), k.select(below4, f32(1), f32(2)));
   auto inv_gap = k.select(below2, f32(2), k.select(below4, f32(1), f32(0.5)));
-  auto scaled = a * inv_gap;
-  auto units = k.cast(scaled, DType::u32); // toward zero
-  auto low = k.cast(units, DType::f32) * gap;
-  auto fraction =
-      k.cast((scaled - k.cast(units, DType::f32)) * f32(65536), DType::u32);
-  auto code = k.cast(k.to_e2m1(low), DType::u32) +
-              k.select(k.lt(r, fraction), u32(k, 1), u32(k, 0));
+  auto code = step(k, a, gap, inv_gap, r, [&](dsl::Value low) {
+    return k.cast(k.to_e2m1(low), DType::u32);
+  });
   auto bits = k.bitcast(v, DType::u32);
-  auto nan = k.gt(k.bit_and(bits, u32(k, 0x7fffffff)), u32(k, 0x7f800000));
-  code = k.select(k.bit_or(k.ge(a, f32(6)), nan), u32(k, 7), code);
+  code = k.select(k.bit_or(k.ge(a, f32(6)), is_nan(k, bits)), u32(k, 7), code);
   auto sign = k.bit_and(bits >> u32(k, 28), u32(k, 0x8));
   return k.cast(k.bit_or(code, sign), DType::u8);
 }
