@@ -50,6 +50,16 @@ rt::SpecKey spec_key(const std::string &op, const Spec &spec) {
   return key;
 }
 
+/// The tensors and scalars a launch of `c` binds: the op's, with its views.
+template <class Spec>
+KernelArgs bound_args(const OpKernel<Spec> &k, const Call &c,
+                      const Spec &spec) {
+  KernelArgs args = default_kernel_args(c);
+  if (k.views)
+    k.views(c, spec, args);
+  return args;
+}
+
 template <class Spec> OpDef make_op(OpDef op, OpKernel<Spec> k) {
   static_assert(std::has_unique_object_representations_v<Spec>,
                 "a spec is compared bytewise: no padding, no floats");
@@ -57,12 +67,7 @@ template <class Spec> OpDef make_op(OpDef op, OpKernel<Spec> k) {
   const std::string name = op.name;
   op.key = [k, name](const Call &c) { return spec_key(name, k.spec(c)); };
   op.kernel = [k](const Call &c) { return k.kernel(k.spec(c)); };
-  op.kernel_args = [k](const Call &c) {
-    KernelArgs args = default_kernel_args(c);
-    if (k.views)
-      k.views(c, k.spec(c), args);
-    return args;
-  };
+  op.kernel_args = [k](const Call &c) { return bound_args(k, c, k.spec(c)); };
   auto table = std::make_shared<KernelTable<Spec>>();
   op.launch = [k, table, name](const Call &c, CUstream stream) {
     const Spec spec = k.spec(c);
@@ -71,10 +76,7 @@ template <class Spec> OpDef make_op(OpDef op, OpKernel<Spec> k) {
           return load_kernel(spec_key(name, spec),
                              [&] { return k.kernel(spec); });
         });
-    KernelArgs args = default_kernel_args(c);
-    if (k.views)
-      k.views(c, spec, args);
-    launch_kernel(kernel, args, name, stream);
+    launch_kernel(kernel, bound_args(k, c, spec), name, stream);
   };
   return op;
 }
