@@ -7,6 +7,8 @@
 
 #include "op/op.h"
 
+#include <array>
+
 namespace tilejit::quant {
 
 static void check(const ops::Call &c) {
@@ -44,29 +46,22 @@ static void views(const ops::Call &c, const TransposeWeightSfSpec &s,
   const int64_t g = c.dim("G"), nn = c.dim("Nn"), nk = c.dim("Nk"),
                 bs = s.block_size;
   const int64_t p0 = (nk + 3) / 4, p1 = (nn + 3) / 4;
-  {
-    const int64_t shape[4] = {g, nn, nk, bs};
-    const int64_t strides[4] = {sf.strides[0], sf.strides[1], 1, 0};
-    args.tensor("sf_k",
-                rt::TensorView::strided(sf.data, DType::f32, shape, strides));
-  }
-  {
-    // sf0 (G, n, P0) of strides (s0, 1, s2): word [g, i bs + b, p].
-    const int64_t shape[4] = {g, nn, p0, bs};
-    const int64_t strides[4] = {sf0.strides[0], bs, sf0.strides[2], 1};
-    args.tensor("sf0_words",
-                rt::TensorView::strided(sf0.data, DType::u32, shape, strides));
-  }
-  {
-    // sf1 (G, k, P1) of strides (t0, 1, t2), or (G, P1, k) of (t0, t2, 1):
-    // word q of k-column m bs + b.
-    const int64_t word =
-        c.flag("transpose_sf1") ? sf1.strides[1] : sf1.strides[2];
-    const int64_t shape[4] = {g, p1, nk, bs};
-    const int64_t strides[4] = {sf1.strides[0], word, bs, 1};
-    args.tensor("sf1_words",
-                rt::TensorView::strided(sf1.data, DType::u32, shape, strides));
-  }
+  auto view = [&](const rt::TensorView &t, DType dtype,
+                  std::array<int64_t, 4> shape,
+                  std::array<int64_t, 4> strides) {
+    return rt::TensorView::strided(t.data, dtype, shape, strides);
+  };
+  args.tensor("sf_k", view(sf, DType::f32, {g, nn, nk, bs},
+                           {sf.strides[0], sf.strides[1], 1, 0}));
+  // sf0 (G, n, P0) of strides (s0, 1, s2): word [g, i bs + b, p].
+  args.tensor("sf0_words", view(sf0, DType::u32, {g, nn, p0, bs},
+                                {sf0.strides[0], bs, sf0.strides[2], 1}));
+  // sf1 (G, k, P1) of strides (t0, 1, t2), or (G, P1, k) of (t0, t2, 1):
+  // word q of k-column m bs + b.
+  const int64_t word =
+      c.flag("transpose_sf1") ? sf1.strides[1] : sf1.strides[2];
+  args.tensor("sf1_words", view(sf1, DType::u32, {g, p1, nk, bs},
+                                {sf1.strides[0], word, bs, 1}));
 }
 
 static ops::TensorShape out_shape(std::string_view tensor,
