@@ -15,9 +15,10 @@ struct QuantizedInput {
   /// e4m3 (M, K), the bytes (M, K / 2) of packed e2m1, or E5M6's u32 words
   /// (M, 3K / 8)
   dsl::Tensor data;
-  /// f32 (M', bm, nK) or, packed, the bytes (M', bm, W, 4) of the int32
-  /// words (group 4w + j is byte j of word w); the bm dimension of stride 0
-  /// (ops::repeated), so that a load can take a scale several times
+  /// f32 or e4m3 (M', bm, nK) or, packed, the bytes (M', bm, W, 4) of the
+  /// int32 words (group 4w + j is byte j of word w); the bm dimension of
+  /// stride 0 (ops::repeated), so that a load can take a scale several
+  /// times
   dsl::Tensor sf;
   bool e2m1 = false, e5m6 = false, packed = false;
   int64_t bm = 1;    ///< rows a scale: 1, or a multiple or divisor of rows
@@ -78,11 +79,14 @@ inline dsl::Value dequantized(dsl::KernelBuilder &k, const QuantizedInput &in,
         k.shl(k.reshape(codes, {srows, 1, groups}), k.constant(23, DType::u32)),
         DType::f32);
   } else {
-    scale = k.reshape(one_copy(k.relayout(k.load(in.sf, {r0, zero, first},
-                                                 {srows, copies, groups}),
-                                          1),
-                               1),
-                      {srows, 1, groups});
+    // (An e4m3 scale decodes exactly.)
+    scale =
+        k.reshape(one_copy(k.cast(k.relayout(k.load(in.sf, {r0, zero, first},
+                                                    {srows, copies, groups}),
+                                             1),
+                                  DType::f32),
+                           1),
+                  {srows, 1, groups});
   }
   return k.reshape(k.reshape(v, {srows, per, groups, cols / groups}) *
                        k.reshape(scale, {srows, 1, groups, 1}),

@@ -1,10 +1,14 @@
 // per_channel_cast.cpp - per_channel_cast, per_channel_cast_fused and
-// per_channel_cast_and_transpose declared: bf16/f32 (or e4m3 with 1 x 128
-// scales, gathered rows: fused) to e4m3 with a scale per column per bm rows;
-// one kernel of 256 threads, 128 x 128 tiles (128 x 256 with input scales,
+// per_channel_cast_and_transpose declared: bf16/f32 (or e4m3 with 1 x 32/128
+// scales: 2.1's per_channel_cast and fused, which also gathers rows) to e4m3
+// with a scale per column per bm rows (f32, or 2.1's column-pack UE8M0); one
+// kernel of 256 threads, 128 x 128 tiles (128 x 256 with input scales,
 // 128 x 64 transposed).
 #include "quant/per_channel_cast.h"
 #include "quant/reference.h"
+#include "quant/scale_layout.h"
+
+#include "common/check.h"
 
 #include "op/op.h"
 
@@ -18,75 +22,204 @@ template <bool transpose> static PerChannelCastSpec spec(const ops::Call &c) {
   s.transpose = transpose;
   s.block_k = transpose ? 64 : 128;
   s.vector_bytes = ops::vector_bytes(c, {"x"});
+  if constexpr (!transpose) { // 2.1's arguments
+    if (c.has("x_sf")) {
+      s.x_group = static_cast<int32_t>(c.integer("num_per_channels"));
+      const DType sf = c.tensor("x_sf").dtype;
+      s.x_sf_dtype = sf == DType::i32 ? DType::u8 : sf; // packed: its bytes
+      // The scales' fragment fills the threads: block_m x block_k / g >=
+      // threads. 32 rows a scale: 64-row tiles, whose layout conversion
+      // fits in shared memory.
+      s.block_k = s.x_group == 128 ? 256 : 128;
+      if (s.bm == 32) {
+        s.block_m = 64;
+        s.threads = 128;
+      }
+    }
+    s.col_pack = c.flag("use_packed_ue8m0");
+  }
   return s;
 }
 
+/// A quantized x's scales as (M, threads, K / g), or packed as the bytes
+/// (M, threads, W, 4) (dequant_dsl.h); column-pack out_sf as the bytes
+/// (Q, 4, K): block b is byte b % 4 of word row b / 4.
+static void views(const ops::Call &c, const PerChannelCastSpec &s,
+                  ops::KernelArgs &args) {
+  if (s.x_group) {
+    const rt::TensorView &sf = c.tensor("x_sf");
+    const bool packed = s.x_sf_dtype == DType::u8;
+    args.tensor("x_sf",
+                ops::repeated(packed ? ops::as_bytes(sf) : sf, 1, s.threads));
+  }
+  if (s.col_pack) {
+    const rt::TensorView &sf = c.tensor("out_sf");
+    args.tensor("out_sf",
+                ops::view_as(ops::as_bytes(sf), {sf.shape[0], 4, sf.shape[1]},
+                             {4 * sf.strides[0], 1, 4}));
+  }
+}
+
+/// TileKernels 2.1's arguments a call uses (a quantized x, packed scales,
+/// 32 rows a scale), or "" for 1.0's form.
+static std::string form_21(const ops::Call &c) {
+  if (c.has("x_sf"))
+    return "with x_sf";
+  if (c.flag("use_packed_ue8m0"))
+    return "with use_packed_ue8m0";
+  if (c.integer("num_per_tokens") != 128)
+    return fmt::format("with num_per_tokens {}", c.integer("num_per_tokens"));
+  return "";
+}
+
 static void check(const ops::Call &c) {
+  const std::string_view op = c.op().name;
   const int64_t bm = c.integer("num_per_tokens");
-  const bool transpose = c.op().name == "per_channel_cast_and_transpose";
-  if (bm != 128 && (!transpose || bm != 32))
+  if (bm != 128 && bm != 32)
     throw UserError(fmt::format("{}: argument 'num_per_tokens' is {}; "
-                                "requires {}",
-                                c.op().name, bm,
-                                transpose ? "32 or 128" : "128"));
+                                "requires 32 or 128",
+                                op, bm));
+  if (op != "per_channel_cast")
+    return;
+  const bool quantized = c.has("x_sf");
+  const DType x = c.tensor("x").dtype;
+  const int64_t g = c.integer("num_per_channels");
+  if (quantized != (x == DType::e4m3))
+    throw UserError(fmt::format("{}: argument 'x' is {} {} x_sf; requires "
+                                "{}",
+                                op, name_of(x), quantized ? "with" : "without",
+                                quantized ? "e4m3 with x_sf"
+                                          : "bf16 or f32 without x_sf (e4m3 "
+                                            "comes with its scales)"));
+  if (quantized ? g != 32 && g != 128 : g != 0)
+    throw UserError(fmt::format("{}: argument 'num_per_channels' is {} {} "
+                                "x_sf; requires {}",
+                                op, g, quantized ? "with" : "without",
+                                quantized ? "32 or 128" : "0 (None)"));
+  if (c.flag("use_packed_ue8m0") && !c.flag("round_sf"))
+    throw UserError(fmt::format("{}: argument 'use_packed_ue8m0' is true; "
+                                "requires round_sf",
+                                op));
+  const std::string form = form_21(c);
+  if (!form.empty() && c.dim("K") % 128 != 0)
+    throw UserError(fmt::format("{}: argument 'x' has K = {} columns; {} "
+                                "(TileKernels 2.1's form) requires a "
+                                "multiple of 128",
+                                op, c.dim("K"), form));
 }
 
-/// The scales: f32 (M / bm, K) row-major.
-static ops::TensorShape sf_shape(std::string_view, const ops::ShapeArgs &a) {
-  const int64_t k = a.dim("K");
-  return {DType::f32, {a.dim("M") / a.integer("num_per_tokens"), k}, {k, 1}};
+/// out_sf: f32 (M / bm, K) row-major, or 2.1's column-pack int32
+/// (ceil(M / bm / 4), K); a quantized x's x_sf: (M, K / g) f32 of any
+/// strides or packed UE8M0 (scale_layout.h).
+static ops::TensorShape shape_of(std::string_view name,
+                                 const ops::ShapeArgs &a) {
+  const int64_t m = a.dim("M"), k = a.dim("K");
+  if (name == "x_sf") {
+    const int64_t g = std::max<int64_t>(1, a.integer("num_per_channels"));
+    const int64_t groups = (k + g - 1) / g;
+    if (a.dtype("x_sf") == DType::e4m3)
+      return e4m3_sf_shape(m, groups, SfLayout::row_major);
+    return sf_shape(m, groups,
+                    a.dtype("x_sf") == DType::i32 ? SfLayout::packed_ue8m0
+                                                  : SfLayout::row_major);
+  }
+  const int64_t blocks = m / a.integer("num_per_tokens");
+  if (a.op->find_param("use_packed_ue8m0") && a.flag("use_packed_ue8m0"))
+    return {DType::i32, {(blocks + 3) / 4, k}, {k, 1}};
+  return {DType::f32, {blocks, k}, {k, 1}};
 }
 
-static ops::OpDef declare(std::string name, std::string summary,
-                          std::vector<DType> in, std::string out_shape,
-                          QuantTensor (*reference)(const HostTensor &,
-                                                   std::string_view, int64_t,
-                                                   bool)) {
-  return {.name = std::move(name),
-          .summary = std::move(summary),
-          .tensors = {ops::input("x", std::move(in), "M, K",
-                                 ops::Layout::contiguous),
-                      ops::output("out", {DType::e4m3}, std::move(out_shape)),
-                      ops::output("out_sf", {DType::f32}, "",
-                                  ops::Layout::contiguous,
-                                  "f32 (M / num_per_tokens, K)")},
-          .params = {ops::choice("fmt", "e4m3", {"e4m3"}, "the output format"),
-                     ops::integer("num_per_tokens", 128, 1, 1 << 30,
-                                  "rows a scale covers"),
-                     ops::flag("round_sf", false,
-                               "scales rounded up to powers of two")},
-          .dim_rules = {{.dim = "M", .multiple = 128},
-                        {.dim = "K", .multiple = 64}},
-          .cli_shape = "M, K",
-          .default_shape = {8064, 7168},
-          .check = check,
-          .shape_of = sf_shape,
-          .reference = [reference](const ops::HostCall &c) {
-            QuantTensor q =
-                reference(c.tensor("x"), c.choice("fmt"),
-                          c.integer("num_per_tokens"), c.flag("round_sf"));
-            return std::vector{q.data, q.sf};
-          }};
-}
+static const std::vector<ops::ParamDecl> kParams = {
+    ops::choice("fmt", "e4m3", {"e4m3"}, "the output format"),
+    ops::integer("num_per_tokens", 128, 1, 1 << 30,
+                 "rows a scale covers: 128, or 32 (2.1)"),
+    ops::flag("round_sf", false, "scales rounded up to powers of two")};
+
+static const std::vector<ops::DimRule> kDims = {{.dim = "M", .multiple = 128},
+                                                {.dim = "K", .multiple = 64}};
 
 const ops::OpDef &per_channel_cast_op() {
+  std::vector<ops::ParamDecl> params = kParams;
+  params.push_back(ops::integer("num_per_channels", 0, 0, 1 << 30,
+                                "2.1: x_sf's channels a scale, 32 or 128; 0 "
+                                "(None) without x_sf"));
+  params.push_back(ops::flag("use_packed_ue8m0", false,
+                             "2.1: out_sf as column-pack UE8M0 int32 "
+                             "(ceil(M / num_per_tokens / 4), K)"));
   static const ops::OpDef op = ops::make_op<PerChannelCastSpec>(
-      declare("per_channel_cast",
-              "fp8 e4m3 quantization of (M, K) bf16/f32 with a scale per "
-              "column per 128 rows",
-              {DType::bf16, DType::f32}, "M, K", per_channel_cast_ref),
-      {spec<false>, per_channel_cast_kernel});
+      {.name = "per_channel_cast",
+       .summary = "fp8 e4m3 quantization of (M, K) bf16/f32 (or of e4m3 "
+                  "with 1 x 32/128 scales, 2.1) with a scale per column per "
+                  "128 or 32 rows",
+       .tensors = {ops::input("x", {DType::bf16, DType::f32, DType::e4m3},
+                              "M, K", ops::Layout::contiguous),
+                   ops::absent_by_default(ops::optional_input(
+                       "x_sf", {DType::f32, DType::e4m3, DType::i32}, "",
+                       ops::Layout::strided,
+                       "2.1: x e4m3's scales of 1 x num_per_channels: f32 "
+                       "or e4m3 (M, K / num_per_channels) of any strides, "
+                       "or packed UE8M0 int32")),
+                   ops::output("out", {DType::e4m3}, "M, K"),
+                   ops::output("out_sf", {DType::f32, DType::i32}, "",
+                               ops::Layout::contiguous,
+                               "f32 (M / num_per_tokens, K), or column-pack "
+                               "int32 with use_packed_ue8m0")},
+       .params = std::move(params),
+       .dim_rules = kDims,
+       .cli_shape = "M, K",
+       .default_shape = {8064, 7168},
+       .check = check,
+       .shape_of = shape_of,
+       .reference =
+           [](const ops::HostCall &c) {
+             const int64_t bm = c.integer("num_per_tokens");
+             const bool packed = c.flag("use_packed_ue8m0");
+             if (!c.has("x_sf") && !packed && bm == 128) { // 1.0's form
+               QuantTensor q = per_channel_cast_ref(
+                   c.tensor("x"), c.choice("fmt"), bm, c.flag("round_sf"));
+               return std::vector{q.data, q.sf};
+             }
+             CastInput x = c.tensor("x");
+             std::optional<int64_t> g;
+             if (c.has("x_sf")) {
+               x = QuantTensor{c.tensor("x"), c.tensor("x_sf")};
+               g = c.integer("num_per_channels");
+             }
+             QuantTensor q = per_channel_cast_21_ref(
+                 x, c.choice("fmt"), bm, c.flag("round_sf"), g, packed);
+             return std::vector{q.data, q.sf};
+           }},
+      {spec<false>, per_channel_cast_kernel, views});
   return op;
 }
 TILEJIT_REGISTER_OP(per_channel_cast_op);
 
 const ops::OpDef &per_channel_cast_and_transpose_op() {
-  static const ops::OpDef op = ops::make_op<PerChannelCastSpec>(
-      declare("per_channel_cast_and_transpose",
-              "per_channel_cast of bf16 (32 or 128 rows a scale), written "
-              "transposed (K, M)",
-              {DType::bf16}, "K, M", per_channel_cast_and_transpose_ref),
-      {spec<true>, per_channel_cast_kernel});
+  static const ops::OpDef op =
+      ops::make_op<PerChannelCastSpec>(
+          {.name = "per_channel_cast_and_transpose",
+           .summary = "per_channel_cast of bf16 (32 or 128 rows a scale), "
+                      "written transposed (K, M)",
+           .tensors = {ops::input("x", {DType::bf16}, "M, K",
+                                  ops::Layout::contiguous),
+                       ops::output("out", {DType::e4m3}, "K, M"),
+                       ops::output("out_sf", {DType::f32}, "",
+                                   ops::Layout::contiguous,
+                                   "f32 (M / num_per_tokens, K)")},
+           .params = kParams,
+           .dim_rules = kDims,
+           .cli_shape = "M, K",
+           .default_shape = {8064, 7168},
+           .check = check,
+           .shape_of = shape_of,
+           .reference =
+               [](const ops::HostCall &c) {
+                 QuantTensor q = per_channel_cast_and_transpose_ref(
+                     c.tensor("x"), c.choice("fmt"),
+                     c.integer("num_per_tokens"), c.flag("round_sf"));
+                 return std::vector{q.data, q.sf};
+               }},
+          {spec<true>, per_channel_cast_kernel});
   return op;
 }
 TILEJIT_REGISTER_OP(per_channel_cast_and_transpose_op);
@@ -218,8 +351,18 @@ void per_channel_cast(const rt::TensorView &x, std::string_view fmt_name,
                       int64_t num_per_tokens, const rt::TensorView &out,
                       const rt::TensorView &out_sf, bool round_sf,
                       CUstream stream) {
-  per_channel_cast_op().call({x, out, out_sf},
-                             {std::string(fmt_name), num_per_tokens, round_sf},
+  per_channel_cast(x, ops::absent(), 0, fmt_name, num_per_tokens, out, out_sf,
+                   round_sf, false, stream);
+}
+
+void per_channel_cast(const rt::TensorView &x, const rt::TensorView &x_sf,
+                      int64_t num_per_channels, std::string_view fmt_name,
+                      int64_t num_per_tokens, const rt::TensorView &out,
+                      const rt::TensorView &out_sf, bool round_sf,
+                      bool use_packed_ue8m0, CUstream stream) {
+  per_channel_cast_op().call({x, x_sf, out, out_sf},
+                             {std::string(fmt_name), num_per_tokens, round_sf,
+                              num_per_channels, use_packed_ue8m0},
                              stream);
 }
 

@@ -4,6 +4,7 @@
 // memory) and the block_m / bm rows of scales. The SwiGLU form loads the
 // gate and up halves of x instead and casts bf16(SwiGLU(gate, up)).
 #include "quant/per_channel_cast.h"
+#include "quant/dequant_dsl.h"
 #include "quant/scale_dsl.h"
 
 #include "tilejit/compiler/dsl.h"
@@ -23,6 +24,15 @@ Kernel per_channel_cast_kernel(const PerChannelCastSpec &s) {
   const int64_t bm = s.bm, tm = s.block_m, tk = s.block_k, n = tm / bm;
   auto x = k.tensor(s.swiglu ? "gate" : "x", s.in_dtype, 2, access);
   std::optional<dsl::Tensor> up, x_sf, pos;
+  std::optional<QuantizedInput> quantized;
+  if (s.x_group)
+    quantized = QuantizedInput{
+        .data = x,
+        .sf = k.tensor("x_sf", s.x_sf_dtype, s.x_sf_dtype == DType::u8 ? 4 : 3),
+        .packed = s.x_sf_dtype == DType::u8,
+        .group = s.x_group,
+        .repeats = s.threads,
+        .threads = s.threads};
   std::optional<dsl::Value> clamp;
   if (s.swiglu)
     up = k.tensor("up", s.in_dtype, 2, access);
@@ -33,7 +43,8 @@ Kernel per_channel_cast_kernel(const PerChannelCastSpec &s) {
   if (s.gather)
     pos = k.tensor("pos_to_token", DType::i32, 1);
   auto out = k.tensor("out", DType::e4m3, 2, access);
-  auto out_sf = k.tensor("out_sf", DType::f32, 2);
+  auto out_sf = s.col_pack ? k.tensor("out_sf", DType::u8, 3)
+                           : k.tensor("out_sf", DType::f32, 2);
   // out's rows: x's (R = N), or pos_to_token's.
   k.grid({k.blocks(s.gather ? out : x, 0, tm), k.blocks(x, 1, tk)});
 
@@ -42,7 +53,8 @@ Kernel per_channel_cast_kernel(const PerChannelCastSpec &s) {
     return s.gather ? k.gather(t, *pos, {m0, col}, {tm, cols})
                     : k.load(t, {m0, col}, {tm, cols});
   };
-  auto tile = k.cast(rows(x, k0, tk), DType::f32);
+  auto tile = quantized ? dequantized(k, *quantized, m0, k0, tm, tk)
+                        : k.cast(rows(x, k0, tk), DType::f32);
   if (up) {
     // §11's order (t = 1 + expf(-g), (g / t) * u) after the clamp in f32,
     // the activation rounded to bf16.
@@ -71,7 +83,14 @@ Kernel per_channel_cast_kernel(const PerChannelCastSpec &s) {
     k.store(k.transpose(q), out, {k0, m0});
   else
     k.store(q, out, {m0, k0});
-  k.store(k.reshape(sc.sf, {n, tk}), out_sf, {k.block_id(0) * k.index(n), k0});
+  auto b0 = k.block_id(0) * k.index(n); // the tile's first scale row
+  if (s.col_pack) { // bytes (Q, 4, K): block b is byte b % 4 of word row b / 4
+    auto q = b0 / k.index(4);
+    k.store(k.reshape(k.cast(sc.biased, DType::u8), {1, n, tk}), out_sf,
+            {q, b0 - q * k.index(4), k0});
+  } else {
+    k.store(k.reshape(sc.sf, {n, tk}), out_sf, {b0, k0});
+  }
   return k.build();
 }
 

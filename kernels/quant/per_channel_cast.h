@@ -12,15 +12,28 @@
 namespace tilejit::quant {
 
 /// Quantizes a contiguous bf16 or f32 x (M, K), M % 128 == 0, K % 64 == 0,
-/// to e4m3 with one scale per column per 128 rows (`num_per_tokens` must be
-/// 128): amax over the block's rows, §3.2 (`round_sf`), out = e4m3(x *
-/// sf_inv). out: e4m3 (M, K); out_sf: f32 (M / 128, K) row-major. Exact
-/// against the reference. Throws UserError naming the argument, its value
-/// and the requirement; nothing is written then.
+/// to e4m3 with one scale per column per `num_per_tokens` (bm) rows, 128
+/// (or 32, TileKernels 2.1): amax over the block's rows, §3.2 (`round_sf`),
+/// out = e4m3(x * sf_inv). out: e4m3 (M, K); out_sf: f32 (M / bm, K)
+/// row-major. Exact against the reference. Throws UserError naming the
+/// argument, its value and the requirement; nothing is written then.
 void per_channel_cast(const rt::TensorView &x, std::string_view fmt,
                       int64_t num_per_tokens, const rt::TensorView &out,
                       const rt::TensorView &out_sf, bool round_sf = false,
                       CUstream stream = nullptr);
+
+/// TileKernels 2.1's form (tk21 §3.5), K % 128 == 0: x may be e4m3 with
+/// x_sf, its scales of 1 x `num_per_channels` (32 or 128; f32 or e4m3 of
+/// any strides, or packed UE8M0 int32), dequantized as x * x_sf in f32 first
+/// (ops::absent() and 0 for a plain x); with `use_packed_ue8m0` (requires
+/// round_sf) out_sf is the column-pack int32 (ceil(M / bm / 4), K): byte j
+/// of word (q, c) the UE8M0 exponent of block 4q + j, column c. As
+/// TileKernels, the bytes past the last block are left unwritten.
+void per_channel_cast(const rt::TensorView &x, const rt::TensorView &x_sf,
+                      int64_t num_per_channels, std::string_view fmt,
+                      int64_t num_per_tokens, const rt::TensorView &out,
+                      const rt::TensorView &out_sf, bool round_sf = false,
+                      bool use_packed_ue8m0 = false, CUstream stream = nullptr);
 
 /// The same for a bf16 x with `num_per_tokens` 32 or 128, written
 /// transposed: out e4m3 (K, M), out[c, r] = e4m3(x[r, c] * sf_inv[r / bm,
@@ -62,10 +75,16 @@ struct PerChannelCastSpec {
   int32_t gather = 0;       ///< 1: out's rows are x's rows pos_to_token
   int32_t swiglu = 0;       ///< 1: x is (gate | up), cast is bf16(SwiGLU)
   int32_t clamp = 0;        ///< with swiglu: swiglu_clamp_value (a scalar)
+  /// 2.1's quantized x: e4m3 with scales of 1 x x_group (32 or 128),
+  /// of x_sf_dtype (f32 or e4m3; u8: packed UE8M0), dequantized by
+  /// dequant_dsl.h
+  int32_t x_group = 0;
+  DType x_sf_dtype = DType::f32;
+  int32_t col_pack = 0; ///< out_sf: 2.1's column-pack UE8M0 (tk21 §0.4(e))
 };
 TILEJIT_SPEC_FIELDS(PerChannelCastSpec, in_dtype, bm, block_m, block_k, threads,
                     round_sf, transpose, vector_bytes, x_sf, gather, swiglu,
-                    clamp)
+                    clamp, x_group, x_sf_dtype, col_pack)
 
 /// The kernel in the DSL (per_channel_cast.dsl.cpp).
 Kernel per_channel_cast_kernel(const PerChannelCastSpec &spec);
