@@ -1,16 +1,41 @@
 //===- NarrowFormats.cpp - DSL codes of fp4 e2m1 and E5M6, and packing ---===//
 //
 // Formats with no MLIR type, built from the DSL's own integer and float
-// calls: encoders give codes in unsigned integers, packers put several codes
-// into one byte or word, decoders give f32 values. Each matches its
-// reference in kernels/common/convert.h bit for bit.
+// calls (and E5M6's fp16 truncation, an arith.truncf toward zero that the
+// GPU does in one instruction a pair): encoders give codes in unsigned
+// integers, packers put several codes into one byte or word, decoders give
+// f32 values. Each matches its reference in kernels/common/convert.h bit
+// for bit.
 //
 //===----------------------------------------------------------------------===//
 #include "BuilderImpl.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
 namespace tilejit::dsl {
 
 namespace {
+
+/// The fp16 bits (u32) of f32 values rounded toward zero
+/// (__float2half_rz: finite overflow to 65504, infinities kept, fp16
+/// subnormals truncated; a NaN's bits are the target's): arith.truncf
+/// toward_zero, lowered to cvt.rz.f16x2.f32 (CastToGPU.cpp).
+mlir::Value halfBitsTowardZero(mlir::OpBuilder &b, mlir::Location l,
+                               mlir::Value v) {
+  auto with = [&](mlir::Type elt) -> mlir::Type {
+    if (auto tensor = mlir::dyn_cast<mlir::RankedTensorType>(v.getType()))
+      return mlir::RankedTensorType::get(tensor.getShape(), elt);
+    return elt;
+  };
+  mlir::Value half = mlir::arith::TruncFOp::create(
+      b, l, with(b.getF16Type()), v,
+      mlir::arith::RoundingModeAttr::get(
+          b.getContext(), mlir::arith::RoundingMode::toward_zero),
+      mlir::arith::FastMathFlagsAttr{});
+  mlir::Value bits =
+      mlir::arith::BitcastOp::create(b, l, with(b.getI16Type()), half);
+  return mlir::arith::ExtUIOp::create(b, l, with(b.getI32Type()), bits);
+}
 
 /// Fragments of shape S x 1, one per part, interleaved into one of shape
 /// S x parts.size(): part j at [..., j]. The parts meet in a shared tile
@@ -141,28 +166,18 @@ Value KernelBuilder::to_e5m6(Value a, Loc loc) {
     impl_->fail(loc, fmt::format("to_e5m6: the values must be f32, got {}",
                                  name_of(a.dtype())));
   auto u32 = [&](int64_t v) { return constant(v, DType::u32, loc); };
-  // h = the fp16 bits of a rounded toward zero (__float2half_rz; the
-  // reference's inf stays inf, NaN becomes 0x7E00), from the f32 fields.
+  // h = the fp16 bits of a rounded toward zero (__float2half_rz), a NaN's
+  // 0x7E00 with its sign (the reference's).
   Value bits = bitcast(a, DType::u32, loc);
+  Value h = impl_->wrap(
+      halfBitsTowardZero(impl_->builder, impl_->loc(loc), unwrap(a)),
+      DType::u32);
+  Value nan = gt(bit_and(bits, u32(0x7FFFFFFF), loc), u32(0x7F800000), loc);
   Value sign = bit_and(shr(bits, u32(16), loc), u32(0x8000), loc);
-  Value e = bit_and(shr(bits, u32(23), loc), u32(0xFF), loc);
-  Value m = bit_and(bits, u32(0x7FFFFF), loc);
-  // fp16 normals: exponents 2^-14 .. 2^15 are f32 fields 113 .. 142.
-  Value normal = bit_or(shl(sub(e, u32(112), loc), u32(10), loc),
-                        shr(m, u32(13), loc), loc);
-  // fp16 subnormals: (1.m x 2^(e - 127)) / 2^-24, truncated, is the
-  // significand shifted right by 126 - e (31 and more give 0).
-  Value below = select(gt(e, u32(112), loc), u32(112), e, loc);
-  Value shift =
-      select(lt(below, u32(95), loc), u32(31), sub(u32(126), below, loc), loc);
-  Value subnormal = shr(bit_or(m, u32(0x800000), loc), shift, loc);
-  Value h = select(le(e, u32(112), loc), subnormal, normal, loc);
-  h = select(ge(e, u32(143), loc), u32(0x7BFF), h, loc); // 2^16 and up
-  h = select(eq(e, u32(255), loc),
-             select(eq(m, u32(0), loc), u32(0x7C00), u32(0x7E00), loc), h, loc);
+  h = select(nan, bit_or(sign, u32(0x7E00), loc), h, loc);
   // The top 12 bits, rounded by the f32's 17 low bits (spec 2.4's rule,
   // with its quirk for fp16 subnormals).
-  Value code = shr(bit_or(sign, h, loc), u32(4), loc);
+  Value code = shr(h, u32(4), loc);
   Value rem = bit_and(bits, u32(0x1FFFF), loc);
   Value up = gt(add(bit_and(code, u32(1), loc), rem, loc), u32(0x10000), loc);
   return bit_and(add(code, cast(up, DType::u32, loc), loc), u32(0xFFF), loc);

@@ -8,7 +8,8 @@
 // Whole pairs stay 16-bit words that are bitcast to the bytes: built byte
 // by byte instead, the vector cost ~5 extra SASS instructions a pair, which
 // on the H200 cost per_token_cast (K = 576, 2048, 7168) 7-10% of copy
-// bandwidth.
+// bandwidth. A truncation to f16 toward zero (E5M6's first step) is
+// cvt.rz.f16x2.f32, two at once.
 //
 //===----------------------------------------------------------------------===//
 #include "Patterns.h"
@@ -94,6 +95,52 @@ struct TruncToFloat8Lowering : OpConversionPattern<arith::TruncFOp> {
   }
 };
 
+/// arith.truncf toward_zero from f32 to f16: pairs through
+/// cvt.rz.f16x2.f32 (its first operand to the high half). LLVM's lowering
+/// of a rounding mode is a constrained intrinsic NVPTX does not take.
+struct TruncToHalfTowardZeroLowering : OpConversionPattern<arith::TruncFOp> {
+  TruncToHalfTowardZeroLowering(const TypeConverter &tc, MLIRContext *ctx)
+      : OpConversionPattern(tc, ctx, /*benefit=*/2) {}
+
+  LogicalResult
+  matchAndRewrite(arith::TruncFOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    std::optional<arith::RoundingMode> mode = op.getRoundingmode();
+    if (!mode || *mode != arith::RoundingMode::toward_zero ||
+        !getElementTypeOrSelf(op.getType()).isF16() ||
+        !getElementTypeOrSelf(op.getIn().getType()).isF32())
+      return rewriter.notifyMatchFailure(op, "not f32 to f16 toward zero");
+    Location loc = op.getLoc();
+    Value in = adaptor.getIn();
+    auto vecType = dyn_cast<VectorType>(in.getType());
+    int64_t n = vecType ? vecType.getNumElements() : 1;
+    auto element = [&](int64_t i) -> Value {
+      if (i >= n)
+        return arith::ConstantOp::create(rewriter, loc,
+                                         rewriter.getF32FloatAttr(0));
+      return vecType
+                 ? vector::ExtractOp::create(rewriter, loc, in, i).getResult()
+                 : in;
+    };
+    auto pairType = VectorType::get({2}, rewriter.getF16Type());
+    SmallVector<Value> halves;
+    for (int64_t i = 0; i < n; i += 2) {
+      Value pair = NVVM::ConvertF32x2ToF16x2Op::create(
+          rewriter, loc, pairType, element(i + 1), element(i), Value(),
+          NVVM::FPRoundingMode::RZ);
+      for (int64_t j = 0; j < 2 && i + j < n; ++j)
+        halves.push_back(vector::ExtractOp::create(rewriter, loc, pair, j));
+    }
+    if (!vecType) {
+      rewriter.replaceOp(op, halves[0]);
+      return success();
+    }
+    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(
+        op, getTypeConverter()->convertType(op.getType()), halves);
+    return success();
+  }
+};
+
 /// arith.extf from fp8: pairs through cvt.rn.f16x2.{e4m3,e5m2}x2 (exact),
 /// then f16 to the target (exact for f32; bf16 through f32, rounded).
 struct ExtFromFloat8Lowering : OpConversionPattern<arith::ExtFOp> {
@@ -156,6 +203,6 @@ struct ExtFromFloat8Lowering : OpConversionPattern<arith::ExtFOp> {
 
 void mlir::tile::populateCastToGPUPatterns(const TypeConverter &converter,
                                            RewritePatternSet &patterns) {
-  patterns.add<TruncToFloat8Lowering, ExtFromFloat8Lowering>(
-      converter, patterns.getContext());
+  patterns.add<TruncToFloat8Lowering, TruncToHalfTowardZeroLowering,
+               ExtFromFloat8Lowering>(converter, patterns.getContext());
 }
