@@ -37,6 +37,21 @@ mlir::Value halfBitsTowardZero(mlir::OpBuilder &b, mlir::Location l,
   return mlir::arith::ExtUIOp::create(b, l, with(b.getI32Type()), bits);
 }
 
+/// The f32 value of fp16 bits (the low 16 of u32 `v`): exact, by
+/// cvt.f32.f16 (a NaN's payload is the hardware's).
+mlir::Value halfToFloat(mlir::OpBuilder &b, mlir::Location l, mlir::Value v) {
+  auto with = [&](mlir::Type elt) -> mlir::Type {
+    if (auto tensor = mlir::dyn_cast<mlir::RankedTensorType>(v.getType()))
+      return mlir::RankedTensorType::get(tensor.getShape(), elt);
+    return elt;
+  };
+  mlir::Value bits =
+      mlir::arith::TruncIOp::create(b, l, with(b.getI16Type()), v);
+  mlir::Value half =
+      mlir::arith::BitcastOp::create(b, l, with(b.getF16Type()), bits);
+  return mlir::arith::ExtFOp::create(b, l, with(b.getF32Type()), half);
+}
+
 /// Fragments of shape S x 1, one per part, interleaved into one of shape
 /// S x parts.size(): part j at [..., j]. The parts meet in a shared tile
 /// between two barriers (a broadcast along the new dimension would go
@@ -189,24 +204,11 @@ Value KernelBuilder::from_e5m6(Value codes, Loc loc) {
   if (codes.dtype() != DType::u32)
     impl_->fail(loc, fmt::format("from_e5m6: the codes must be u32, got {}",
                                  name_of(codes.dtype())));
-  // The code is the top 12 bits of an fp16: exponent field e, 6-bit
-  // mantissa m. Normal: f32 field e + 112, m at the top of the mantissa;
-  // e = 31: inf / NaN; e = 0: m x 2^-20, exact in f32.
-  auto u32 = [&](int64_t v) { return constant(v, DType::u32, loc); };
-  Value e = bit_and(shr(codes, u32(6), loc), u32(31), loc);
-  Value m = bit_and(codes, u32(63), loc);
-  Value sign =
-      shl(bit_and(shr(codes, u32(11), loc), u32(1), loc), u32(31), loc);
-  Value normal = bit_or(shl(add(e, u32(112), loc), u32(23), loc),
-                        shl(m, u32(17), loc), loc);
-  Value special = bit_or(u32(0x7F800000), shl(m, u32(17), loc), loc);
-  Value subnormal = bitcast(
-      mul(cast(m, DType::f32, loc), constant(0x1p-20, DType::f32, loc), loc),
-      DType::u32, loc);
-  Value magnitude =
-      select(eq(e, u32(0), loc), subnormal,
-             select(eq(e, u32(31), loc), special, normal, loc), loc);
-  return bitcast(bit_or(magnitude, sign, loc), DType::f32, loc);
+  // The code is the top 12 bits of an fp16 (normals, subnormals m x 2^-20,
+  // infinities and NaNs alike), whose f32 value is exact.
+  Value half = shl(codes, constant(4, DType::u32, loc), loc);
+  return impl_->wrap(halfToFloat(impl_->builder, impl_->loc(loc), unwrap(half)),
+                     DType::f32);
 }
 
 Value KernelBuilder::pack_e5m6(Value codes, Loc loc) {

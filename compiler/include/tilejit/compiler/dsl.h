@@ -271,7 +271,8 @@ public:
   /// the f32 round the 12-bit code to nearest even (spec quant_transpose
   /// 2.4, with its quirk for fp16 subnormals).
   Value to_e5m6(Value a, Loc loc = Loc::current());
-  /// The f32 values of E5M6 codes (u32, low 12 bits), exact.
+  /// The f32 values of E5M6 codes (u32, low 12 bits), exact (a NaN code
+  /// gives a NaN; its payload is the hardware's).
   Value from_e5m6(Value codes, Loc loc = Loc::current());
   /// Eight 12-bit codes -> three u32 words along the last dimension (of size
   /// 8n -> 3n): c0 .. c7 as one big-endian 96-bit string, as
