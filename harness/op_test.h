@@ -118,6 +118,9 @@ struct Case {
   std::map<std::string, std::vector<int64_t>> strides = {};
   enum Kind { gpu = 1, bench = 2, big = 4 };
   int kind = gpu;
+  /// A benchmark case's peer time: TileKernels' own µs on the H200 for the
+  /// same call (shared/perf/tilekernels_h200.md); 0 where not measured.
+  double peer_us = 0;
 };
 
 /// A deliberate mistake: the tensors and parameters of a call (tensors in

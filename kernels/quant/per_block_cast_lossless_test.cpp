@@ -73,11 +73,13 @@ TILEJIT_OP_TEST(per_block_cast_lossless) {
   t.cases.push_back({.shape = {8001, 7168},
                      .set = with(kOutFlags[2], 32, 1, 128),
                      .dtypes = {{"x_sf", DType::i32}},
-                     .kind = Case::bench});
+                     .kind = Case::bench,
+                     .peer_us = 90.13});
   t.cases.push_back({.shape = {8001, 7168},
                      .set = with({}, 32, 128, 128),
                      .dtypes = {{"x_sf", DType::i32}},
-                     .kind = Case::bench});
+                     .kind = Case::bench,
+                     .peer_us = 92.34});
 
   const auto x = fake(DType::i8, {100, 256});
   const auto x_sf = fake(DType::f32, {100, 16}, {}, 0x100000);

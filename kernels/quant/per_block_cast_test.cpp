@@ -73,10 +73,12 @@ TILEJIT_OP_TEST(per_block_cast) {
   // The benchmarks of shared/perf/tilekernels_h200.md.
   t.cases.push_back({.shape = {8001, 7168},
                      .set = with(kFlags[0], "e4m3", 128, 128),
-                     .kind = Case::bench});
+                     .kind = Case::bench,
+                     .peer_us = 45.49});
   t.cases.push_back({.shape = {8001, 7168},
                      .set = with(kFlags[1], "e2m1", 32, 32),
-                     .kind = Case::bench});
+                     .kind = Case::bench,
+                     .peer_us = 160.11});
   t.cases.push_back({.shape = {8001, 7168},
                      .set = with(kFlags[1], "e4m3", 128, 128),
                      .kind = Case::bench});
@@ -124,7 +126,8 @@ TILEJIT_OP_TEST(per_block_cast_with_sf_only) {
   add_small_cases(t, {std::begin(kFlags), std::end(kFlags)});
   t.cases.push_back({.shape = {8001, 7168},
                      .set = with(kFlags[1], "e4m3", 128, 128),
-                     .kind = Case::bench});
+                     .kind = Case::bench,
+                     .peer_us = 27.26});
   t.errors = {
       {"row-major scales where packed ones are asked for",
        {fake(DType::bf16, {100, 512}), fake(DType::f32, {1, 4}, {}, 0x100000)},
@@ -144,7 +147,8 @@ TILEJIT_OP_TEST(per_block_cast_with_precomputed_sf) {
   add_small_cases(t, {kFlags[0], kFlags[2]});
   t.cases.push_back({.shape = {8001, 7168},
                      .set = with(kFlags[0], "e4m3", 128, 128),
-                     .kind = Case::bench});
+                     .kind = Case::bench,
+                     .peer_us = 44.11});
   const auto x = fake(DType::bf16, {100, 512});
   const auto sf = fake(DType::f32, {1, 4}, {}, 0x100000);
   const auto out = fake(DType::e4m3, {100, 512}, {}, 0x200000);

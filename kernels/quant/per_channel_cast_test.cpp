@@ -19,7 +19,7 @@ Set with(int64_t num_per_tokens, bool round_sf) {
 
 /// Small cases and TileKernels' grid (M 4096 and 8064, its seven K).
 void add_cases(OpTest &t, std::vector<DType> dtypes,
-               std::vector<int64_t> num_per_tokens) {
+               std::vector<int64_t> num_per_tokens, double peer_us) {
   for (DType dtype : dtypes)
     for (int64_t bm : num_per_tokens)
       for (bool round_sf : {false, true}) {
@@ -37,8 +37,10 @@ void add_cases(OpTest &t, std::vector<DType> dtypes,
                                .dtypes = {{"", dtype}},
                                .kind = Case::big});
       }
-  t.cases.push_back(
-      {.shape = {8064, 7168}, .set = with(128, true), .kind = Case::bench});
+  t.cases.push_back({.shape = {8064, 7168},
+                     .set = with(128, true),
+                     .kind = Case::bench,
+                     .peer_us = peer_us});
 }
 
 /// 2.1's per_channel_cast of a quantized x: e4m3 with scales of 1 x g in
@@ -75,7 +77,7 @@ TILEJIT_OP_TEST(per_channel_cast) {
                           return c.tensor("x").size(0) /
                                  c.integer("num_per_tokens");
                         })}}};
-  add_cases(t, {DType::bf16, DType::f32}, {128});
+  add_cases(t, {DType::bf16, DType::f32}, {128}, 45.38);
   // 2.1 (K % 128 == 0): 32 rows a scale, column-pack scales of a plain x
   // (blocks 4q .. 4q + 3 from 1 to 8 tiles), a quantized x in every scale
   // layout (256-column tiles with a tail of 128), size 0, TileKernels'
@@ -190,7 +192,7 @@ TILEJIT_OP_TEST(per_channel_cast) {
 
 TILEJIT_OP_TEST(per_channel_cast_and_transpose) {
   OpTest t{.op = "per_channel_cast_and_transpose"};
-  add_cases(t, {DType::bf16}, {32, 128});
+  add_cases(t, {DType::bf16}, {32, 128}, 44.85);
   const auto x = fake(DType::bf16, {256, 512});
   const auto sf = fake(DType::f32, {2, 512}, {}, 0x200000);
   t.errors = {
@@ -259,7 +261,9 @@ TILEJIT_OP_TEST(per_channel_cast_fused) {
   Case f32 = fused({256, 256, 576}, false, true, false);
   f32.dtypes = {{"", DType::f32}};
   t.cases.push_back(f32);
-  t.cases.push_back(fused({4096, 4096, 7168}, false, false, true, Case::bench));
+  Case bench = fused({4096, 4096, 7168}, false, false, true, Case::bench);
+  bench.peer_us = 23.24;
+  t.cases.push_back(bench);
   t.cases.push_back(fused({28672, 28672, 7168}, true, true, true, Case::bench));
 
   const auto x = fake(DType::bf16, {256, 512});

@@ -237,7 +237,10 @@ TILEJIT_OP_TEST(per_token_cast) {
   {
     auto set = with_group(kFlags[1], 32);
     set["fmt"] = "e2m1";
-    t.cases.push_back({.shape = {8001, 7168}, .set = set, .kind = Case::bench});
+    t.cases.push_back({.shape = {8001, 7168},
+                       .set = set,
+                       .kind = Case::bench,
+                       .peer_us = 166.77});
   }
   // 2.1's grid with E4M3 scales: NVFP4's groups of 16 and e4m3's of 128.
   for (int64_t m : {4001, 8001})
@@ -300,21 +303,26 @@ TILEJIT_OP_TEST(per_token_cast) {
   {
     auto set = with_group(kFlags[0], 7168);
     set["fmt"] = "e5m6";
-    t.cases.push_back({.shape = {8001, 7168}, .set = set, .kind = Case::bench});
+    t.cases.push_back({.shape = {8001, 7168},
+                       .set = set,
+                       .kind = Case::bench,
+                       .peer_us = 52.55});
   }
-  // The benchmarks (the original benchmarks packed UE8M0).
-  for (auto [m, k, group, dtype] :
-       {std::tuple<int64_t, int64_t, int64_t, DType>{8001, 7168, 128,
-                                                     DType::bf16},
-        {8001, 2048, 128, DType::bf16},
-        {4001, 576, 128, DType::bf16},
-        {8001, 7168, 32, DType::bf16},
-        {8001, 7168, 7168, DType::bf16},
-        {8001, 7168, 128, DType::f32}})
+  // The benchmarks (the original benchmarks packed UE8M0), with
+  // TileKernels' time where measured.
+  for (auto [m, k, group, dtype, peer] :
+       {std::tuple<int64_t, int64_t, int64_t, DType, double>{
+            8001, 7168, 128, DType::bf16, 43.38},
+        {8001, 2048, 128, DType::bf16, 0},
+        {4001, 576, 128, DType::bf16, 0},
+        {8001, 7168, 32, DType::bf16, 0},
+        {8001, 7168, 7168, DType::bf16, 0},
+        {8001, 7168, 128, DType::f32, 0}})
     t.cases.push_back({.shape = {m, k},
                        .set = with_group(kFlags[1], group),
                        .dtypes = {{"", dtype}},
-                       .kind = Case::bench});
+                       .kind = Case::bench,
+                       .peer_us = peer});
 
   const auto x = fake(DType::bf16, {100, 512});
   const auto out = fake(DType::e4m3, {100, 512}, {}, 0x100000);
@@ -507,7 +515,8 @@ TILEJIT_OP_TEST(per_token_cast_with_sf_only) {
                              .kind = Case::big});
   t.cases.push_back({.shape = {8001, 7168},
                      .set = with_group(kFlags[1], 128),
-                     .kind = Case::bench});
+                     .kind = Case::bench,
+                     .peer_us = 29.03});
   t.errors = {
       {"row-major scales where packed ones are asked for",
        {fake(DType::bf16, {100, 512}),
@@ -547,8 +556,10 @@ TILEJIT_OP_TEST(per_token_cast_with_precomputed_sf) {
         t.cases.push_back({.shape = {m, k},
                            .set = with_group(kFlags[0], group),
                            .kind = Case::big});
-  t.cases.push_back(
-      {.shape = {8001, 7168}, .set = with_group({}, 128), .kind = Case::bench});
+  t.cases.push_back({.shape = {8001, 7168},
+                     .set = with_group({}, 128),
+                     .kind = Case::bench,
+                     .peer_us = 48.51});
   const auto x = fake(DType::bf16, {100, 512});
   const auto sf = fake(DType::f32, {100, 4}, {}, 0x100000);
   const auto out = fake(DType::e4m3, {100, 512}, {}, 0x200000);

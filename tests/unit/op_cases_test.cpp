@@ -41,6 +41,12 @@ TEST_CASE("every op has a case table with GPU, benchmark and error cases",
     for (const harness::Case &c : t->cases) {
       gpu += (c.kind & harness::Case::gpu) != 0;
       bench += (c.kind & harness::Case::bench) != 0;
+      // A peer's time belongs to a benchmark row (the bench prints it).
+      if (c.peer_us != 0) {
+        INFO(c.label << " " << c.shape.size());
+        CHECK((c.kind & harness::Case::bench) != 0);
+        CHECK(c.peer_us > 0);
+      }
     }
     CHECK(gpu > 0);
     CHECK(bench > 0);
