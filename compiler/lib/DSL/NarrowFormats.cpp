@@ -192,10 +192,14 @@ Value KernelBuilder::to_e5m6(Value a, Loc loc) {
   h = select(nan, bit_or(sign, u32(0x7E00), loc), h, loc);
   // The top 12 bits, rounded by the f32's 17 low bits (spec 2.4's rule,
   // with its quirk for fp16 subnormals).
+  // Up when (code & 1) + rem > 0x10000, as an integer: the sum plus 0xFFFF
+  // reaches bit 17 exactly then (it is at most 0x2FFFF).
   Value code = shr(h, u32(4), loc);
   Value rem = bit_and(bits, u32(0x1FFFF), loc);
-  Value up = gt(add(bit_and(code, u32(1), loc), rem, loc), u32(0x10000), loc);
-  return bit_and(add(code, cast(up, DType::u32, loc), loc), u32(0xFFF), loc);
+  Value up =
+      shr(add(add(bit_and(code, u32(1), loc), rem, loc), u32(0xFFFF), loc),
+          u32(17), loc);
+  return bit_and(add(code, up, loc), u32(0xFFF), loc);
 }
 
 Value KernelBuilder::from_e5m6(Value codes, Loc loc) {
