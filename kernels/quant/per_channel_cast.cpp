@@ -60,6 +60,30 @@ static void views(const ops::Call &c, const PerChannelCastSpec &s,
   }
 }
 
+/// x is e4m3 exactly when x_sf is given, and num_per_channels is then 128
+/// (or 32, with `group_32`: 2.1's form), 0 (None) otherwise.
+static void check_quantized_x(const ops::Call &c, bool group_32) {
+  const std::string_view op = c.op().name;
+  const bool quantized = c.has("x_sf");
+  const DType x = c.tensor("x").dtype;
+  const int64_t g = c.integer("num_per_channels");
+  if (quantized != (x == DType::e4m3))
+    throw UserError(fmt::format("{}: argument 'x' is {} {} x_sf; requires "
+                                "{}",
+                                op, name_of(x), quantized ? "with" : "without",
+                                quantized ? "e4m3 with x_sf"
+                                          : "bf16 or f32 without x_sf (e4m3 "
+                                            "comes with its scales)"));
+  const bool allowed = g == 128 || (g == 32 && group_32);
+  if (quantized ? !allowed : g != 0)
+    throw UserError(fmt::format("{}: argument 'num_per_channels' is {} {} "
+                                "x_sf; requires {}",
+                                op, g, quantized ? "with" : "without",
+                                !quantized ? "0 (None)"
+                                : group_32 ? "32 or 128"
+                                           : "128"));
+}
+
 /// TileKernels 2.1's arguments a call uses (a quantized x, packed scales,
 /// 32 rows a scale), or "" for 1.0's form.
 static std::string form_21(const ops::Call &c) {
@@ -81,21 +105,7 @@ static void check(const ops::Call &c) {
                                 op, bm));
   if (op != "per_channel_cast")
     return;
-  const bool quantized = c.has("x_sf");
-  const DType x = c.tensor("x").dtype;
-  const int64_t g = c.integer("num_per_channels");
-  if (quantized != (x == DType::e4m3))
-    throw UserError(fmt::format("{}: argument 'x' is {} {} x_sf; requires "
-                                "{}",
-                                op, name_of(x), quantized ? "with" : "without",
-                                quantized ? "e4m3 with x_sf"
-                                          : "bf16 or f32 without x_sf (e4m3 "
-                                            "comes with its scales)"));
-  if (quantized ? g != 32 && g != 128 : g != 0)
-    throw UserError(fmt::format("{}: argument 'num_per_channels' is {} {} "
-                                "x_sf; requires {}",
-                                op, g, quantized ? "with" : "without",
-                                quantized ? "32 or 128" : "0 (None)"));
+  check_quantized_x(c, true);
   if (c.flag("use_packed_ue8m0") && !c.flag("round_sf"))
     throw UserError(fmt::format("{}: argument 'use_packed_ue8m0' is true; "
                                 "requires round_sf",
@@ -244,21 +254,8 @@ static void check_fused(const ops::Call &c) {
     throw UserError(fmt::format("{}: argument 'num_per_tokens' is {}; "
                                 "requires 128",
                                 op, bm));
+  check_quantized_x(c, false);
   const bool quantized = c.has("x_sf");
-  const DType x = c.tensor("x").dtype;
-  const int64_t g = c.integer("num_per_channels");
-  if (quantized != (x == DType::e4m3))
-    throw UserError(fmt::format("{}: argument 'x' is {} {} x_sf; requires "
-                                "{}",
-                                op, name_of(x), quantized ? "with" : "without",
-                                quantized ? "e4m3 with x_sf"
-                                          : "bf16 or f32 without x_sf (e4m3 "
-                                            "comes with its scales)"));
-  if (quantized ? g != 128 : g != 0)
-    throw UserError(fmt::format("{}: argument 'num_per_channels' is {} {} "
-                                "x_sf; requires {}",
-                                op, g, quantized ? "with" : "without",
-                                quantized ? "128" : "0 (None)"));
   if (quantized && c.dim("K") % 128 != 0)
     throw UserError(fmt::format("{}: argument 'x' has K = {} columns; with "
                                 "x_sf requires a multiple of 128",
