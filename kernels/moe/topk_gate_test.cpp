@@ -23,10 +23,14 @@ TILEJIT_OP_TEST(topk_gate) {
   t.cases.push_back({.shape = {2, 1}, .set = {{"num_topk", "1"}}});
   t.cases.push_back({.shape = {0, 64}, .set = {{"num_topk", "6"}}});
   t.cases.push_back({.shape = {40, 1000}, .set = {{"num_topk", "4"}}});
-  t.cases.push_back(
-      {.shape = {8001, 256}, .set = {{"num_topk", "8"}}, .kind = Case::bench});
-  t.cases.push_back(
-      {.shape = {8001, 72}, .set = {{"num_topk", "6"}}, .kind = Case::bench});
+  t.cases.push_back({.shape = {8001, 256},
+                     .set = {{"num_topk", "8"}},
+                     .kind = Case::bench,
+                     .peer_us = 10.89});
+  t.cases.push_back({.shape = {8001, 72},
+                     .set = {{"num_topk", "6"}},
+                     .kind = Case::bench,
+                     .peer_us = 7.43});
 
   const auto scores = fake(DType::f32, {10, 72});
   const auto idx = fake(DType::i64, {10, 6});
