@@ -145,8 +145,26 @@ static const std::vector<ops::ParamDecl> kParams = {
                  "rows a scale covers: 128, or 32 (2.1)"),
     ops::flag("round_sf", false, "scales rounded up to powers of two")};
 
-static const std::vector<ops::DimRule> kDims = {{.dim = "M", .multiple = 128},
-                                                {.dim = "K", .multiple = 64}};
+/// The declaration of per_channel_cast and per_channel_cast_and_transpose:
+/// their names, tensors, parameters and references; the rest is common.
+static ops::OpDef
+declare(std::string name, std::string summary,
+        std::vector<ops::TensorDecl> tensors,
+        std::vector<ops::ParamDecl> params,
+        std::function<std::vector<ref::HostTensor>(const ops::HostCall &)>
+            reference) {
+  return {.name = std::move(name),
+          .summary = std::move(summary),
+          .tensors = std::move(tensors),
+          .params = std::move(params),
+          .dim_rules = {{.dim = "M", .multiple = 128},
+                        {.dim = "K", .multiple = 64}},
+          .cli_shape = "M, K",
+          .default_shape = {8064, 7168},
+          .check = check,
+          .shape_of = shape_of,
+          .reference = std::move(reference)};
+}
 
 const ops::OpDef &per_channel_cast_op() {
   std::vector<ops::ParamDecl> params = kParams;
@@ -156,80 +174,64 @@ const ops::OpDef &per_channel_cast_op() {
   params.push_back(ops::flag("use_packed_ue8m0", false,
                              "2.1: out_sf as column-pack UE8M0 int32 "
                              "(ceil(M / num_per_tokens / 4), K)"));
+  auto reference = [](const ops::HostCall &c) {
+    const int64_t bm = c.integer("num_per_tokens");
+    const bool packed = c.flag("use_packed_ue8m0");
+    if (!c.has("x_sf") && !packed && bm == 128) { // 1.0's form
+      QuantTensor q = per_channel_cast_ref(c.tensor("x"), c.choice("fmt"), bm,
+                                           c.flag("round_sf"));
+      return std::vector{q.data, q.sf};
+    }
+    CastInput x = c.tensor("x");
+    std::optional<int64_t> g;
+    if (c.has("x_sf")) {
+      x = QuantTensor{c.tensor("x"), c.tensor("x_sf")};
+      g = c.integer("num_per_channels");
+    }
+    QuantTensor q = per_channel_cast_21_ref(x, c.choice("fmt"), bm,
+                                            c.flag("round_sf"), g, packed);
+    return std::vector{q.data, q.sf};
+  };
   static const ops::OpDef op = ops::make_op<PerChannelCastSpec>(
-      {.name = "per_channel_cast",
-       .summary = "fp8 e4m3 quantization of (M, K) bf16/f32 (or of e4m3 "
-                  "with 1 x 32/128 scales, 2.1) with a scale per column per "
-                  "128 or 32 rows",
-       .tensors = {ops::input("x", {DType::bf16, DType::f32, DType::e4m3},
-                              "M, K", ops::Layout::contiguous),
-                   ops::absent_by_default(ops::optional_input(
-                       "x_sf", {DType::f32, DType::e4m3, DType::i32}, "",
-                       ops::Layout::strided,
-                       "2.1: x e4m3's scales of 1 x num_per_channels: f32 "
-                       "or e4m3 (M, K / num_per_channels) of any strides, "
-                       "or packed UE8M0 int32")),
-                   ops::output("out", {DType::e4m3}, "M, K"),
-                   ops::output("out_sf", {DType::f32, DType::i32}, "",
-                               ops::Layout::contiguous,
-                               "f32 (M / num_per_tokens, K), or column-pack "
-                               "int32 with use_packed_ue8m0")},
-       .params = std::move(params),
-       .dim_rules = kDims,
-       .cli_shape = "M, K",
-       .default_shape = {8064, 7168},
-       .check = check,
-       .shape_of = shape_of,
-       .reference =
-           [](const ops::HostCall &c) {
-             const int64_t bm = c.integer("num_per_tokens");
-             const bool packed = c.flag("use_packed_ue8m0");
-             if (!c.has("x_sf") && !packed && bm == 128) { // 1.0's form
-               QuantTensor q = per_channel_cast_ref(
-                   c.tensor("x"), c.choice("fmt"), bm, c.flag("round_sf"));
-               return std::vector{q.data, q.sf};
-             }
-             CastInput x = c.tensor("x");
-             std::optional<int64_t> g;
-             if (c.has("x_sf")) {
-               x = QuantTensor{c.tensor("x"), c.tensor("x_sf")};
-               g = c.integer("num_per_channels");
-             }
-             QuantTensor q = per_channel_cast_21_ref(
-                 x, c.choice("fmt"), bm, c.flag("round_sf"), g, packed);
-             return std::vector{q.data, q.sf};
-           }},
+      declare("per_channel_cast",
+              "fp8 e4m3 quantization of (M, K) bf16/f32 (or of e4m3 with 1 x "
+              "32/128 scales, 2.1) with a scale per column per 128 or 32 rows",
+              {ops::input("x", {DType::bf16, DType::f32, DType::e4m3}, "M, K",
+                          ops::Layout::contiguous),
+               ops::absent_by_default(ops::optional_input(
+                   "x_sf", {DType::f32, DType::e4m3, DType::i32}, "",
+                   ops::Layout::strided,
+                   "2.1: x e4m3's scales of 1 x num_per_channels: f32 or e4m3 "
+                   "(M, K / num_per_channels) of any strides, or packed UE8M0 "
+                   "int32")),
+               ops::output("out", {DType::e4m3}, "M, K"),
+               ops::output("out_sf", {DType::f32, DType::i32}, "",
+                           ops::Layout::contiguous,
+                           "f32 (M / num_per_tokens, K), or column-pack int32 "
+                           "with use_packed_ue8m0")},
+              std::move(params), reference),
       {spec<false>, per_channel_cast_kernel, views});
   return op;
 }
 TILEJIT_REGISTER_OP(per_channel_cast_op);
 
 const ops::OpDef &per_channel_cast_and_transpose_op() {
-  static const ops::OpDef op =
-      ops::make_op<PerChannelCastSpec>(
-          {.name = "per_channel_cast_and_transpose",
-           .summary = "per_channel_cast of bf16 (32 or 128 rows a scale), "
-                      "written transposed (K, M)",
-           .tensors = {ops::input("x", {DType::bf16}, "M, K",
-                                  ops::Layout::contiguous),
-                       ops::output("out", {DType::e4m3}, "K, M"),
-                       ops::output("out_sf", {DType::f32}, "",
-                                   ops::Layout::contiguous,
-                                   "f32 (M / num_per_tokens, K)")},
-           .params = kParams,
-           .dim_rules = kDims,
-           .cli_shape = "M, K",
-           .default_shape = {8064, 7168},
-           .check = check,
-           .shape_of = shape_of,
-           .reference =
-               [](const ops::HostCall &c) {
-                 QuantTensor q = per_channel_cast_and_transpose_ref(
-                     c.tensor("x"), c.choice("fmt"),
-                     c.integer("num_per_tokens"), c.flag("round_sf"));
-                 return std::vector{q.data, q.sf};
-               }},
-          {spec<true>, per_channel_cast_kernel});
+  static const ops::OpDef op = ops::make_op<PerChannelCastSpec>(
+      declare("per_channel_cast_and_transpose",
+              "per_channel_cast of bf16 (32 or 128 rows a scale), written "
+              "transposed (K, M)",
+              {ops::input("x", {DType::bf16}, "M, K", ops::Layout::contiguous),
+               ops::output("out", {DType::e4m3}, "K, M"),
+               ops::output("out_sf", {DType::f32}, "", ops::Layout::contiguous,
+                           "f32 (M / num_per_tokens, K)")},
+              kParams,
+              [](const ops::HostCall &c) {
+                QuantTensor q = per_channel_cast_and_transpose_ref(
+                    c.tensor("x"), c.choice("fmt"), c.integer("num_per_tokens"),
+                    c.flag("round_sf"));
+                return std::vector{q.data, q.sf};
+              }),
+      {spec<true>, per_channel_cast_kernel});
   return op;
 }
 TILEJIT_REGISTER_OP(per_channel_cast_and_transpose_op);
