@@ -1,8 +1,10 @@
 // per_channel_cast.dsl.cpp - per_channel_cast in the tile DSL: a block
 // loads block_m x block_k of x, takes the absmax of each column over each
 // bm rows, and stores the e4m3 tile (straight, or transposed through shared
-// memory) and the block_m / bm rows of scales. The SwiGLU form loads the
-// gate and up halves of x instead and casts bf16(SwiGLU(gate, up)).
+// memory) and the block_m / bm rows of scales (f32, or 2.1's column-pack
+// UE8M0 bytes). The SwiGLU form loads the gate and up halves of x instead
+// and casts bf16(SwiGLU(gate, up)); a quantized x (fused's, or 2.1's
+// through dequant_dsl.h) is multiplied by its scales first.
 #include "quant/per_channel_cast.h"
 #include "quant/dequant_dsl.h"
 #include "quant/scale_dsl.h"
