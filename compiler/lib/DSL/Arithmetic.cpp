@@ -348,13 +348,6 @@ Value KernelBuilder::select(Value cond, Value a, Value b, Loc loc) {
                      a.dtype());
 }
 
-/// `type` with the element type `elt` (a tensor stays a tensor).
-static Type withElementType(Type type, Type elt) {
-  if (auto tensor = dyn_cast<RankedTensorType>(type))
-    return RankedTensorType::get(tensor.getShape(), elt);
-  return elt;
-}
-
 Value KernelBuilder::cast(Value a, DType to, Loc loc) {
   Location l = impl_->loc(loc);
   if (!a.valid())

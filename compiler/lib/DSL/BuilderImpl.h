@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/MLIRContext.h"
 
 #include <fmt/format.h>
@@ -78,6 +79,13 @@ inline mlir::Value unwrap(const Value &v) {
 
 inline mlir::Value unwrap(void *v) {
   return mlir::Value::getFromOpaquePointer(v);
+}
+
+/// `type` with the element type `elt` (a tensor stays a tensor).
+inline mlir::Type withElementType(mlir::Type type, mlir::Type elt) {
+  if (auto tensor = mlir::dyn_cast<mlir::RankedTensorType>(type))
+    return mlir::RankedTensorType::get(tensor.getShape(), elt);
+  return elt;
 }
 
 std::string typeName(mlir::Type type);

@@ -22,11 +22,7 @@ namespace {
 /// toward_zero, lowered to cvt.rz.f16x2.f32 (CastToGPU.cpp).
 mlir::Value halfBitsTowardZero(mlir::OpBuilder &b, mlir::Location l,
                                mlir::Value v) {
-  auto with = [&](mlir::Type elt) -> mlir::Type {
-    if (auto tensor = mlir::dyn_cast<mlir::RankedTensorType>(v.getType()))
-      return mlir::RankedTensorType::get(tensor.getShape(), elt);
-    return elt;
-  };
+  auto with = [&](mlir::Type elt) { return withElementType(v.getType(), elt); };
   mlir::Value half = mlir::arith::TruncFOp::create(
       b, l, with(b.getF16Type()), v,
       mlir::arith::RoundingModeAttr::get(
@@ -40,11 +36,7 @@ mlir::Value halfBitsTowardZero(mlir::OpBuilder &b, mlir::Location l,
 /// The f32 value of fp16 bits (the low 16 of u32 `v`): exact, by
 /// cvt.f32.f16 (a NaN's payload is the hardware's).
 mlir::Value halfToFloat(mlir::OpBuilder &b, mlir::Location l, mlir::Value v) {
-  auto with = [&](mlir::Type elt) -> mlir::Type {
-    if (auto tensor = mlir::dyn_cast<mlir::RankedTensorType>(v.getType()))
-      return mlir::RankedTensorType::get(tensor.getShape(), elt);
-    return elt;
-  };
+  auto with = [&](mlir::Type elt) { return withElementType(v.getType(), elt); };
   mlir::Value bits =
       mlir::arith::TruncIOp::create(b, l, with(b.getI16Type()), v);
   mlir::Value half =

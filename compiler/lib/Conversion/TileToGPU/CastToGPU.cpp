@@ -23,6 +23,22 @@ using namespace mlir::tile;
 
 namespace {
 
+/// Element i of `in` (a vector, or a scalar as its element 0) widened to
+/// f32; 0.0 past the end (the other half of an odd count's last pair).
+Value f32Element(ConversionPatternRewriter &rewriter, Location loc, Value in,
+                 int64_t i) {
+  auto vecType = dyn_cast<VectorType>(in.getType());
+  if (i >= (vecType ? vecType.getNumElements() : 1))
+    return arith::ConstantOp::create(rewriter, loc,
+                                     rewriter.getF32FloatAttr(0));
+  Value x = vecType
+                ? vector::ExtractOp::create(rewriter, loc, in, i).getResult()
+                : in;
+  if (!x.getType().isF32())
+    x = arith::ExtFOp::create(rewriter, loc, rewriter.getF32Type(), x);
+  return x;
+}
+
 struct TruncToFloat8Lowering : OpConversionPattern<arith::TruncFOp> {
   TruncToFloat8Lowering(const TypeConverter &tc, MLIRContext *ctx)
       : OpConversionPattern(tc, ctx, /*benefit=*/2) {}
@@ -37,24 +53,13 @@ struct TruncToFloat8Lowering : OpConversionPattern<arith::TruncFOp> {
     Value in = adaptor.getIn();
     auto vecType = dyn_cast<VectorType>(in.getType());
     int64_t n = vecType ? vecType.getNumElements() : 1;
-    Type f32 = rewriter.getF32Type();
-    auto element = [&](int64_t i) -> Value {
-      Value x =
-          vecType ? vector::ExtractOp::create(rewriter, loc, in, i).getResult()
-                  : in;
-      if (x.getType() != f32)
-        x = arith::ExtFOp::create(rewriter, loc, f32, x);
-      return x;
-    };
     auto rnd =
         NVVM::FPRoundingModeAttr::get(getContext(), NVVM::FPRoundingMode::RN);
     auto sat = NVVM::SaturationModeAttr::get(getContext(),
                                              NVVM::SaturationMode::SATFINITE);
     auto pair = [&](int64_t i, Type type) -> Value {
-      Value low = element(i);
-      Value high = i + 1 < n ? element(i + 1)
-                             : arith::ConstantOp::create(
-                                   rewriter, loc, rewriter.getF32FloatAttr(0));
+      Value low = f32Element(rewriter, loc, in, i);
+      Value high = f32Element(rewriter, loc, in, i + 1);
       return NVVM::ConvertF32x2ToF8x2Op::create(
           rewriter, loc, type, high, low, rnd, sat, rewriter.getBoolAttr(false),
           TypeAttr::get(target));
@@ -114,19 +119,13 @@ struct TruncToHalfTowardZeroLowering : OpConversionPattern<arith::TruncFOp> {
     Value in = adaptor.getIn();
     auto vecType = dyn_cast<VectorType>(in.getType());
     int64_t n = vecType ? vecType.getNumElements() : 1;
-    auto element = [&](int64_t i) -> Value {
-      if (i >= n)
-        return arith::ConstantOp::create(rewriter, loc,
-                                         rewriter.getF32FloatAttr(0));
-      return vecType
-                 ? vector::ExtractOp::create(rewriter, loc, in, i).getResult()
-                 : in;
-    };
     auto pairType = VectorType::get({2}, rewriter.getF16Type());
     SmallVector<Value> halves;
     for (int64_t i = 0; i < n; i += 2) {
+      Value low = f32Element(rewriter, loc, in, i);
+      Value high = f32Element(rewriter, loc, in, i + 1);
       Value pair = NVVM::ConvertF32x2ToF16x2Op::create(
-          rewriter, loc, pairType, element(i + 1), element(i), Value(),
+          rewriter, loc, pairType, high, low, Value(),
           NVVM::FPRoundingMode::RZ);
       for (int64_t j = 0; j < 2 && i + j < n; ++j)
         halves.push_back(vector::ExtractOp::create(rewriter, loc, pair, j));
