@@ -4,7 +4,9 @@
 // memory) and the block_m / bm rows of scales (f32, or 2.1's column-pack
 // UE8M0 bytes). The SwiGLU form loads the gate and up halves of x instead
 // and casts bf16(SwiGLU(gate, up)); a quantized x (fused's, or 2.1's
-// through dequant_dsl.h) is multiplied by its scales first.
+// through dequant_dsl.h) is multiplied by its scales first. A plain x's
+// tile may go through a shared tile instead of staying in registers until
+// the scales are known (`stage`).
 #include "quant/per_channel_cast.h"
 #include "quant/dequant_dsl.h"
 #include "quant/scale_dsl.h"
@@ -55,8 +57,11 @@ Kernel per_channel_cast_kernel(const PerChannelCastSpec &s) {
     return s.gather ? k.gather(t, *pos, {m0, col}, {tm, cols})
                     : k.load(t, {m0, col}, {tm, cols});
   };
+  std::optional<dsl::Value> raw; // x's tile as loaded (plain x)
+  if (!quantized)
+    raw = rows(x, k0, tk);
   auto tile = quantized ? dequantized(k, *quantized, m0, k0, tm, tk)
-                        : k.cast(rows(x, k0, tk), DType::f32);
+                        : k.cast(*raw, DType::f32);
   if (up) {
     // §11's order (t = 1 + expf(-g), (g / t) * u) after the clamp in f32,
     // the activation rounded to bf16.
@@ -79,7 +84,18 @@ Kernel per_channel_cast_kernel(const PerChannelCastSpec &s) {
                      {tm, tk});
   }
   auto blocks = k.reshape(tile, {n, bm, tk});
+  std::optional<dsl::Value> staged;
+  if (s.stage) { // x as loaded, read back after the absmax
+    staged = k.alloc_shared(s.in_dtype, {tm, tk});
+    k.store(*raw, *staged, {k.index(0), k.index(0)});
+  }
   auto sc = scales_of(k, k.reduce_absmax(blocks, 1), kE4m3Limits, s.round_sf);
+  if (s.stage) {
+    k.barrier();
+    blocks = k.reshape(
+        k.cast(k.load(*staged, {k.index(0), k.index(0)}, {tm, tk}), DType::f32),
+        {n, bm, tk});
+  }
   auto q = k.reshape(k.cast(blocks * sc.sf_inv, DType::e4m3), {tm, tk});
   if (s.transpose)
     k.store(k.transpose(q), out, {k0, m0});

@@ -81,10 +81,14 @@ struct PerChannelCastSpec {
   int32_t x_group = 0;
   DType x_sf_dtype = DType::f32;
   int32_t col_pack = 0; ///< out_sf: 2.1's column-pack UE8M0 (tk21 §0.4(e))
+  /// 1: x's tile is also stored to a shared tile and read back after the
+  /// columns' absmax, instead of staying in registers across it (fewer
+  /// registers, more blocks an SM; TileKernels' way)
+  int32_t stage = 0;
 };
 TILEJIT_SPEC_FIELDS(PerChannelCastSpec, in_dtype, bm, block_m, block_k, threads,
                     round_sf, transpose, vector_bytes, x_sf, gather, swiglu,
-                    clamp, x_group, x_sf_dtype, col_pack)
+                    clamp, x_group, x_sf_dtype, col_pack, stage)
 
 /// The kernel in the DSL (per_channel_cast.dsl.cpp).
 Kernel per_channel_cast_kernel(const PerChannelCastSpec &spec);
