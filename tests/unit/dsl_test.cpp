@@ -165,23 +165,24 @@ TEST_CASE("to_e2m1 and pack_nibbles compile to byte stores of packed codes",
   CHECK(c.ptx.find("call") == std::string::npos); // no libdevice
 }
 
-TEST_CASE("unpack_nibbles and from_e2m1 compile to byte loads, a shared "
-          "tile and f32 stores",
+TEST_CASE("unpack_nibbles and from_e2m1 compile to byte loads and f32 "
+          "stores, in registers",
           "[compiler]") {
   dsl::KernelBuilder k("e2m1_decode", 128);
   auto in = k.tensor("in", DType::u8, 2, dsl::inner_contiguous(16));
   auto out = k.tensor("out", DType::f32, 2, dsl::inner_contiguous(16));
-  auto t = k.load(in, {k.index(0), k.index(0)}, {4, 32});
+  auto t = k.load(in, {k.index(0), k.index(0)}, {16, 128});
   auto v = k.from_e2m1(k.unpack_nibbles(t));
-  CHECK(v.shape() == std::vector<int64_t>{4, 64});
+  CHECK(v.shape() == std::vector<int64_t>{16, 256});
   CHECK(v.dtype() == DType::f32);
   k.store(v, out, {k.index(0), k.index(0)});
   CompiledKernel c = compile(k.build());
-  // The nibbles meet in shared memory between two barriers.
-  CHECK(c.ptx.find("st.shared") != std::string::npos);
-  CHECK(c.ptx.find("ld.shared") != std::string::npos);
-  CHECK(c.ptx.find("bar.sync") != std::string::npos);
-  CHECK(c.ptx.find("st.global.b32") != std::string::npos);
+  // Each thread's bytes become twice as many codes in its registers (a
+  // stack of the nibbles): no shared memory, no barrier; 32 codes a thread
+  // go out as 16-byte stores.
+  CHECK(c.ptx.find(".shared") == std::string::npos);
+  CHECK(c.ptx.find("bar.sync") == std::string::npos);
+  CHECK(c.ptx.find("st.global.v4.b32") != std::string::npos);
   CHECK(c.ptx.find("call") == std::string::npos);
 }
 
@@ -189,8 +190,8 @@ TEST_CASE("to_e5m6 and pack_e5m6 compile to three words a group of eight",
           "[compiler]") {
   dsl::KernelBuilder k("e5m6", 128);
   auto x = k.tensor("x", DType::f32, 2, dsl::inner_contiguous(16));
-  auto out = k.tensor("out", DType::u32, 2);
-  auto t = k.load(x, {k.index(0), k.index(0)}, {16, 64});
+  auto out = k.tensor("out", DType::u32, 2, dsl::inner_contiguous(16));
+  auto t = k.relayout(k.load(x, {k.index(0), k.index(0)}, {16, 64}), 8);
   auto words = k.pack_e5m6(k.to_e5m6(t));
   CHECK(words.shape() == std::vector<int64_t>{16, 24});
   CHECK(words.dtype() == DType::u32);
@@ -199,9 +200,27 @@ TEST_CASE("to_e5m6 and pack_e5m6 compile to three words a group of eight",
   CHECK(codes.dtype() == DType::u32);
   k.store(words, out, {k.index(0), k.index(0)});
   CompiledKernel c = compile(k.build());
-  CHECK(c.ptx.find("bar.sync") != std::string::npos);
+  // Eight codes a thread pack into its three words in registers, stored
+  // one word at a time (a 12-byte chunk is 4-byte aligned).
+  CHECK(c.ptx.find(".shared") == std::string::npos);
+  CHECK(c.ptx.find("bar.sync") == std::string::npos);
   CHECK(c.ptx.find("st.global.b32") != std::string::npos);
+  CHECK(c.ptx.find("st.global.v2") == std::string::npos);
   CHECK(c.ptx.find("call") == std::string::npos);
+}
+
+TEST_CASE("unpack_e5m6 reads three words a thread and decodes in registers",
+          "[compiler]") {
+  dsl::KernelBuilder k("e5m6_decode", 128);
+  auto in = k.tensor("in", DType::u32, 2, dsl::inner_contiguous(16));
+  auto out = k.tensor("out", DType::f32, 2, dsl::inner_contiguous(16));
+  auto words = k.load(in, {k.index(0), k.index(0)}, {16, 24});
+  k.store(k.from_e5m6(k.unpack_e5m6(words)), out, {k.index(0), k.index(0)});
+  CompiledKernel c = compile(k.build());
+  CHECK(c.ptx.find(".shared") == std::string::npos);
+  CHECK(c.ptx.find("bar.sync") == std::string::npos);
+  CHECK(c.ptx.find("ld.global.b32") != std::string::npos);
+  CHECK(c.ptx.find("st.global.v4.b32") != std::string::npos);
 }
 
 TEST_CASE("DSL shuffle_xor rejects misuse with one line", "[compiler][error]") {
@@ -591,6 +610,50 @@ TEST_CASE("DSL reductions and shapes reject misuse with one line",
   // Deliberate mistake: the size of a dimension past the tensor's rank.
   CHECK_THAT(error_of([](auto &k, auto &x) { k.dim(x, 2); }),
              EndsWith("error: dim: 2 is out of range for a tensor of rank 2"));
+  // Deliberate mistake: stacking one part.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               k.stack({k.reshape(tile(k, x), {128, 1})});
+             }),
+             EndsWith("error: stack: requires at least 2 parts, got 1"));
+  // Deliberate mistake: parts of two shapes.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               k.stack({k.reshape(tile(k, x), {128, 1}),
+                        k.reshape(tile(k, x), {4, 32, 1})});
+             }),
+             EndsWith("error: stack: the parts must have one shape and dtype; "
+                      "got tensor<128x1xf32> and tensor<4x32x1xf32>"));
+  // Deliberate mistake: parts that are not (..., 1).
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               k.stack({tile(k, x), tile(k, x)});
+             }),
+             EndsWith("error: stack: the parts must have a last dimension of "
+                      "size 1, got tensor<4x32xf32>"));
+  // Deliberate mistake: unstacking a fragment of (..., 1).
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               k.unstack(k.reshape(tile(k, x), {128, 1}));
+             }),
+             EndsWith("error: unstack: the fragment must have a last "
+                      "dimension of size 2 or more, got tensor<128x1xf32>"));
+  // Deliberate mistake: parts too small for the threads (each thread holds
+  // whole groups): 256 elements in groups of 4 over 128 threads (reported
+  // when the kernel compiles).
+  std::string compile_error;
+  try {
+    dsl::KernelBuilder k("bad", 128);
+    auto x = k.tensor("x", DType::f32, 2, dsl::inner_contiguous(16));
+    auto t = k.load(x, {k.index(0), k.index(0)}, {8, 32});
+    auto parts = k.unstack(k.reshape(t, {64, 4}));
+    k.store(k.reshape(parts[0] + parts[1], {2, 32}), x,
+            {k.index(0), k.index(0)});
+    compile(k.build());
+  } catch (const Error &e) {
+    compile_error = e.what();
+  }
+  CHECK_THAT(compile_error,
+             Contains("dsl_test.cpp:") &&
+                 Contains("error: 'tile.unstack' op of 'tensor<64x4xf32>' "
+                          "requires a multiple of threads x 4 = 512 elements "
+                          "(each thread holds whole groups of 4)"));
 }
 
 TEST_CASE("DSL shared tiles and pipelines reject misuse with one line",

@@ -44,28 +44,6 @@ mlir::Value halfToFloat(mlir::OpBuilder &b, mlir::Location l, mlir::Value v) {
   return mlir::arith::ExtFOp::create(b, l, with(b.getF32Type()), half);
 }
 
-/// Fragments of shape S x 1, one per part, interleaved into one of shape
-/// S x parts.size(): part j at [..., j]. The parts meet in a shared tile
-/// between two barriers (a broadcast along the new dimension would go
-/// through a layout conversion, the same round trip, once a part); the
-/// first barrier keeps a loop's next stores from overtaking the previous
-/// step's loads.
-Value interleave(KernelBuilder &k, const std::vector<Value> &parts,
-                 const Loc &loc) {
-  std::vector<int64_t> shape = parts.front().shape();
-  shape.back() = static_cast<int64_t>(parts.size());
-  Value tile = k.alloc_shared(parts.front().dtype(), shape, loc);
-  std::vector<Value> origin(shape.size(), k.index(0, loc));
-  k.barrier(loc);
-  for (size_t j = 0; j < parts.size(); ++j) {
-    origin.back() = k.index(static_cast<int64_t>(j), loc);
-    k.store(parts[j], tile, origin, loc);
-  }
-  k.barrier(loc);
-  origin.back() = k.index(0, loc);
-  return k.load(tile, origin, shape, loc);
-}
-
 } // namespace
 
 Value KernelBuilder::to_e2m1(Value a, Loc loc) {
@@ -163,7 +141,7 @@ Value KernelBuilder::unpack_nibbles(Value bytes, Loc loc) {
   Value high = reshape(shr(bytes, u8(4), loc), single, loc);
   std::vector<int64_t> out = shape;
   out.back() *= 2;
-  return reshape(interleave(*this, {low, high}, loc), out, loc);
+  return reshape(stack({low, high}, loc), out, loc);
 }
 
 Value KernelBuilder::to_e5m6(Value a, Loc loc) {
@@ -249,7 +227,7 @@ Value KernelBuilder::pack_e5m6(Value codes, Loc loc) {
   }
   std::vector<int64_t> out = shape;
   out.back() = out.back() / 8 * 3;
-  return reshape(interleave(*this, words, loc), out, loc);
+  return reshape(stack(words, loc), out, loc);
 }
 
 Value KernelBuilder::unpack_e5m6(Value words, Loc loc) {
@@ -263,23 +241,11 @@ Value KernelBuilder::unpack_e5m6(Value words, Loc loc) {
   if (words.dtype() != DType::u32)
     impl_->fail(loc, fmt::format("unpack_e5m6: the words must be u32, got {}",
                                  name_of(words.dtype())));
-  // The three words of each group, as fragments of (..., n, 1): through a
-  // shared tile of (..., n, 3), as interleave() does the other way.
-  std::vector<int64_t> groups = shape, single = shape;
+  // The three words of each group, as fragments of (..., n, 1).
+  std::vector<int64_t> groups = shape;
   groups.back() /= 3;
   groups.push_back(3);
-  single.back() /= 3;
-  single.push_back(1);
-  Value tile = alloc_shared(DType::u32, groups, loc);
-  std::vector<Value> origin(groups.size(), index(0, loc));
-  barrier(loc);
-  store(reshape(words, groups, loc), tile, origin, loc);
-  barrier(loc);
-  std::vector<Value> w;
-  for (int j = 0; j < 3; ++j) {
-    origin.back() = index(j, loc);
-    w.push_back(load(tile, origin, single, loc));
-  }
+  std::vector<Value> w = unstack(reshape(words, groups, loc), loc);
   // Code i is bits 84 - 12 i .. 95 - 12 i of the big-endian 96-bit string;
   // word j holds bits 64 - 32 j up (see pack_e5m6): its part of the code is
   // the word shifted right by s = 84 - 12 i - (64 - 32 j), or left by -s.
@@ -300,7 +266,7 @@ Value KernelBuilder::unpack_e5m6(Value words, Loc loc) {
   }
   std::vector<int64_t> out = shape;
   out.back() = out.back() / 3 * 8;
-  return reshape(interleave(*this, codes, loc), out, loc);
+  return reshape(stack(codes, loc), out, loc);
 }
 
 } // namespace tilejit::dsl

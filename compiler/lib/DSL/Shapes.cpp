@@ -91,6 +91,54 @@ Value KernelBuilder::reshape(Value fragment, const std::vector<int64_t> &shape,
       fragment.dtype());
 }
 
+Value KernelBuilder::stack(const std::vector<Value> &parts, Loc loc) {
+  if (parts.size() < 2)
+    impl_->fail(loc, fmt::format("stack: requires at least 2 parts, got {}",
+                                 parts.size()));
+  RankedTensorType type = fragmentType(*impl_, parts.front(), "stack", loc);
+  for (const Value &part : parts) {
+    RankedTensorType t = fragmentType(*impl_, part, "stack", loc);
+    if (t.getShape() != type.getShape() || part.dtype() != parts[0].dtype())
+      impl_->fail(loc, fmt::format("stack: the parts must have one shape and "
+                                   "dtype; got {} and {}",
+                                   typeName(type), typeName(t)));
+  }
+  if (type.getRank() == 0 || type.getShape().back() != 1)
+    impl_->fail(loc, fmt::format("stack: the parts must have a last "
+                                 "dimension of size 1, got {}",
+                                 typeName(type)));
+  SmallVector<int64_t> shape(type.getShape());
+  shape.back() = static_cast<int64_t>(parts.size());
+  SmallVector<mlir::Value> operands;
+  for (const Value &part : parts)
+    operands.push_back(unwrap(part));
+  Location l = impl_->loc(loc);
+  return impl_->wrap(
+      tile::StackOp::create(impl_->builder, l,
+                            RankedTensorType::get(shape, type.getElementType()),
+                            operands),
+      parts.front().dtype());
+}
+
+std::vector<Value> KernelBuilder::unstack(Value fragment, Loc loc) {
+  RankedTensorType type = fragmentType(*impl_, fragment, "unstack", loc);
+  if (type.getRank() == 0 || type.getShape().back() < 2)
+    impl_->fail(loc, fmt::format("unstack: the fragment must have a last "
+                                 "dimension of size 2 or more, got {}",
+                                 typeName(type)));
+  SmallVector<int64_t> shape(type.getShape());
+  const int64_t k = shape.back();
+  shape.back() = 1;
+  SmallVector<Type> types(k,
+                          RankedTensorType::get(shape, type.getElementType()));
+  Location l = impl_->loc(loc);
+  auto op = tile::UnstackOp::create(impl_->builder, l, types, unwrap(fragment));
+  std::vector<Value> parts;
+  for (mlir::Value part : op.getParts())
+    parts.push_back(impl_->wrap(part, fragment.dtype()));
+  return parts;
+}
+
 Value KernelBuilder::relayout(Value fragment, int vector, Loc loc) {
   RankedTensorType type = fragmentType(*impl_, fragment, "relayout", loc);
   if (vector < 1 || (vector & (vector - 1)) != 0)

@@ -262,9 +262,9 @@ public:
   /// high nibble is ignored): exact, code 8 is -0.
   Value from_e2m1(Value codes, Loc loc = Loc::current());
   /// The inverse of pack_nibbles: u8 bytes (last dimension n) -> u8 codes
-  /// (last dimension 2n), element 2j from the low nibble of byte j. The
-  /// nibbles are interleaved through a shared tile of 2n bytes a row, between
-  /// two block barriers: call it where every thread of the block does.
+  /// (last dimension 2n), element 2j from the low nibble of byte j; in
+  /// registers (a stack of the low and high nibbles: each thread's bytes
+  /// become twice as many consecutive codes).
   Value unpack_nibbles(Value bytes, Loc loc = Loc::current());
   /// E5M6 codes of f32 values (the top 12 bits of an fp16, in u32), as
   /// ref::f32_to_e5m6: fp16 rounded toward zero, then the 17 low bits of
@@ -276,12 +276,13 @@ public:
   Value from_e5m6(Value codes, Loc loc = Loc::current());
   /// Eight 12-bit codes -> three u32 words along the last dimension (of size
   /// 8n -> 3n): c0 .. c7 as one big-endian 96-bit string, as
-  /// ref::pack_e5m6. The words are interleaved through a shared tile
-  /// between two block barriers: call it where every thread does.
+  /// ref::pack_e5m6. In registers where each thread holds whole groups of
+  /// eight codes (relayout 8), the words then three consecutive a thread.
   Value pack_e5m6(Value codes, Loc loc = Loc::current());
   /// The inverse: three u32 words -> eight codes (u32) along the last
-  /// dimension (3n -> 8n), as ref::unpack_e5m6; through shared tiles
-  /// between block barriers, like pack_e5m6.
+  /// dimension (3n -> 8n), as ref::unpack_e5m6; in registers, each thread
+  /// holding whole groups of three words (a load feeding it reads them so),
+  /// then eight consecutive codes.
   Value unpack_e5m6(Value words, Loc loc = Loc::current());
 
   /// Reductions of a fragment along `dim`; the result keeps `dim` with size
@@ -297,6 +298,17 @@ public:
   /// The same elements (row-major order) in another shape.
   Value reshape(Value fragment, const std::vector<int64_t> &shape,
                 Loc loc = Loc::current());
+  /// Fragments of one shape (..., 1) and dtype side by side along the last
+  /// dimension: (..., k) for k >= 2 parts, part j at [..., j]. In registers:
+  /// each thread's slots of the parts become k consecutive elements of the
+  /// result, so the result holds k times the parts' vector (e.g. the three
+  /// words packed from a thread's eight codes, or a byte's two nibbles).
+  Value stack(const std::vector<Value> &parts, Loc loc = Loc::current());
+  /// The inverse: the k >= 2 parts (..., 1) of a fragment (..., k), part j
+  /// = fragment[..., j]. In registers when each thread holds whole groups
+  /// of k (a load feeding it, through reshapes, reads them so; any other
+  /// fragment is converted first).
+  std::vector<Value> unstack(Value fragment, Loc loc = Loc::current());
   /// The same fragment in the layout the author picks: chunks of `vector`
   /// consecutive elements (row-major), dealt to the threads in turn, so
   /// thread t holds chunks t, t + threads, ... (a power of two; the element

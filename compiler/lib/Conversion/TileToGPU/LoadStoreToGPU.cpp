@@ -226,12 +226,13 @@ Value loadElement(OpBuilder &b, Location loc, Value memref, Type elt,
 }
 
 /// The alignment (bytes) of a chunk of `chunkBytes` starting at a multiple
-/// of its elements within a row of `memref`: at most what every row start
-/// promises -- a shared buffer is 16-byte aligned and its rows start at
-/// multiples of their bytes' largest power-of-two factor (up to 16); a
-/// kernel argument's rows at its `tile.align` promise (with unit inner
-/// stride). tile-assign-layouts only gives a load or store chunks that are
-/// no wider than that or whole multiples of it.
+/// of its bytes within a row of `memref`: a power of two dividing them, at
+/// most what every row start promises -- a shared buffer is 16-byte aligned
+/// and its rows start at multiples of their bytes' largest power-of-two
+/// factor (up to 16); a kernel argument's rows at its `tile.align` promise
+/// (with unit inner stride). tile-assign-layouts only gives a load or store
+/// chunks that are no wider than that or whole multiples of it (or three
+/// times a width it takes: a tile.stack's).
 llvm::MaybeAlign chunkAlignment(Value memref, int64_t chunkBytes) {
   auto type = cast<MemRefType>(memref.getType());
   const int64_t elt = type.getElementTypeBitWidth() / 8;
@@ -252,7 +253,10 @@ llvm::MaybeAlign chunkAlignment(Value memref, int64_t chunkBytes) {
               arg.getArgNumber(), TileDialect::getAlignAttrName()))
         rows = align.getInt();
   }
-  return llvm::MaybeAlign(std::max<int64_t>(elt, std::min(chunkBytes, rows)));
+  // A chunk of 3 x 2^n elements (a tile.stack's) is aligned to its largest
+  // power-of-two factor.
+  return llvm::MaybeAlign(
+      std::max<int64_t>(elt, std::min(chunkBytes & -chunkBytes, rows)));
 }
 
 /// Loads one chunk of more than one element: one vector load when it is

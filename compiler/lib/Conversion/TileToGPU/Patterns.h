@@ -104,6 +104,10 @@ void populateLoadStoreToGPUPatterns(const TypeConverter &converter,
 void populateElementwiseToGPUPatterns(const TypeConverter &converter,
                                       RewritePatternSet &patterns);
 
+/// tile.stack / tile.unstack -> their slots renamed (see StackToGPU.cpp).
+void populateStackToGPUPatterns(const TypeConverter &converter,
+                                RewritePatternSet &patterns);
+
 /// arith.truncf to 8-bit floats -> pairs of saturating, round-to-nearest-
 /// even conversions (cvt.rn.satfinite.e4m3x2.f32 and e5m2x2).
 void populateCastToGPUPatterns(const TypeConverter &converter,

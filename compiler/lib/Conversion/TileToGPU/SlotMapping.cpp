@@ -155,24 +155,6 @@ bool mlir::tile::mayRepresent(LayoutAttr layout, int64_t slot) {
   return canonicalSlot(layout, slot) == slot;
 }
 
-/// The row-major index, in the fragment, of the element that `thread`
-/// holds in `slot` (slotCoords with constants).
-static int64_t elementOf(LayoutAttr layout, int64_t thread, int64_t slot) {
-  const int64_t v = layout.getVector(), t = layout.getThreads();
-  const int64_t linear = ((slot / v) * t + thread) * v + slot % v;
-  if (layout.getSliced().empty())
-    return linear;
-  ArrayRef<int64_t> shape = layout.getShape();
-  SmallVector<int64_t> canonical = layout.getCanonicalShape();
-  int64_t stride = layout.getSlots() * t, index = 0;
-  for (auto [dim, size] : llvm::enumerate(shape)) {
-    stride /= size;
-    const int64_t digit = linear / stride % size;
-    index = index * canonical[dim] + (layout.isSliced(dim) ? 0 : digit);
-  }
-  return index;
-}
-
 std::optional<SmallVector<int64_t>>
 mlir::tile::registerPermutation(LayoutAttr from, LayoutAttr to) {
   if (!from || !to || from.getThreads() != to.getThreads() ||
@@ -183,13 +165,13 @@ mlir::tile::registerPermutation(LayoutAttr from, LayoutAttr to) {
   for (int64_t slot = 0; slot < to.getSlots(); ++slot) {
     std::optional<int64_t> found;
     // Candidates by thread 0, then checked in every thread.
-    const int64_t first = elementOf(to, 0, slot);
+    const int64_t first = to.getElement(0, slot);
     for (int64_t s = 0; s < from.getSlots() && !found; ++s) {
-      if (elementOf(from, 0, s) != first)
+      if (from.getElement(0, s) != first)
         continue;
       bool same = true;
       for (int64_t t = 1; t < threads && same; ++t)
-        same = elementOf(from, t, s) == elementOf(to, t, slot);
+        same = from.getElement(t, s) == to.getElement(t, slot);
       if (same)
         found = s;
     }

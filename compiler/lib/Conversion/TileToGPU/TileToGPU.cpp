@@ -261,6 +261,7 @@ struct ConvertTileToGPUPass
     populateConvertLayoutToGPUPatterns(converter, mapping, buffers, patterns);
     populateGemmToMMAPatterns(converter, mapping, buffers, patterns);
     populateCastToGPUPatterns(converter, patterns);
+    populateStackToGPUPatterns(converter, patterns);
     populateIndexingToGPUPatterns(converter, mapping, patterns);
     populateMathToGPUPatterns(converter, patterns);
     populateLoadStoreToGPUPatterns(converter, mapping, patterns);

@@ -440,3 +440,43 @@ func.func @shuffle_lane_width(%t: tensor<2x128x4xi64>) {
 func.func @min_blocks_range() attributes {tile.threads = 64 : i32, tile.min_blocks = 40 : i32} {
   return
 }
+
+// -----
+
+func.func @stack_one_part(%a: tensor<8x1xi32>) {
+  // expected-error @+1 {{'tile.stack' op requires at least 2 parts, got 1}}
+  %s = tile.stack %a : tensor<8x1xi32> -> tensor<8x1xi32>
+  return
+}
+
+// -----
+
+func.func @stack_mixed_parts(%a: tensor<8x1xi32>, %b: tensor<4x1xi32>) {
+  // expected-error @+1 {{'tile.stack' op parts must have one shape and element type; got 'tensor<8x1xi32>' and 'tensor<4x1xi32>'}}
+  %s = tile.stack %a, %b : tensor<8x1xi32>, tensor<4x1xi32> -> tensor<8x2xi32>
+  return
+}
+
+// -----
+
+func.func @stack_last_dim(%a: tensor<8x2xi32>) {
+  // expected-error @+1 {{'tile.stack' op parts must have a last dimension of size 1, got 'tensor<8x2xi32>'}}
+  %s = tile.stack %a, %a : tensor<8x2xi32>, tensor<8x2xi32> -> tensor<8x4xi32>
+  return
+}
+
+// -----
+
+func.func @stack_result(%a: tensor<8x1xi32>) {
+  // expected-error @+1 {{'tile.stack' op stacked fragment 'tensor<8x3xi32>' must be 'tensor<8x2xi32>' for 2 parts of 'tensor<8x1xi32>'}}
+  %s = tile.stack %a, %a : tensor<8x1xi32>, tensor<8x1xi32> -> tensor<8x3xi32>
+  return
+}
+
+// -----
+
+func.func @unstack_parts(%a: tensor<8x3xi32>) {
+  // expected-error @+1 {{'tile.unstack' op stacked fragment 'tensor<8x3xi32>' must be 'tensor<8x2xi32>' for 2 parts of 'tensor<8x1xi32>'}}
+  %u:2 = tile.unstack %a : tensor<8x3xi32> -> tensor<8x1xi32>, tensor<8x1xi32>
+  return
+}

@@ -48,6 +48,10 @@ func.func @shapes(%t: tensor<32x512xf32>) attributes {tile.threads = 256 : i32} 
   %b = tile.broadcast %m : tensor<32x4x1xf32> -> tensor<32x4x128xf32>
   // CHECK: tile.iota dim 1 : tensor<32x4xi32>
   %i = tile.iota dim 1 : tensor<32x4xi32>
+  // CHECK: tile.stack %{{.*}}, %{{.*}} : tensor<32x4x1xf32>, tensor<32x4x1xf32> -> tensor<32x4x2xf32>
+  %st = tile.stack %m, %n : tensor<32x4x1xf32>, tensor<32x4x1xf32> -> tensor<32x4x2xf32>
+  // CHECK: %{{.*}}:2 = tile.unstack %{{.*}} : tensor<32x4x2xf32> -> tensor<32x4x1xf32>, tensor<32x4x1xf32>
+  %u:2 = tile.unstack %st : tensor<32x4x2xf32> -> tensor<32x4x1xf32>, tensor<32x4x1xf32>
   return
 }
 

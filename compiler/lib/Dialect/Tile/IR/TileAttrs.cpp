@@ -65,6 +65,22 @@ int64_t LayoutAttr::getNumElements() const {
   return product(getCanonicalShape());
 }
 
+int64_t LayoutAttr::getElement(int64_t thread, int64_t slot) const {
+  const int64_t v = getVector(), t = getThreads();
+  const int64_t linear = ((slot / v) * t + thread) * v + slot % v;
+  if (getSliced().empty())
+    return linear;
+  ArrayRef<int64_t> shape = getShape();
+  SmallVector<int64_t> canonical = getCanonicalShape();
+  int64_t stride = getSlots() * t, index = 0;
+  for (auto [dim, size] : llvm::enumerate(shape)) {
+    stride /= size;
+    const int64_t digit = linear / stride % size;
+    index = index * canonical[dim] + (isSliced(dim) ? 0 : digit);
+  }
+  return index;
+}
+
 LayoutAttr LayoutAttr::slice(int64_t dim) const {
   SmallVector<int64_t> sliced(getSliced());
   if (!isSliced(dim)) {

@@ -152,6 +152,46 @@ LogicalResult ReduceOp::verify() {
   return success();
 }
 
+/// What tile.stack and tile.unstack check alike: at least two parts of
+/// one shape and element type with a last dimension of 1, and the stacked
+/// fragment of that shape with the parts' count as its last dimension.
+static LogicalResult verifyStack(Operation *op, RankedTensorType stacked,
+                                 TypeRange parts) {
+  if (parts.size() < 2)
+    return op->emitOpError()
+           << "requires at least 2 parts, got " << parts.size();
+  auto first = cast<RankedTensorType>(parts.front());
+  for (Type part : parts) {
+    auto type = cast<RankedTensorType>(part);
+    if (type.getShape() != first.getShape() ||
+        type.getElementType() != first.getElementType())
+      return op->emitOpError() << "parts must have one shape and element "
+                                  "type; got "
+                               << first << " and " << type;
+  }
+  if (first.getRank() == 0 || first.getShape().back() != 1)
+    return op->emitOpError() << "parts must have a last dimension of size 1, "
+                                "got "
+                             << first;
+  SmallVector<int64_t> shape(first.getShape());
+  shape.back() = static_cast<int64_t>(parts.size());
+  if (stacked.getShape() != ArrayRef<int64_t>(shape) ||
+      stacked.getElementType() != first.getElementType())
+    return op->emitOpError()
+           << "stacked fragment " << stacked << " must be "
+           << RankedTensorType::get(shape, first.getElementType()) << " for "
+           << parts.size() << " parts of " << first;
+  return success();
+}
+
+LogicalResult StackOp::verify() {
+  return verifyStack(*this, getType(), getParts().getTypes());
+}
+
+LogicalResult UnstackOp::verify() {
+  return verifyStack(*this, getSource().getType(), getParts().getTypes());
+}
+
 LogicalResult ConvertLayoutOp::verify() {
   RankedTensorType source = getSource().getType(), result = getType();
   if (source.getShape() != result.getShape() ||

@@ -6,7 +6,9 @@
 // an if's results take its then-branch's; reductions slice their source's
 // layout; broadcasts of reduction results un-slice it; reshapes keep the
 // element order; shuffles keep their source's layout, in which the shuffled
-// dimension must be the thread's; element-wise ops take their operands'
+// dimension must be the thread's; stacks and unstacks scale their parts'
+// vector by the parts' count (the elements stay in their threads);
+// element-wise ops take their operands'
 // common layout (a broadcast's, or a mask computed from broadcasts, is
 // computed again in the others' layout rather than converted). Splats and
 // constants are placed lazily, in the layout their first user needs (and cloned
@@ -231,6 +233,10 @@ private:
       return visitBroadcast(broadcast);
     if (auto reshape = dyn_cast<ReshapeOp>(op))
       return visitReshape(reshape);
+    if (auto stack = dyn_cast<StackOp>(op))
+      return visitStack(stack);
+    if (auto unstack = dyn_cast<UnstackOp>(op))
+      return visitUnstack(unstack);
     if (auto shuffle = dyn_cast<ShuffleXorOp>(op))
       return visitShuffle(
           op, shuffle.getDim(),
@@ -521,9 +527,21 @@ private:
 
   /// A load is blocked, unless its one use is the author's k.relayout and
   /// the access takes the author's chunks: then it loads in that layout
-  /// (no conversion through shared memory).
+  /// (no conversion through shared memory). The same for a load that
+  /// reaches a tile.unstack through reshapes, in the layout it wants.
   LogicalResult visitLoad(LoadOp op) {
     RankedTensorType type = op.getType();
+    if (UnstackOp unstack = unstackOf(op.getResult())) {
+      const int64_t v = unstackVector(type, unstack.getNumResults(), threads);
+      if (type.getNumElements() % (threads * v) == 0 &&
+          type.getShape().back() % v == 0 &&
+          accessTakes(op.getSource(), type, v)) {
+        setLayout(
+            op.getResult(),
+            LayoutAttr::get(op->getContext(), type.getShape(), threads, v, {}));
+        return success();
+      }
+    }
     if (op->hasOneUse())
       if (auto relayout = dyn_cast<ConvertLayoutOp>(*op->user_begin());
           relayout && relayout.getVector()) {
@@ -631,6 +649,95 @@ private:
     ArrayRef<int64_t> shape = op.getType().getShape();
     setLayout(op.getResult(), LayoutAttr::get(op->getContext(), shape, threads,
                                               source->getVector(), {}));
+    return success();
+  }
+
+  /// The layout of `type` without sliced dimensions that puts every element
+  /// in the thread that holds it in `from`, the widest such vector first
+  /// (so that converting to it moves no data); the blocked layout of `type`
+  /// when there is none.
+  FailureOr<LayoutAttr> compactLayout(LayoutAttr from, RankedTensorType type,
+                                      Operation *op) {
+    MLIRContext *ctx = op->getContext();
+    if (from.getSliced().empty())
+      return LayoutAttr::get(ctx, type.getShape(), threads, from.getVector(),
+                             {});
+    for (int64_t v = static_cast<int64_t>(
+             llvm::bit_floor(static_cast<uint64_t>(from.getSlots())));
+         v >= 1; v /= 2) {
+      if (type.getNumElements() % (threads * v) != 0)
+        continue;
+      bool same = true;
+      for (int64_t t = 0; t < threads && same; ++t)
+        for (int64_t s = 0; s < from.getSlots() && same; ++s)
+          same = (from.getElement(t, s) / v) % threads == t;
+      if (same)
+        return LayoutAttr::get(ctx, type.getShape(), threads, v, {});
+    }
+    return blockedLayout(type, op);
+  }
+
+  /// tile.stack: the parts in one layout without sliced dimensions (the
+  /// first laid-out part's, made compact), the result in it with the
+  /// parts' count times its vector.
+  LogicalResult visitStack(StackOp op) {
+    auto partType = cast<RankedTensorType>(op.getParts().front().getType());
+    LayoutAttr first;
+    for (Value part : op.getParts())
+      if (LayoutAttr l = layoutOf(part);
+          !first && l && !isSplatLike(part.getDefiningOp()))
+        first = l;
+    if (!first) {
+      FailureOr<LayoutAttr> l = operandLayout(op->getOpOperand(0), {});
+      if (failed(l))
+        return failure();
+      first = *l;
+    }
+    FailureOr<LayoutAttr> common = compactLayout(first, partType, op);
+    if (failed(common))
+      return failure();
+    for (OpOperand &use : op->getOpOperands()) {
+      FailureOr<LayoutAttr> l = operandLayout(use, *common);
+      if (failed(l))
+        return failure();
+      if (*l != *common)
+        convert(use, *common);
+    }
+    const int64_t parts = op.getNumOperands();
+    setLayout(op.getResult(),
+              LayoutAttr::get(op->getContext(), op.getType().getShape(),
+                              threads, common->getVector() * parts, {}));
+    return success();
+  }
+
+  /// tile.unstack: the source in a layout without sliced dimensions whose
+  /// vector holds whole groups of the parts' count (converted to one when
+  /// not), the parts in it with the vector divided by the count.
+  LogicalResult visitUnstack(UnstackOp op) {
+    FailureOr<LayoutAttr> source = operandLayout(op->getOpOperand(0), {});
+    if (failed(source))
+      return failure();
+    RankedTensorType type = op.getSource().getType();
+    const int64_t parts = op.getNumResults();
+    int64_t v = source->getVector();
+    if (!source->getSliced().empty() || v % parts != 0) {
+      v = unstackVector(type, parts, threads);
+      if (type.getNumElements() % (threads * v) != 0)
+        return op.emitOpError()
+               << "of "
+               << RankedTensorType::get(type.getShape(), type.getElementType())
+               << " requires a multiple of threads x " << parts << " = "
+               << threads * parts << " elements (each thread holds whole "
+               << "groups of " << parts << ")";
+      convert(
+          op->getOpOperand(0),
+          LayoutAttr::get(op->getContext(), type.getShape(), threads, v, {}));
+    }
+    for (Value part : op.getParts())
+      setLayout(part, LayoutAttr::get(
+                          op->getContext(),
+                          cast<RankedTensorType>(part.getType()).getShape(),
+                          threads, v / parts, {}));
     return success();
   }
 

@@ -15,6 +15,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
+#include <algorithm>
+
 namespace mlir::tile {
 
 /// The layout of fragment `v`, or null (not laid out, or not a fragment).
@@ -59,6 +61,35 @@ inline bool elementwiseOver(Operation *op,
     any = true;
   }
   return any;
+}
+
+/// The tile.unstack that `v` reaches through reshapes of one use each, or
+/// null: a load feeding one is read straight into the layout it wants.
+inline UnstackOp unstackOf(Value v) {
+  while (v.hasOneUse()) {
+    Operation *user = *v.user_begin();
+    if (auto unstack = dyn_cast<UnstackOp>(user))
+      return unstack;
+    if (!isa<ReshapeOp>(user))
+      return {};
+    v = user->getResult(0);
+  }
+  return {};
+}
+
+/// The vector (elements) tile.unstack wants its source in when the source's
+/// own layout does not hold whole groups of `parts`: parts x v, v the
+/// largest power of two that keeps the chunk within 16 bytes (at least one
+/// group) and divides the fragment into whole rounds of `threads`.
+inline int64_t unstackVector(RankedTensorType source, int64_t parts,
+                             int64_t threads) {
+  const int64_t bytes =
+      std::max<int64_t>(1, source.getElementTypeBitWidth() / 8);
+  int64_t v = 1;
+  while (parts * v * 2 * bytes <= 16 &&
+         source.getNumElements() % (threads * parts * v * 2) == 0)
+    v *= 2;
+  return parts * v;
 }
 
 /// The widest vector (elements) an access of `fragment` to `memref` can

@@ -96,8 +96,9 @@ int64_t mlir::tile::accessWidth(func::FuncOp kernel, Value memref,
 /// unreduced fragment must hold a whole number of vectors per thread. 16
 /// bytes at most; 1 when any access cannot; no more than a shuffle's inner
 /// dimensions hold. (Splats and constants take their users' layouts and do
-/// not count, nor do fragments the author laid out with k.relayout, their
-/// reshapes, or loads read straight into such a layout.)
+/// not count, nor do fragments the author laid out with k.relayout, stacks
+/// and unstacks, their reshapes, loads read straight into such a layout, or
+/// stores of stacked fragments.)
 /// A fragment lives in its threads' registers: one that needs more than a
 /// thread's 255 32-bit registers cannot be held and would compile for
 /// minutes into spills, so it is refused at once, at the author's line.
@@ -140,8 +141,9 @@ static bool feedsRelayout(LoadOp load) {
   return relayout && relayout.getVector();
 }
 
-/// Whether `v` is in a layout of the author's: a k.relayout, a reshape of
-/// one (a reshape keeps its source's layout), or an element-wise op on such
+/// Whether `v` is in a layout of the author's: a k.relayout, a tile.stack
+/// or tile.unstack (laid out from their parts or source), a reshape of one
+/// (a reshape keeps its source's layout), or an element-wise op on such
 /// values and splats (it takes its first fragment operand's layout).
 static bool laidOutByAuthor(Value v) {
   Operation *op = v.getDefiningOp();
@@ -149,9 +151,25 @@ static bool laidOutByAuthor(Value v) {
     return false;
   if (auto relayout = dyn_cast<ConvertLayoutOp>(op))
     return relayout.getVector().has_value();
+  if (isa<StackOp, UnstackOp>(op)) // their parts' vector times the count
+    return true;
   if (isa<ReshapeOp>(op))
     return laidOutByAuthor(op->getOperand(0));
   return elementwiseOver(op, laidOutByAuthor);
+}
+
+/// Whether `v` is a tile.stack's result, or a reshape or element-wise op
+/// of one: its chunks are its parts' (a store takes them when its access
+/// allows, else converts them), not the kernel's.
+static bool stacked(Value v) {
+  Operation *op = v.getDefiningOp();
+  if (!op)
+    return false;
+  if (isa<StackOp>(op))
+    return true;
+  if (isa<ReshapeOp>(op))
+    return stacked(op->getOperand(0));
+  return elementwiseOver(op, stacked);
 }
 
 int64_t mlir::tile::chooseVectorWidth(func::FuncOp kernel, int64_t threads) {
@@ -173,7 +191,7 @@ int64_t mlir::tile::chooseVectorWidth(func::FuncOp kernel, int64_t threads) {
     }
     // A load whose one use is the author's k.relayout is laid out by it.
     if (auto load = dyn_cast<LoadOp>(op)) {
-      if (feedsRelayout(load))
+      if (feedsRelayout(load) || unstackOf(load.getResult()))
         return;
       width = std::min(width,
                        accessWidth(kernel, load.getSource(), load.getType()));
@@ -182,7 +200,8 @@ int64_t mlir::tile::chooseVectorWidth(func::FuncOp kernel, int64_t threads) {
     // the kernel's vectors: where its destination promises less alignment
     // its chunks are stored at that alignment.
     if (auto store = dyn_cast<StoreOp>(op);
-        store && !reduced.contains(store.getValue()) && !store.getMask())
+        store && !reduced.contains(store.getValue()) && !store.getMask() &&
+        !stacked(store.getValue()))
       width = std::min(width, accessWidth(kernel, store.getDest(),
                                           store.getValue().getType()));
     if (isSplatLike(op)) // placed in their users' layouts

@@ -62,6 +62,9 @@ def Tile_LayoutAttr : AttrDef<Tile_Dialect, "Layout"> {
     int64_t getSlots() const;
     /// Elements of the fragment: `shape` without its sliced dimensions.
     int64_t getNumElements() const;
+    /// The row-major index, in the fragment, of the element that `thread`
+    /// holds in `slot`.
+    int64_t getElement(int64_t thread, int64_t slot) const;
     bool isSliced(int64_t dim) const;
     /// The same layout with `dim` sliced too.
     LayoutAttr slice(int64_t dim) const;

@@ -267,6 +267,51 @@ def Tile_ReshapeOp : Tile_Op<"reshape", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Tile_StackOp : Tile_Op<"stack", [Pure]> {
+  let summary = "Fragments of one shape stacked along their last dimension.";
+  let description = [{
+    `k` parts of one type with a last dimension of size 1 become one
+    fragment whose last dimension has size `k`: part `j` at `[..., j]`
+    (e.g. the three words packed from each group of eight codes, or the two
+    nibbles of each byte). tile-assign-layouts gives the parts one layout
+    without sliced dimensions, of vector `v`, and the result that layout
+    with vector `k * v`: slot `k * s + j` of a thread is slot `s` of part
+    `j`, so no element moves between threads.
+
+    Example:
+
+    ```mlir
+    %w = tile.stack %a, %b, %c : tensor<128x1xi32>, tensor<128x1xi32>, tensor<128x1xi32> -> tensor<128x3xi32>
+    ```
+  }];
+  let arguments = (ins Variadic<Tile_Fragment>:$parts);
+  let results = (outs Tile_Fragment:$result);
+  let assemblyFormat = "$parts attr-dict `:` type($parts) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_UnstackOp : Tile_Op<"unstack", [Pure]> {
+  let summary = "A fragment split along its last dimension.";
+  let description = [{
+    The inverse of tile.stack: a fragment whose last dimension has size `k`
+    becomes `k` parts with a last dimension of size 1, part `j` being
+    `source[..., j]`. tile-assign-layouts gives the source a layout without
+    sliced dimensions whose vector `V` is a multiple of `k`, and the parts
+    that layout with vector `V / k`: slot `s` of part `j` is slot
+    `k * s + j` of the source, in the same thread.
+
+    Example:
+
+    ```mlir
+    %a, %b, %c = tile.unstack %w : tensor<128x3xi32> -> tensor<128x1xi32>, tensor<128x1xi32>, tensor<128x1xi32>
+    ```
+  }];
+  let arguments = (ins Tile_Fragment:$source);
+  let results = (outs Variadic<Tile_Fragment>:$parts);
+  let assemblyFormat = "$source attr-dict `:` type($source) `->` type($parts)";
+  let hasVerifier = 1;
+}
+
 def Tile_ConvertLayoutOp : Tile_Op<"convert_layout", [Pure]> {
   let summary = "The same fragment in another layout.";
   let description = [{
