@@ -223,6 +223,24 @@ TEST_CASE("unpack_e5m6 reads three words a thread and decodes in registers",
   CHECK(c.ptx.find("st.global.v4.b32") != std::string::npos);
 }
 
+TEST_CASE("a stacked fragment stored with an unknown inner stride goes "
+          "element by element",
+          "[compiler]") {
+  // The stack's eight codes a thread do not narrow the kernel's vectors (x
+  // moves in 16-byte vectors); a destination whose last stride is not known
+  // to be 1 takes single elements, not vector stores.
+  dsl::KernelBuilder k("e5m6_strided", 128);
+  auto x = k.tensor("x", DType::f32, 2, dsl::inner_contiguous(16));
+  auto out = k.tensor("out", DType::u32, 2);
+  auto words = k.pack_e5m6(
+      k.to_e5m6(k.relayout(k.load(x, {k.index(0), k.index(0)}, {16, 64}), 8)));
+  k.store(k.unpack_e5m6(words), out, {k.index(0), k.index(0)});
+  CompiledKernel c = compile(k.build());
+  CHECK(c.ptx.find("ld.global.v4") != std::string::npos);
+  CHECK(c.ptx.find("st.global.v") == std::string::npos);
+  CHECK(c.ptx.find("st.global.b32") != std::string::npos);
+}
+
 TEST_CASE("DSL shuffle_xor rejects misuse with one line", "[compiler][error]") {
   // Deliberate mistake: shuffling a scalar.
   CHECK_THAT(error_of([](auto &k, auto &) {

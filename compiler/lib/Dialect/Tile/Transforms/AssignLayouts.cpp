@@ -83,9 +83,11 @@ public:
   }
 
 private:
-  /// The blocked layout of `type`'s own shape (`op` reports the error).
-  FailureOr<LayoutAttr> blockedLayout(RankedTensorType type, Operation *op) {
-    int64_t v0 = vector;
+  /// The blocked layout of `type`'s own shape (`op` reports the error),
+  /// with vectors of at most `widest` elements.
+  FailureOr<LayoutAttr> blockedLayout(RankedTensorType type, Operation *op,
+                                      int64_t widest = INT64_MAX) {
+    int64_t v0 = std::min(vector, widest);
     while (v0 > 1 && type.getNumElements() % (threads * v0) != 0)
       v0 /= 2;
     if (type.getNumElements() % threads != 0)
@@ -513,7 +515,9 @@ private:
   /// A store takes its value's layout, unless the author's layout has wider
   /// vectors than this access allows (its alignment promise): then the value
   /// is converted to the kernel's blocked layout, whose vectors fit every
-  /// access.
+  /// access (stored at the access's alignment where a masked or stacked
+  /// value did not narrow them, see VectorWidth.cpp) -- of single elements
+  /// where the destination's last stride is not 1.
   /// Whether chunks of `vector` elements of a fragment of `type` can be
   /// read from / written to `memref` directly: no wider than its accesses
   /// allow, or whole multiples of them (in vector accesses of that width:
@@ -564,7 +568,10 @@ private:
     RankedTensorType type = op.getValue().getType();
     if (layout->getSliced().empty() &&
         !accessTakes(op.getDest(), type, layout->getVector())) {
-      FailureOr<LayoutAttr> blocked = blockedLayout(type, op);
+      auto [strides, offset] = op.getDest().getType().getStridesAndOffset();
+      const bool unit = !strides.empty() && strides.back() == 1;
+      FailureOr<LayoutAttr> blocked =
+          blockedLayout(type, op, unit ? INT64_MAX : 1);
       if (failed(blocked))
         return failure();
       convert(op->getOpOperand(0), *blocked);
