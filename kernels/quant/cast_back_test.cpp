@@ -1,7 +1,7 @@
 // cast_back_test.cpp - cast_back's case table: e4m3 and e2m1 data, bf16 and
 // f32 out, the block sizes TileKernels tests ((1, 128), (1, K), (128, 1),
 // (128, 128)) and (32, 32), (1, 16); f32, column-major and packed scales;
-// tails of rows; size 0; the benchmark shapes; mistakes.
+// tails of rows; size 0; 64-column tiles; the benchmark shapes; mistakes.
 #include "op_test.h"
 
 namespace tilejit::harness {
@@ -40,6 +40,17 @@ TILEJIT_OP_TEST(cast_back) {
                              .dtypes = dtypes,
                              .strides = {{"x_sf", {1, (rows + 3) / 4 * 4}}}});
         }
+  // Large enough for 64-column tiles (4096 or more: cast_back_spec), with
+  // a row tail.
+  for (DType data : {DType::e4m3, DType::i8})
+    for (auto [bm, bk, sf] :
+         {std::tuple<int64_t, int64_t, DType>{128, 1, DType::f32},
+          {32, 32, DType::i32},
+          {1, 16, DType::f32}})
+      t.cases.push_back(
+          {.shape = {4100, 8192},
+           .set = {{"bm", std::to_string(bm)}, {"bk", std::to_string(bk)}},
+           .dtypes = {{"x_data", data}, {"x_sf", sf}}});
   // E5M6 data (x_special_fmt e5m6; bytes whose codes are finite): one scale
   // a row, as TileKernels tests, and blocks.
   for (auto [m, k] : {std::pair<int64_t, int64_t>{33, 576}, {130, 2048}})

@@ -39,6 +39,21 @@ TILEJIT_OP_TEST(per_token_cast_back) {
                              .dtypes = {{"x_data", data}, {"out", out}},
                              .strides = {{"x_sf", {1, (m + 3) / 4 * 4}}}});
         }
+  // Large enough for 64-column tiles (4096 or more: cast_back_spec), with
+  // a row tail: every group size and scale layout once.
+  for (DType data : {DType::e4m3, DType::i8}) {
+    const int64_t m = 4100, k = 8192;
+    t.cases.push_back({.shape = {m, k},
+                       .set = {{"num_per_channels", "32"}},
+                       .dtypes = {{"x_data", data}}});
+    t.cases.push_back({.shape = {m, k},
+                       .set = {{"num_per_channels", "128"}},
+                       .dtypes = {{"x_data", data}, {"x_sf", DType::i32}}});
+    t.cases.push_back({.shape = {m, k},
+                       .set = {{"num_per_channels", std::to_string(k)}},
+                       .dtypes = {{"x_data", data}},
+                       .strides = {{"x_sf", {1, (m + 3) / 4 * 4}}}});
+  }
   // E5M6 data (x_special_fmt e5m6): one scale a row, as TileKernels
   // tests, and groups of 128.
   for (DType out : {DType::bf16, DType::f32})
