@@ -6,7 +6,8 @@
 // and casts bf16(SwiGLU(gate, up)); a quantized x (fused's, or 2.1's
 // through dequant_dsl.h) is multiplied by its scales first. A plain x's
 // tile may go through a shared tile instead of staying in registers until
-// the scales are known (`stage`).
+// the scales are known (`stage`), and SwiGLU's activation may be computed
+// a few rows at a time into one (`swiglu_chunk`).
 #include "quant/per_channel_cast.h"
 #include "quant/dequant_dsl.h"
 #include "quant/scale_dsl.h"
@@ -57,22 +58,39 @@ Kernel per_channel_cast_kernel(const PerChannelCastSpec &s) {
     return s.gather ? k.gather(t, *pos, {m0, col}, {tm, cols})
                     : k.load(t, {m0, col}, {tm, cols});
   };
-  std::optional<dsl::Value> raw; // x's tile as loaded (plain x)
-  if (!quantized)
-    raw = rows(x, k0, tk);
-  auto tile = quantized ? dequantized(k, *quantized, m0, k0, tm, tk)
-                        : k.cast(*raw, DType::f32);
-  if (up) {
-    // §11's order (t = 1 + expf(-g), (g / t) * u) after the clamp in f32,
-    // the activation rounded to bf16.
-    auto u = k.cast(rows(*up, k0, tk), DType::f32);
+  // §11's order (t = 1 + expf(-g), (g / t) * u) after the clamp in f32,
+  // the activation rounded to bf16.
+  auto swiglu = [&](dsl::Value g, dsl::Value u) {
     if (clamp) {
-      tile = k.min(tile, *clamp);
+      g = k.min(g, *clamp);
       u = k.min(k.max(u, k.constant(0, DType::f32) - *clamp), *clamp);
     }
-    auto t =
-        k.constant(1, DType::f32) + k.exp(k.constant(0, DType::f32) - tile);
-    tile = k.cast(k.cast((tile / t) * u, DType::bf16), DType::f32);
+    auto t = k.constant(1, DType::f32) + k.exp(k.constant(0, DType::f32) - g);
+    return k.cast((g / t) * u, DType::bf16);
+  };
+  auto f32 = [&](dsl::Value v) { return k.cast(v, DType::f32); };
+  std::optional<dsl::Value> raw; // x's tile as loaded (plain x)
+  dsl::Value tile;
+  if (quantized) {
+    tile = dequantized(k, *quantized, m0, k0, tm, tk);
+  } else if (up && s.swiglu_chunk) {
+    // The activation of swiglu_chunk rows at a time, into a shared tile
+    // read back whole: the gate and up halves of the tile are never all
+    // in registers at once.
+    auto act = k.alloc_shared(DType::bf16, {tm, tk});
+    for (int64_t r = 0; r < tm; r += s.swiglu_chunk) {
+      auto at = [&](const dsl::Tensor &t) {
+        return f32(k.load(t, {m0 + k.index(r), k0}, {s.swiglu_chunk, tk}));
+      };
+      k.store(swiglu(at(x), at(*up)), act, {k.index(r), k.index(0)});
+    }
+    k.barrier();
+    tile = f32(k.load(act, {k.index(0), k.index(0)}, {tm, tk}));
+  } else if (up) {
+    tile = f32(swiglu(f32(rows(x, k0, tk)), f32(rows(*up, k0, tk))));
+  } else {
+    raw = rows(x, k0, tk);
+    tile = f32(*raw);
   }
   if (s.x_sf) { // x * x_sf, per 128 columns (kernel tiles hold whole groups)
     const int64_t g = tk / 128;
@@ -89,6 +107,8 @@ Kernel per_channel_cast_kernel(const PerChannelCastSpec &s) {
     staged = k.alloc_shared(s.in_dtype, {tm, tk});
     k.store(*raw, *staged, {k.index(0), k.index(0)});
   }
+  if (s.min_blocks)
+    k.min_blocks_per_sm(s.min_blocks);
   auto sc = scales_of(k, k.reduce_absmax(blocks, 1), kE4m3Limits, s.round_sf);
   if (s.stage) {
     k.barrier();

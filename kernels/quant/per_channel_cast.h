@@ -85,10 +85,15 @@ struct PerChannelCastSpec {
   /// columns' absmax, instead of staying in registers across it (fewer
   /// registers, more blocks an SM; TileKernels' way)
   int32_t stage = 0;
+  /// With swiglu: > 0 computes the activation this many rows at a time
+  /// into a shared bf16 tile (fewer registers), 0 the whole tile at once
+  int32_t swiglu_chunk = 0;
+  int32_t min_blocks = 0; ///< > 0: blocks an SM to fit in registers
 };
 TILEJIT_SPEC_FIELDS(PerChannelCastSpec, in_dtype, bm, block_m, block_k, threads,
                     round_sf, transpose, vector_bytes, x_sf, gather, swiglu,
-                    clamp, x_group, x_sf_dtype, col_pack, stage)
+                    clamp, x_group, x_sf_dtype, col_pack, stage,
+                    swiglu_chunk, min_blocks)
 
 /// The kernel in the DSL (per_channel_cast.dsl.cpp).
 Kernel per_channel_cast_kernel(const PerChannelCastSpec &spec);
