@@ -241,6 +241,22 @@ TEST_CASE("a stacked fragment stored with an unknown inner stride goes "
   CHECK(c.ptx.find("st.global.b32") != std::string::npos);
 }
 
+TEST_CASE("words of an unknown inner stride reach unpack_e5m6 one at a "
+          "time",
+          "[compiler]") {
+  // A load that feeds an unstack but cannot read whole groups (its last
+  // stride is not known to be 1) is laid out as any other load: it narrows
+  // the kernel's vectors, so no vector access reaches a strided tensor.
+  dsl::KernelBuilder k("e5m6_strided_words", 128);
+  auto in = k.tensor("in", DType::u32, 2);
+  auto out = k.tensor("out", DType::f32, 2, dsl::inner_contiguous(16));
+  auto words = k.load(in, {k.index(0), k.index(0)}, {16, 48});
+  k.store(k.from_e5m6(k.unpack_e5m6(words)), out, {k.index(0), k.index(0)});
+  CompiledKernel c = compile(k.build());
+  CHECK(c.ptx.find("ld.global.v") == std::string::npos);
+  CHECK(c.ptx.find("ld.global.b32") != std::string::npos);
+}
+
 TEST_CASE("DSL shuffle_xor rejects misuse with one line", "[compiler][error]") {
   // Deliberate mistake: shuffling a scalar.
   CHECK_THAT(error_of([](auto &k, auto &) {

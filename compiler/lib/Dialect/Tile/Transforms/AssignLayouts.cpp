@@ -512,46 +512,24 @@ private:
     return success();
   }
 
-  /// A store takes its value's layout, unless the author's layout has wider
-  /// vectors than this access allows (its alignment promise): then the value
-  /// is converted to the kernel's blocked layout, whose vectors fit every
-  /// access (stored at the access's alignment where a masked or stacked
-  /// value did not narrow them, see VectorWidth.cpp) -- of single elements
-  /// where the destination's last stride is not 1.
-  /// Whether chunks of `vector` elements of a fragment of `type` can be
-  /// read from / written to `memref` directly: no wider than its accesses
-  /// allow, or whole multiples of them (in vector accesses of that width:
-  /// chunks then start at multiples of the access alignment and never cross
-  /// a row).
-  bool accessTakes(Value memref, RankedTensorType type, int64_t vector) {
-    const int64_t width = accessWidth(kernel, memref, type);
-    return vector <= width ||
-           (width > 1 && type.getShape().back() % vector == 0);
-  }
-
   /// A load is blocked, unless its one use is the author's k.relayout and
   /// the access takes the author's chunks: then it loads in that layout
   /// (no conversion through shared memory). The same for a load that
   /// reaches a tile.unstack through reshapes, in the layout it wants.
   LogicalResult visitLoad(LoadOp op) {
     RankedTensorType type = op.getType();
-    if (UnstackOp unstack = unstackOf(op.getResult())) {
-      const int64_t v = unstackVector(type, unstack.getNumResults(), threads);
-      if (type.getNumElements() % (threads * v) == 0 &&
-          type.getShape().back() % v == 0 &&
-          accessTakes(op.getSource(), type, v)) {
-        setLayout(
-            op.getResult(),
-            LayoutAttr::get(op->getContext(), type.getShape(), threads, v, {}));
-        return success();
-      }
+    if (std::optional<int64_t> v = groupVector(kernel, op, threads)) {
+      setLayout(
+          op.getResult(),
+          LayoutAttr::get(op->getContext(), type.getShape(), threads, *v, {}));
+      return success();
     }
     if (op->hasOneUse())
       if (auto relayout = dyn_cast<ConvertLayoutOp>(*op->user_begin());
           relayout && relayout.getVector()) {
         const int64_t v = static_cast<int64_t>(*relayout.getVector());
         if (type.getNumElements() % (threads * v) == 0 &&
-            accessTakes(op.getSource(), type, v)) {
+            accessTakes(kernel, op.getSource(), type, v)) {
           setLayout(op.getResult(),
                     LayoutAttr::get(op->getContext(), type.getShape(), threads,
                                     v, {}));
@@ -561,13 +539,19 @@ private:
     return assignBlocked(op.getResult(), op);
   }
 
+  /// A store takes its value's layout, unless the author's layout has wider
+  /// vectors than this access allows (its alignment promise): then the value
+  /// is converted to the kernel's blocked layout, whose vectors fit every
+  /// access (stored at the access's alignment where a masked or stacked
+  /// value did not narrow them, see VectorWidth.cpp) -- of single elements
+  /// where the destination's last stride is not 1.
   LogicalResult visitStore(StoreOp op) {
     FailureOr<LayoutAttr> layout = operandLayout(op->getOpOperand(0), {});
     if (failed(layout))
       return failure();
     RankedTensorType type = op.getValue().getType();
     if (layout->getSliced().empty() &&
-        !accessTakes(op.getDest(), type, layout->getVector())) {
+        !accessTakes(kernel, op.getDest(), type, layout->getVector())) {
       auto [strides, offset] = op.getDest().getType().getStridesAndOffset();
       const bool unit = !strides.empty() && strides.back() == 1;
       FailureOr<LayoutAttr> blocked =

@@ -16,6 +16,7 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace mlir::tile {
 
@@ -96,6 +97,34 @@ inline int64_t unstackVector(RankedTensorType source, int64_t parts,
 /// use (VectorWidth.cpp).
 int64_t accessWidth(func::FuncOp kernel, Value memref,
                     RankedTensorType fragment);
+
+/// Whether chunks of `vector` elements of a fragment of `type` can be
+/// read from / written to `memref` directly: no wider than its accesses
+/// allow, or whole multiples of them (in vector accesses of that width:
+/// chunks then start at multiples of the access alignment and never cross
+/// a row).
+inline bool accessTakes(func::FuncOp kernel, Value memref,
+                        RankedTensorType type, int64_t vector) {
+  const int64_t width = accessWidth(kernel, memref, type);
+  return vector <= width || (width > 1 && type.getShape().back() % vector == 0);
+}
+
+/// The vector a load that reaches a tile.unstack (unstackOf) is read in:
+/// whole groups (unstackVector) where the access takes them; nullopt
+/// otherwise (the load is then laid out as any other).
+inline std::optional<int64_t> groupVector(func::FuncOp kernel, LoadOp load,
+                                          int64_t threads) {
+  UnstackOp unstack = unstackOf(load.getResult());
+  if (!unstack)
+    return std::nullopt;
+  RankedTensorType type = load.getType();
+  const int64_t v = unstackVector(type, unstack.getNumResults(), threads);
+  if (type.getNumElements() % (threads * v) != 0 ||
+      type.getShape().back() % v != 0 ||
+      !accessTakes(kernel, load.getSource(), type, v))
+    return std::nullopt;
+  return v;
+}
 /// A fragment that needs more than a thread's 255 registers is the
 /// author's error, at its line (VectorWidth.cpp).
 LogicalResult checkRegisterBudget(func::FuncOp kernel, int64_t threads);

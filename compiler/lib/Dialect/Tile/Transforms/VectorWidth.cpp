@@ -97,8 +97,9 @@ int64_t mlir::tile::accessWidth(func::FuncOp kernel, Value memref,
 /// bytes at most; 1 when any access cannot; no more than a shuffle's inner
 /// dimensions hold. (Splats and constants take their users' layouts and do
 /// not count, nor do fragments the author laid out with k.relayout, stacks
-/// and unstacks, their reshapes, loads read straight into such a layout, or
-/// stores of stacked fragments.)
+/// and unstacks, their reshapes, loads read straight into such a layout
+/// (an unstack's only where the access takes its groups), or stores of
+/// stacked fragments.)
 /// A fragment lives in its threads' registers: one that needs more than a
 /// thread's 255 32-bit registers cannot be held and would compile for
 /// minutes into spills, so it is refused at once, at the author's line.
@@ -191,7 +192,7 @@ int64_t mlir::tile::chooseVectorWidth(func::FuncOp kernel, int64_t threads) {
     }
     // A load whose one use is the author's k.relayout is laid out by it.
     if (auto load = dyn_cast<LoadOp>(op)) {
-      if (feedsRelayout(load) || unstackOf(load.getResult()))
+      if (feedsRelayout(load) || groupVector(kernel, load, threads))
         return;
       width = std::min(width,
                        accessWidth(kernel, load.getSource(), load.getType()));
