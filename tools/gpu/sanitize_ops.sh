@@ -22,7 +22,7 @@ one() {  # tool op
   local rc=$?
   echo "$tool $op: exit $rc$([ $rc = 124 ] && echo ' (cut)');" \
     "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1);" \
-    "$(grep -E 'test cases|All tests passed' "$log" | tail -1)"
+    "$(grep -E 'test cases?|tests? passed|No tests ran' "$log" | tail -1)"
 }
 export -f one; export ops out
 for tool in ${TOOLS-racecheck synccheck}; do

@@ -12,7 +12,7 @@ all=$(bin/tilejit list | awk '/^[a-z]/{print $1}')
 ops=${OPS:+$(echo "${OPS//,/ }" | tr ' ' '\n')}
 ops=${ops:-$all}
 jobs=${JOBS:-4}
-summary() { grep -E 'test cases|All tests passed' "$1" | tail -1; }
+summary() { grep -E 'test cases?|tests? passed|No tests ran' "$1" | tail -1; }
 pids=()
 for ((g = 0; g < jobs; g++)); do
   mine=$(echo "$ops" | awk -v g=$g -v n=$jobs '(NR - 1) % n == g')
