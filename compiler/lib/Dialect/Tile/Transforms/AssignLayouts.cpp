@@ -447,10 +447,26 @@ private:
     // A dimension of any size whose elements all lie in one thread's
     // slots: the dimensions after it hold whole rounds of the block's
     // vectors (a multiple of threads x vector elements).
-    const int64_t round = threads * source->getVector();
+    int64_t round = threads * source->getVector();
     if (inner % round == 0) {
       setLayout(op.getResult(), source->slice(dim));
       return success();
+    }
+    if (!llvm::isPowerOf2_64(source->getVector())) {
+      // A stack's chunks (3 x 2^n elements): the exchange below works on
+      // the bits of the element index, so the source goes to the blocked
+      // layout of its shape first.
+      FailureOr<LayoutAttr> blocked = blockedLayout(type, op);
+      if (failed(blocked))
+        return failure();
+      convert(op->getOpOperand(0), *blocked);
+      source = *blocked;
+      shape = source->getShape();
+      round = threads * source->getVector();
+      if (inner % round == 0) {
+        setLayout(op.getResult(), source->slice(dim));
+        return success();
+      }
     }
     if (!llvm::isPowerOf2_64(threads) || !llvm::isPowerOf2_64(shape[dim]) ||
         !llvm::isPowerOf2_64(inner))
@@ -543,8 +559,9 @@ private:
   /// vectors than this access allows (its alignment promise): then the value
   /// is converted to the kernel's blocked layout, whose vectors fit every
   /// access (stored at the access's alignment where a masked or stacked
-  /// value did not narrow them, see VectorWidth.cpp) -- of single elements
-  /// where the destination's last stride is not 1.
+  /// value did not narrow them, see VectorWidth.cpp) -- narrowed to divide
+  /// the last dimension, and single elements where the destination's last
+  /// stride is not 1.
   LogicalResult visitStore(StoreOp op) {
     FailureOr<LayoutAttr> layout = operandLayout(op->getOpOperand(0), {});
     if (failed(layout))
@@ -552,10 +569,12 @@ private:
     RankedTensorType type = op.getValue().getType();
     if (layout->getSliced().empty() &&
         !accessTakes(kernel, op.getDest(), type, layout->getVector())) {
+      // Chunks within a row: a vector dividing the last dimension.
       auto [strides, offset] = op.getDest().getType().getStridesAndOffset();
       const bool unit = !strides.empty() && strides.back() == 1;
+      const int64_t last = type.getShape().back();
       FailureOr<LayoutAttr> blocked =
-          blockedLayout(type, op, unit ? INT64_MAX : 1);
+          blockedLayout(type, op, unit ? last & -last : 1);
       if (failed(blocked))
         return failure();
       convert(op->getOpOperand(0), *blocked);

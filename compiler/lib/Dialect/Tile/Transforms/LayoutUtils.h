@@ -99,14 +99,16 @@ int64_t accessWidth(func::FuncOp kernel, Value memref,
                     RankedTensorType fragment);
 
 /// Whether chunks of `vector` elements of a fragment of `type` can be
-/// read from / written to `memref` directly: no wider than its accesses
-/// allow, or whole multiples of them (in vector accesses of that width:
-/// chunks then start at multiples of the access alignment and never cross
-/// a row).
+/// read from / written to `memref` directly: chunks within a row (the
+/// vector divides the last dimension), no wider than its accesses allow or
+/// whole multiples of them (in vector accesses of that width: chunks then
+/// start at multiples of the access alignment), or a stack's chunks of
+/// 3 x 2^n elements where the access takes vectors at all (aligned to their
+/// bytes' power-of-two factor, chunkAlignment).
 inline bool accessTakes(func::FuncOp kernel, Value memref,
                         RankedTensorType type, int64_t vector) {
   const int64_t width = accessWidth(kernel, memref, type);
-  return vector <= width || (width > 1 && type.getShape().back() % vector == 0);
+  return type.getShape().back() % vector == 0 && (vector <= width || width > 1);
 }
 
 /// The vector a load that reaches a tile.unstack (unstackOf) is read in:
