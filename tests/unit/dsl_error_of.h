@@ -1,5 +1,5 @@
 // dsl_error_of.h - What the DSL message tests share: the UserError text of
-// a kernel built with one deliberate mistake.
+// a kernel built with one deliberate mistake, and the tile they misuse.
 #pragma once
 
 #include "tilejit/compiler/dsl.h"
@@ -23,6 +23,12 @@ error_of(const std::function<void(dsl::KernelBuilder &, dsl::Tensor &)> &body) {
     return e.what();
   }
   return "";
+}
+
+/// The (4, 32) tile at the origin of `x`: the value most message tests
+/// misuse.
+inline dsl::Value tile(dsl::KernelBuilder &k, dsl::Tensor &x) {
+  return k.load(x, {k.index(0), k.index(0)}, {4, 32});
 }
 
 } // namespace tilejit

@@ -13,14 +13,6 @@
 using namespace tilejit;
 using Catch::Matchers::EndsWith;
 
-namespace {
-
-dsl::Value tile(dsl::KernelBuilder &k, dsl::Tensor &x) {
-  return k.load(x, {k.index(0), k.index(0)}, {4, 32});
-}
-
-} // namespace
-
 TEST_CASE("DSL fp4 e2m1 codes and nibble packing reject misuse with one line",
           "[compiler][error]") {
   // Deliberate mistake: bf16 values (to_e2m1 takes f32).

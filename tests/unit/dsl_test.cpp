@@ -12,14 +12,6 @@ using namespace tilejit;
 using Catch::Matchers::Contains;
 using Catch::Matchers::EndsWith;
 
-namespace {
-
-dsl::Value tile(dsl::KernelBuilder &k, dsl::Tensor &x) {
-  return k.load(x, {k.index(0), k.index(0)}, {4, 32});
-}
-
-} // namespace
-
 TEST_CASE("DSL arithmetic, casts and math reject misuse with one line",
           "[compiler][error]") {
   // Deliberate mistake: mixing dtypes without a cast.
