@@ -92,8 +92,8 @@ struct PerChannelCastSpec {
 };
 TILEJIT_SPEC_FIELDS(PerChannelCastSpec, in_dtype, bm, block_m, block_k, threads,
                     round_sf, transpose, vector_bytes, x_sf, gather, swiglu,
-                    clamp, x_group, x_sf_dtype, col_pack, stage,
-                    swiglu_chunk, min_blocks)
+                    clamp, x_group, x_sf_dtype, col_pack, stage, swiglu_chunk,
+                    min_blocks)
 
 /// The kernel in the DSL (per_channel_cast.dsl.cpp).
 Kernel per_channel_cast_kernel(const PerChannelCastSpec &spec);

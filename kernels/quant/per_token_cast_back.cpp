@@ -60,8 +60,8 @@ CastBackSpec cast_back_spec(const ops::Call &c, int64_t bm, int64_t bk) {
   // 64 columns where that still leaves 4096 tiles or more (H200, 8001 x
   // 7168 to bf16: e4m3 48.9 -> 47.2 us, E5M6 54.8 -> 52.5, e2m1 80.1 ->
   // 55.8); fewer, larger tiles were slower (8001 x 2048: 15.6 -> 16.4).
-  const int64_t tiles = (c.dim("M") + s.block_m - 1) / s.block_m *
-                        ((c.dim("K") + 63) / 64);
+  const int64_t tiles =
+      (c.dim("M") + s.block_m - 1) / s.block_m * ((c.dim("K") + 63) / 64);
   if (tiles >= 4096)
     s.block_k = 64;
   return s;
