@@ -25,6 +25,18 @@ static bool stackedLayouts(Type stacked, Type part, int64_t parts) {
          whole.getVector() == one.getVector() * parts;
 }
 
+/// A vector of `type` whose slot i is slot `at(i).second` of `at(i).first`.
+static Value
+renamedSlots(OpBuilder &b, Location loc, VectorType type,
+             llvm::function_ref<std::pair<Value, int64_t>(int64_t)> at) {
+  SmallVector<Value> elements;
+  for (int64_t slot = 0; slot < type.getNumElements(); ++slot) {
+    auto [from, index] = at(slot);
+    elements.push_back(vector::ExtractOp::create(b, loc, from, index));
+  }
+  return vector::FromElementsOp::create(b, loc, type, elements);
+}
+
 namespace {
 
 struct StackLowering : OpConversionPattern<StackOp> {
@@ -36,17 +48,15 @@ struct StackLowering : OpConversionPattern<StackOp> {
     const int64_t k = op.getNumOperands();
     auto type = dyn_cast_or_null<VectorType>(
         getTypeConverter()->convertType(op.getType()));
+    if (!type)
+      return rewriter.notifyMatchFailure(op, "fragment type not convertible");
     for (Value part : op.getParts())
       if (!stackedLayouts(op.getType(), part.getType(), k))
         return rewriter.notifyMatchFailure(op, "parts not laid out to stack");
-    if (!type)
-      return rewriter.notifyMatchFailure(op, "fragment type not convertible");
-    Location loc = op.getLoc();
-    SmallVector<Value> elements;
-    for (int64_t slot = 0; slot < type.getNumElements(); ++slot)
-      elements.push_back(vector::ExtractOp::create(
-          rewriter, loc, adaptor.getParts()[slot % k], slot / k));
-    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, type, elements);
+    rewriter.replaceOp(
+        op, renamedSlots(rewriter, op.getLoc(), type, [&](int64_t slot) {
+          return std::pair(adaptor.getParts()[slot % k], slot / k);
+        }));
     return success();
   }
 };
@@ -58,23 +68,22 @@ struct UnstackLowering : OpConversionPattern<UnstackOp> {
   matchAndRewrite(UnstackOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     const int64_t k = op.getNumResults();
+    // Checked before any op is built: a failed pattern leaves no IR.
+    Type part = op.getParts().front().getType();
+    auto type =
+        dyn_cast_or_null<VectorType>(getTypeConverter()->convertType(part));
+    if (!type)
+      return rewriter.notifyMatchFailure(op, "fragment type not convertible");
+    const bool oneLayout = llvm::all_of(op.getParts().getTypes(),
+                                        [&](Type t) { return t == part; });
+    if (!oneLayout || !stackedLayouts(op.getSource().getType(), part, k))
+      return rewriter.notifyMatchFailure(op, "source not laid out to unstack");
     SmallVector<Value> parts;
-    for (Value part : op.getParts()) {
-      auto type = dyn_cast_or_null<VectorType>(
-          getTypeConverter()->convertType(part.getType()));
-      if (!type)
-        return rewriter.notifyMatchFailure(op, "fragment type not convertible");
-      if (!stackedLayouts(op.getSource().getType(), part.getType(), k))
-        return rewriter.notifyMatchFailure(op,
-                                           "source not laid out to unstack");
-      const int64_t j = static_cast<int64_t>(parts.size());
-      SmallVector<Value> elements;
-      for (int64_t slot = 0; slot < type.getNumElements(); ++slot)
-        elements.push_back(vector::ExtractOp::create(
-            rewriter, op.getLoc(), adaptor.getSource(), k * slot + j));
-      parts.push_back(vector::FromElementsOp::create(rewriter, op.getLoc(),
-                                                     type, elements));
-    }
+    for (int64_t j = 0; j < k; ++j)
+      parts.push_back(
+          renamedSlots(rewriter, op.getLoc(), type, [&](int64_t slot) {
+            return std::pair(adaptor.getSource(), k * slot + j);
+          }));
     rewriter.replaceOp(op, parts);
     return success();
   }
