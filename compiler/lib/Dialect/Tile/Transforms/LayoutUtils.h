@@ -122,8 +122,7 @@ inline std::optional<int64_t> groupVector(func::FuncOp kernel, LoadOp load,
   RankedTensorType type = load.getType();
   const int64_t v = unstackVector(type, unstack.getNumResults(), threads);
   if (type.getNumElements() % (threads * v) != 0 ||
-      type.getShape().back() % v != 0 ||
-      !accessTakes(kernel, load.getSource(), type, v))
+      !accessTakes(kernel, load.getSource(), type, v)) // v divides the rows
     return std::nullopt;
   return v;
 }
