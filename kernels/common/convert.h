@@ -44,7 +44,11 @@ inline uint8_t pack_e2m1x2(uint8_t low, uint8_t high) {
 float ue8m0_to_f32(uint8_t b);
 
 /// E5M6 12-bit code of one float32 (spec §2.4, bit-exact with the original,
-/// including its rounding quirk for fp16-subnormal magnitudes).
+/// including its rounding quirk for fp16-subnormal magnitudes). A NaN is
+/// fp16 0x7E00 before the rounding, whatever its sign (code 0x7E0, or 0x7E1
+/// when its 17 low bits exceed 0x10000): a NaN code, as the GPU kernel gives;
+/// DeepSeek's torch reference keeps the sign, its kernel gives 0x7FF or
+/// 0x800 (-0).
 uint16_t f32_to_e5m6(float v);
 /// Decodes a 12-bit code: (code << 4) read as fp16, exactly.
 float e5m6_to_f32(uint16_t code);

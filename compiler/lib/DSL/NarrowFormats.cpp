@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "BuilderImpl.h"
 
+#include "tilejit/Dialect/Tile/IR/Tile.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
 namespace tilejit::dsl {
@@ -18,8 +20,11 @@ namespace {
 
 /// The fp16 bits (u32) of f32 values rounded toward zero
 /// (__float2half_rz: finite overflow to 65504, infinities kept, fp16
-/// subnormals truncated; a NaN's bits are the target's): arith.truncf
-/// toward_zero, lowered to cvt.rz.f16x2.f32 (CastToGPU.cpp).
+/// subnormals truncated), with a NaN's as 0x7E00: arith.truncf toward_zero
+/// (cvt.rz.f16x2.f32 a pair, CastToGPU.cpp; the H200 gives 0x7FFF for
+/// every NaN), then a signed 16-bit min with 0x7E00 (min.s16x2 a pair),
+/// which keeps every finite value and infinity (at most 0x7C00, or
+/// negative).
 mlir::Value halfBitsTowardZero(mlir::OpBuilder &b, mlir::Location l,
                                mlir::Value v) {
   auto with = [&](mlir::Type elt) { return withElementType(v.getType(), elt); };
@@ -30,7 +35,13 @@ mlir::Value halfBitsTowardZero(mlir::OpBuilder &b, mlir::Location l,
       mlir::arith::FastMathFlagsAttr{});
   mlir::Value bits =
       mlir::arith::BitcastOp::create(b, l, with(b.getI16Type()), half);
-  return mlir::arith::ExtUIOp::create(b, l, with(b.getI32Type()), bits);
+  mlir::Value limit = mlir::arith::ConstantOp::create(
+      b, l, b.getIntegerAttr(b.getI16Type(), 0x7E00));
+  if (mlir::isa<mlir::RankedTensorType>(v.getType()))
+    limit = mlir::tile::SplatOp::create(
+        b, l, mlir::cast<mlir::RankedTensorType>(with(b.getI16Type())), limit);
+  mlir::Value clamped = mlir::arith::MinSIOp::create(b, l, bits, limit);
+  return mlir::arith::ExtUIOp::create(b, l, with(b.getI32Type()), clamped);
 }
 
 /// The f32 value of fp16 bits (the low 16 of u32 `v`): exact, by
@@ -152,14 +163,11 @@ Value KernelBuilder::to_e5m6(Value a, Loc loc) {
                                  name_of(a.dtype())));
   auto u32 = [&](int64_t v) { return constant(v, DType::u32, loc); };
   // h = the fp16 bits of a rounded toward zero (__float2half_rz), a NaN's
-  // 0x7E00 with its sign (the reference's).
+  // 0x7E00 (the reference's: no sign).
   Value bits = bitcast(a, DType::u32, loc);
   Value h = impl_->wrap(
       halfBitsTowardZero(impl_->builder, impl_->loc(loc), unwrap(a)),
       DType::u32);
-  Value nan = gt(bit_and(bits, u32(0x7FFFFFFF), loc), u32(0x7F800000), loc);
-  Value sign = bit_and(shr(bits, u32(16), loc), u32(0x8000), loc);
-  h = select(nan, bit_or(sign, u32(0x7E00), loc), h, loc);
   // The top 12 bits, rounded by the f32's 17 low bits (spec 2.4's rule,
   // with its quirk for fp16 subnormals).
   // Up when (code & 1) + rem > 0x10000, as an integer: the sum plus 0xFFFF

@@ -269,7 +269,8 @@ public:
   /// E5M6 codes of f32 values (the top 12 bits of an fp16, in u32), as
   /// ref::f32_to_e5m6: fp16 rounded toward zero, then the 17 low bits of
   /// the f32 round the 12-bit code to nearest even (spec quant_transpose
-  /// 2.4, with its quirk for fp16 subnormals).
+  /// 2.4, with its quirk for fp16 subnormals); a NaN of either sign gives
+  /// the positive NaN code 0x7E0 (0x7E1 by its low bits).
   Value to_e5m6(Value a, Loc loc = Loc::current());
   /// The f32 values of E5M6 codes (u32, low 12 bits), exact (a NaN code
   /// gives a NaN; its payload is the hardware's).

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 using namespace tilejit::ref;
@@ -64,6 +65,25 @@ TEST_CASE("ue8m0 decodes the exponent byte", "[convert]") {
   CHECK(ue8m0_to_f32(127) == 1.0f);
   CHECK(ue8m0_to_f32(120) == std::ldexp(1.0f, -7));
   CHECK(ue8m0_to_f32(0) == 0.0f);
+}
+
+TEST_CASE("e5m6 gives every NaN a positive NaN code, infinities theirs",
+          "[convert]") {
+  // fp16 0x7E00 (the kernel's min.s16x2 of the H200's 0x7FFF), rounded by
+  // the NaN's 17 low bits like any value; the sign does not survive.
+  auto from_bits = [](uint32_t b) {
+    float f;
+    std::memcpy(&f, &b, 4);
+    return f;
+  };
+  for (uint32_t nan :
+       {0x7FC00000u, 0xFFC00000u, 0x7F800001u, 0xFF800001u, 0x7FA10000u})
+    CHECK(f32_to_e5m6(from_bits(nan)) == 0x7E0);
+  CHECK(f32_to_e5m6(from_bits(0x7FFFFFFFu)) == 0x7E1);
+  CHECK(f32_to_e5m6(from_bits(0xFFFFFFFFu)) == 0x7E1);
+  CHECK(std::isnan(e5m6_to_f32(0x7E1)));
+  CHECK(f32_to_e5m6(INFINITY) == 0x7C0);
+  CHECK(f32_to_e5m6(-INFINITY) == 0xFC0);
 }
 
 TEST_CASE("e5m6 reproduces the spec's worked vector", "[convert]") {
