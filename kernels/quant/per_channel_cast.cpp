@@ -42,13 +42,27 @@ template <bool transpose> static PerChannelCastSpec spec(const ops::Call &c) {
     // against 87.8% at 8064 x 7168). An f32 tile, or 32 rows a scale (the
     // scales' layout conversions), would need more than 48 KB.
     s.stage = !s.x_group && s.bm == 128 && s.in_dtype == DType::bf16;
-  } else if (s.bm == 128) {
-    // 48 registers for 5 blocks an SM (a few bytes spilled; H200, 8064 x
-    // 7168: 61.6 -> 58.0 us, TileKernels 44.85; 6 blocks: 70.9). With 32
-    // rows a scale it would spill hundreds of bytes.
-    s.min_blocks = 5;
+  } else {
+    // The bf16 tile transposed first: 64 registers for 4 blocks an SM (H200,
+    // 8064 x 7168: 58.0 -> 52.8 us with 128 rows a scale, TileKernels
+    // 44.85; 180.5 -> 55.3 us with 32, where the transpose of the e4m3
+    // tile had taken 127 registers and 45 KB of shared memory).
+    s.min_blocks = 4;
   }
   return s;
+}
+
+/// out_sf (M / bm, K) as its transposed view (K, M / bm), which the
+/// transposed kernel stores a channel a row.
+void bind_transposed_sf(const ops::Call &c, ops::KernelArgs &args) {
+  const rt::TensorView &sf = c.tensor("out_sf");
+  args.tensor("out_sf", ops::view_as(sf, {sf.shape[1], sf.shape[0]},
+                                     {sf.strides[1], sf.strides[0]}));
+}
+
+static void transposed_views(const ops::Call &c, const PerChannelCastSpec &,
+                             ops::KernelArgs &args) {
+  bind_transposed_sf(c, args);
 }
 
 /// A quantized x's scales as (M, threads, K / g), or packed as the bytes
@@ -241,7 +255,7 @@ const ops::OpDef &per_channel_cast_and_transpose_op() {
                     c.flag("round_sf"));
                 return std::vector{q.data, q.sf};
               }),
-      {spec<true>, per_channel_cast_kernel});
+      {spec<true>, per_channel_cast_kernel, transposed_views});
   return op;
 }
 TILEJIT_REGISTER_OP(per_channel_cast_and_transpose_op);

@@ -1,13 +1,13 @@
 // per_channel_cast.dsl.cpp - per_channel_cast in the tile DSL: a block
 // loads block_m x block_k of x, takes the absmax of each column over each
-// bm rows, and stores the e4m3 tile (straight, or transposed through shared
-// memory) and the block_m / bm rows of scales (f32, or 2.1's column-pack
-// UE8M0 bytes). The SwiGLU form loads the gate and up halves of x instead
-// and casts bf16(SwiGLU(gate, up)); a quantized x (fused's, or 2.1's
-// through dequant_dsl.h) is multiplied by its scales first. A plain x's
-// tile may go through a shared tile instead of staying in registers until
-// the scales are known (`stage`), and SwiGLU's activation may be computed
-// a few rows at a time into one (`swiglu_chunk`).
+// bm rows, and stores the e4m3 tile and the block_m / bm rows of scales
+// (f32, or 2.1's column-pack UE8M0 bytes); transposed, the bf16 tile is
+// transposed first and each channel's absmax taken along its row. The SwiGLU
+// form loads the gate and up halves of x instead and casts bf16(SwiGLU(gate,
+// up)); a quantized x (fused's, or 2.1's through dequant_dsl.h) is multiplied
+// by its scales first. A plain x's tile may go through a shared tile instead of
+// staying in registers until the scales are known (`stage`), and SwiGLU's
+// activation may be computed a few rows at a time into one (`swiglu_chunk`).
 #include "quant/per_channel_cast.h"
 #include "quant/dequant_dsl.h"
 #include "quant/scale_dsl.h"
@@ -69,7 +69,8 @@ Kernel per_channel_cast_kernel(const PerChannelCastSpec &s) {
     return k.cast((g / t) * u, DType::bf16);
   };
   auto f32 = [&](dsl::Value v) { return k.cast(v, DType::f32); };
-  std::optional<dsl::Value> raw; // x's tile as loaded (plain x)
+  // x's tile as loaded (plain x), or SwiGLU's bf16 activation
+  std::optional<dsl::Value> raw;
   dsl::Value tile;
   if (quantized) {
     tile = dequantized(k, *quantized, m0, k0, tm, tk);
@@ -85,13 +86,30 @@ Kernel per_channel_cast_kernel(const PerChannelCastSpec &s) {
       k.store(swiglu(at(x), at(*up)), act, {k.index(r), k.index(0)});
     }
     k.barrier();
-    tile = f32(k.load(act, {k.index(0), k.index(0)}, {tm, tk}));
+    raw = k.load(act, {k.index(0), k.index(0)}, {tm, tk});
   } else if (up) {
-    tile = f32(swiglu(f32(rows(x, k0, tk)), f32(rows(*up, k0, tk))));
+    raw = swiglu(f32(rows(x, k0, tk)), f32(rows(*up, k0, tk)));
   } else {
     raw = rows(x, k0, tk);
-    tile = f32(*raw);
   }
+  if (s.transpose) {
+    // TileKernels' order: the bf16 tile transposed first (one trip through
+    // shared memory); each channel is then a row of (tk, tm), whose
+    // blocks' absmax its threads take within a warp. out is stored a
+    // channel a row, out_sf through its transposed view (K, M / bm),
+    // bound so by the op.
+    auto t = k.reshape(f32(k.transpose(*raw)), {tk, n, bm});
+    if (s.min_blocks)
+      k.min_blocks_per_sm(s.min_blocks);
+    auto sc = scales_of(k, k.reduce_absmax(t, 2), kE4m3Limits, s.round_sf);
+    k.store(k.reshape(k.cast(t * sc.sf_inv, DType::e4m3), {tk, tm}), out,
+            {k0, m0});
+    k.store(k.reshape(sc.sf, {tk, n}), out_sf,
+            {k0, k.block_id(0) * k.index(n)});
+    return k.build();
+  }
+  if (raw)
+    tile = f32(*raw);
   if (s.x_sf) { // x * x_sf, per 128 columns (kernel tiles hold whole groups)
     const int64_t g = tk / 128;
     // Read one scale a thread in a layout of its own: as a (tm, g) access
@@ -116,11 +134,8 @@ Kernel per_channel_cast_kernel(const PerChannelCastSpec &s) {
         k.cast(k.load(*staged, {k.index(0), k.index(0)}, {tm, tk}), DType::f32),
         {n, bm, tk});
   }
-  auto q = k.reshape(k.cast(blocks * sc.sf_inv, DType::e4m3), {tm, tk});
-  if (s.transpose)
-    k.store(k.transpose(q), out, {k0, m0});
-  else
-    k.store(q, out, {m0, k0});
+  k.store(k.reshape(k.cast(blocks * sc.sf_inv, DType::e4m3), {tm, tk}), out,
+          {m0, k0});
   auto b0 = k.block_id(0) * k.index(n); // the tile's first scale row
   if (s.col_pack) { // bytes (Q, 4, K): block b is byte b % 4 of word row b / 4
     auto q = b0 / k.index(4);

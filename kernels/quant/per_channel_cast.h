@@ -69,7 +69,10 @@ struct PerChannelCastSpec {
   int32_t block_k = 128; ///< columns of a tile
   int32_t threads = 256;
   int32_t round_sf = 0;
-  int32_t transpose = 0;    ///< 1: out is (K, M)
+  /// 1: out is (K, M): the bf16 tile is transposed first, each channel's
+  /// absmax taken along its row, and out_sf is bound as its transposed
+  /// view (K, M / bm) (bind_transposed_sf)
+  int32_t transpose = 0;
   int32_t vector_bytes = 0; ///< 16: x's rows 16-byte aligned
   int32_t x_sf = 0;         ///< 1: x is e4m3 with f32 scales per 1 x 128
   int32_t gather = 0;       ///< 1: out's rows are x's rows pos_to_token
@@ -94,6 +97,10 @@ TILEJIT_SPEC_FIELDS(PerChannelCastSpec, in_dtype, bm, block_m, block_k, threads,
                     round_sf, transpose, vector_bytes, x_sf, gather, swiglu,
                     clamp, x_group, x_sf_dtype, col_pack, stage, swiglu_chunk,
                     min_blocks)
+
+/// Binds the call's out_sf (M / bm, K) as its transposed view (K, M / bm),
+/// as a transposed kernel stores it.
+void bind_transposed_sf(const ops::Call &c, ops::KernelArgs &args);
 
 /// The kernel in the DSL (per_channel_cast.dsl.cpp).
 Kernel per_channel_cast_kernel(const PerChannelCastSpec &spec);

@@ -28,12 +28,14 @@ static PerChannelCastSpec spec(const ops::Call &c) {
   s.vector_bytes = ops::vector_bytes(c, {"x"});
   s.swiglu = 1;
   s.clamp = c.real("swiglu_clamp_value") > 0;
-  // 128 rows a scale: the activation 64 (transposed) or 32 rows at a time
-  // through shared memory, and (transposed) 64 registers for 4 blocks an
-  // SM (H200, TileKernels' 8064 x 2048 benchmark: 48.9 -> 39.3 us;
-  // TileKernels 32.54; 126 -> 80 registers without the hint; not
-  // transposed 254 -> 109). With 32 rows a scale the shared tile would not
-  // fit beside the scales' conversions.
+  // Transposed, the bf16 activation is transposed first. 128 rows a scale:
+  // the activation 64 (transposed) or 32 rows at a time through shared
+  // memory, and (transposed) 64 registers for 4 blocks an SM (H200,
+  // TileKernels' 8064 x 2048 benchmark: 48.9 -> 36.2 us; TileKernels
+  // 32.54; not transposed 254 -> 109 registers). 32 rows a scale: the
+  // whole activation in registers (transposed: 71.1 -> 43.8 us; 4 blocks
+  // an SM 51.2); not transposed, the shared tile would not fit beside the
+  // scales' conversions.
   if (s.bm == 128) {
     s.swiglu_chunk = s.transpose ? 64 : 32;
     s.min_blocks = s.transpose ? 4 : 0;
@@ -41,9 +43,11 @@ static PerChannelCastSpec spec(const ops::Call &c) {
   return s;
 }
 
-static void views(const ops::Call &c, const PerChannelCastSpec &,
+static void views(const ops::Call &c, const PerChannelCastSpec &s,
                   ops::KernelArgs &args) {
   bind_swiglu_halves(c.tensor("x"), args);
+  if (s.transpose)
+    bind_transposed_sf(c, args);
 }
 
 static std::vector<ref::HostTensor> reference(const ops::HostCall &c) {
