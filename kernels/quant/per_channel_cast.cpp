@@ -49,6 +49,8 @@ template <bool transpose> static PerChannelCastSpec spec(const ops::Call &c) {
     // tile had taken 127 registers and 45 KB of shared memory).
     s.min_blocks = 4;
   }
+  s.inside =
+      !s.x_group && c.dim("M") % s.block_m == 0 && c.dim("K") % s.block_k == 0;
   return s;
 }
 
@@ -273,6 +275,8 @@ static PerChannelCastSpec fused_spec(const ops::Call &c) {
   // A plain bf16 x through shared memory, as per_channel_cast (H200, 4096
   // rows of 7168 without pos_to_token: 27.6 -> 25.9 us; TileKernels 23.24).
   s.stage = !s.x_sf && s.in_dtype == DType::bf16;
+  s.inside =
+      !s.gather && c.dim("R") % s.block_m == 0 && c.dim("K") % s.block_k == 0;
   return s;
 }
 

@@ -54,9 +54,12 @@ Kernel per_channel_cast_kernel(const PerChannelCastSpec &s) {
   k.grid({k.blocks(s.gather ? out : x, 0, tm), k.blocks(x, 1, tk)});
 
   auto m0 = k.block_id(0) * k.index(tm), k0 = k.block_id(1) * k.index(tk);
+  // Whole tiles (the op says): x's and out's accesses unchecked.
+  const auto bounds =
+      s.inside ? dsl::Bounds::promised_inside : dsl::Bounds::checked;
   auto rows = [&](const dsl::Tensor &t, dsl::Value col, int64_t cols) {
     return s.gather ? k.gather(t, *pos, {m0, col}, {tm, cols})
-                    : k.load(t, {m0, col}, {tm, cols});
+                    : k.load(t, {m0, col}, {tm, cols}, bounds);
   };
   // §11's order (t = 1 + expf(-g), (g / t) * u) after the clamp in f32,
   // the activation rounded to bf16.
@@ -81,7 +84,8 @@ Kernel per_channel_cast_kernel(const PerChannelCastSpec &s) {
     auto act = k.alloc_shared(DType::bf16, {tm, tk});
     for (int64_t r = 0; r < tm; r += s.swiglu_chunk) {
       auto at = [&](const dsl::Tensor &t) {
-        return f32(k.load(t, {m0 + k.index(r), k0}, {s.swiglu_chunk, tk}));
+        return f32(
+            k.load(t, {m0 + k.index(r), k0}, {s.swiglu_chunk, tk}, bounds));
       };
       k.store(swiglu(at(x), at(*up)), act, {k.index(r), k.index(0)});
     }
@@ -103,9 +107,9 @@ Kernel per_channel_cast_kernel(const PerChannelCastSpec &s) {
       k.min_blocks_per_sm(s.min_blocks);
     auto sc = scales_of(k, k.reduce_absmax(t, 2), kE4m3Limits, s.round_sf);
     k.store(k.reshape(k.cast(t * sc.sf_inv, DType::e4m3), {tk, tm}), out,
-            {k0, m0});
-    k.store(k.reshape(sc.sf, {tk, n}), out_sf,
-            {k0, k.block_id(0) * k.index(n)});
+            {k0, m0}, bounds);
+    k.store(k.reshape(sc.sf, {tk, n}), out_sf, {k0, k.block_id(0) * k.index(n)},
+            bounds);
     return k.build();
   }
   if (raw)
@@ -135,14 +139,14 @@ Kernel per_channel_cast_kernel(const PerChannelCastSpec &s) {
         {n, bm, tk});
   }
   k.store(k.reshape(k.cast(blocks * sc.sf_inv, DType::e4m3), {tm, tk}), out,
-          {m0, k0});
+          {m0, k0}, bounds);
   auto b0 = k.block_id(0) * k.index(n); // the tile's first scale row
   if (s.col_pack) { // bytes (Q, 4, K): block b is byte b % 4 of word row b / 4
     auto q = b0 / k.index(4);
     k.store(k.reshape(k.cast(sc.biased, DType::u8), {1, n, tk}), out_sf,
             {q, b0 - q * k.index(4), k0});
   } else {
-    k.store(k.reshape(sc.sf, {n, tk}), out_sf, {b0, k0});
+    k.store(k.reshape(sc.sf, {n, tk}), out_sf, {b0, k0}, bounds);
   }
   return k.build();
 }

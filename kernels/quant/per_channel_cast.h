@@ -92,11 +92,15 @@ struct PerChannelCastSpec {
   /// into a shared bf16 tile (fewer registers), 0 the whole tile at once
   int32_t swiglu_chunk = 0;
   int32_t min_blocks = 0; ///< > 0: blocks an SM to fit in registers
+  /// 1: every tile is whole (M % block_m == 0, K % block_k == 0, x not
+  /// gathered nor 2.1-quantized): x's, x_sf's and out's accesses are not
+  /// checked
+  int32_t inside = 0;
 };
 TILEJIT_SPEC_FIELDS(PerChannelCastSpec, in_dtype, bm, block_m, block_k, threads,
                     round_sf, transpose, vector_bytes, x_sf, gather, swiglu,
                     clamp, x_group, x_sf_dtype, col_pack, stage, swiglu_chunk,
-                    min_blocks)
+                    min_blocks, inside)
 
 /// Binds the call's out_sf (M / bm, K) as its transposed view (K, M / bm),
 /// as a transposed kernel stores it.

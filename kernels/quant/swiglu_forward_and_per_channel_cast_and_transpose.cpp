@@ -40,6 +40,7 @@ static PerChannelCastSpec spec(const ops::Call &c) {
     s.swiglu_chunk = s.transpose ? 64 : 32;
     s.min_blocks = s.transpose ? 4 : 0;
   }
+  s.inside = c.dim("M") % s.block_m == 0 && c.dim("W") / 2 % s.block_k == 0;
   return s;
 }
 
