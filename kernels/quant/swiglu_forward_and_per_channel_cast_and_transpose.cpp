@@ -31,11 +31,12 @@ static PerChannelCastSpec spec(const ops::Call &c) {
   // Transposed, the bf16 activation is transposed first. 128 rows a scale:
   // the activation 64 (transposed) or 32 rows at a time through shared
   // memory, and (transposed) 64 registers for 4 blocks an SM (H200,
-  // TileKernels' 8064 x 2048 benchmark: 48.9 -> 36.2 us; TileKernels
-  // 32.54; not transposed 254 -> 109 registers). 32 rows a scale: the
-  // whole activation in registers (transposed: 71.1 -> 43.8 us; 4 blocks
-  // an SM 51.2); not transposed, the shared tile would not fit beside the
-  // scales' conversions.
+  // TileKernels' 8064 x 2048 benchmark: 48.9 -> 36.2 us, 32.6 with whole
+  // tiles unchecked; TileKernels 32.54; chunks of 32 rows 37.8; not
+  // transposed 254 -> 109 registers). 32 rows a scale: the whole
+  // activation in registers (transposed: 71.1 -> 43.8 us, 36.8 unchecked;
+  // 4 blocks an SM 51.2); not transposed, the shared tile would not fit
+  // beside the scales' conversions.
   if (s.bm == 128) {
     s.swiglu_chunk = s.transpose ? 64 : 32;
     s.min_blocks = s.transpose ? 4 : 0;
