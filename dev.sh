@@ -43,10 +43,30 @@ if [ "$mode" != main ]; then
     python3 -m pip install -q numpy ml_dtypes
 fi
 
+# The Python package's test (tests/python_package) needs a Python >= 3.12
+# with nanobind: python3.12 or python3.13 on PATH, else pyenv's oldest 3.12+.
+if [ "$mode" = test ]; then
+  py=""
+  for c in python3.12 python3.13; do
+    if command -v "$c" >/dev/null && "$c" -c "" 2>/dev/null; then
+      py=$(command -v "$c"); break
+    fi
+  done
+  if [ -z "$py" ] && command -v pyenv >/dev/null; then
+    v=$(pyenv versions --bare 2>/dev/null | grep -E '^3\.1[2-9](\.[0-9]+)?$' |
+        sort -V | head -1 || true)
+    if [ -n "$v" ]; then py="$(pyenv root)/versions/$v/bin/python3"; fi
+  fi
+  if [ -n "$py" ]; then
+    "$py" -c "import nanobind" 2>/dev/null || "$py" -m pip install -q nanobind
+    export TILEJIT_PYTHON="$py"
+  fi
+fi
+
 if [ "$mode" = sanitize ]; then
   # tilejit's own code with AddressSanitizer and UndefinedBehaviorSanitizer
   # (LLVM/MLIR are Debian's uninstrumented libraries); every CPU test but
-  # find_package (a consumer project built without the sanitizers).
+  # find_package and python_package (projects built without the sanitizers).
   [ -f build/sanitize/build.ninja ] || cmake --preset sanitize
   cmake --build --preset sanitize
   ctest --preset sanitize

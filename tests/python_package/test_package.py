@@ -1,0 +1,166 @@
+"""test_package.py - tilejit's Python module on a machine without a GPU.
+
+Imports the package (built and installed by run.cmake), and checks that
+every registered op is a function with its declaration's signature, that a
+valid call validates, and the text of each kind of argument error. Tensors
+are stand-ins with torch's interface (data_ptr(), dtype, shape, stride())
+and no memory: validation never reads it. Plain Python; prints a line per
+check and `python package: N passed, M failed`; exits 1 when M > 0.
+"""
+import inspect
+import sys
+
+import tilejit
+from tilejit import _C
+
+passed = failed = 0
+
+
+def report(name, ok, detail=""):
+    global passed, failed
+    passed += ok
+    failed += not ok
+    print(f"{'ok  ' if ok else 'FAIL'} {name}{'' if ok else ': ' + detail}")
+
+
+class Tensor:
+    """torch's tensor interface, row-major, at a 1 MiB-aligned address."""
+
+    def __init__(self, dtype, shape):
+        self.dtype, self.shape = f"torch.{dtype}", tuple(shape)
+        strides, step = [], 1
+        for n in reversed(self.shape):
+            strides.insert(0, step)
+            step *= n
+        self._strides = tuple(strides)
+
+    def data_ptr(self):
+        return 0x100000
+
+    def stride(self):
+        return self._strides
+
+
+def raises(name, kind, text, f):
+    try:
+        f()
+    except kind as e:
+        report(name, str(e) == text, f"got {str(e)!r}, want {text!r}")
+        return
+    except Exception as e:  # the wrong kind
+        report(name, False, f"raised {type(e).__name__}: {e}")
+        return
+    report(name, False, "no error")
+
+
+decls = _C.ops()
+names = [d["name"] for d in decls]
+report("ops are listed, in name order", len(names) > 30 and
+       names == sorted(names), f"{names}")
+missing = [n for n in names if not callable(getattr(tilejit.ops, n, None))]
+report("every op is a function of tilejit.ops", not missing, f"{missing}")
+report("the TileKernels names are there",
+       {"per_token_cast", "topk_gate", "transpose",
+        "swiglu_forward_and_per_channel_cast_and_transpose"} <= set(names))
+
+sig = inspect.signature(tilejit.ops.per_token_cast)
+want = ("(x, x_sf, out, out_sf, *, fmt='e4m3', num_per_channels=128, "
+        "use_tma_aligned_col_major_sf=False, round_sf=False, "
+        "use_packed_ue8m0=False, use_e4m3_sf=False, x_block_m=0, "
+        "x_block_k=0, stochastic_cast=False, stream=0)")
+report("per_token_cast's signature", str(sig) == want, str(sig))
+bad = []
+for d in decls:
+    params = inspect.signature(getattr(tilejit.ops, d["name"])).parameters
+    tensors = d["tensors"]
+    for i, t in enumerate(tensors):
+        trailing = all(u["optional"] for u in tensors[i:])
+        if (params[t["name"]].default is None) != trailing:
+            bad.append(f"{d['name']}.{t['name']}")
+report("an optional tensor defaults to None where all after it are optional",
+       not bad, f"{bad}")
+report("the summary is the docstring",
+       tilejit.ops.topk_gate.__doc__.startswith(
+           decls[names.index("topk_gate")]["summary"]))
+
+x = Tensor("bfloat16", (256, 7168))
+out = Tensor("float8_e4m3fn", (256, 7168))
+sf = Tensor("float32", (256, 56))
+try:
+    tilejit.check("per_token_cast", x, None, out, sf)
+    tilejit.check("per_token_cast", x, None, out,
+                  Tensor("float32", (256, 1)), fmt="e4m3",
+                  num_per_channels=7168, round_sf=True)
+    report("valid calls validate", True)
+except Exception as e:
+    report("valid calls validate", False, f"{type(e).__name__}: {e}")
+
+op = "per_token_cast"
+raises("a dtype the op does not take", ValueError,
+       "per_token_cast: argument 'x' has dtype f16; requires bf16, f32, e4m3, "
+       "or i8",
+       lambda: tilejit.check(op, Tensor("float16", (256, 7168)), None, out,
+                             sf))
+raises("an output of another shape", ValueError,
+       "per_token_cast: argument 'out' is e4m3[255, 7168] strides [7168, 1]; "
+       "requires e4m3[256, 7168]",
+       lambda: tilejit.check(op, x, None,
+                             Tensor("float8_e4m3fn", (255, 7168)), sf))
+raises("a float for an int", ValueError,
+       "per_token_cast: argument 'num_per_channels' is 8.5; requires an int",
+       lambda: tilejit.check(op, x, None, out, sf, num_per_channels=8.5))
+raises("a bool for an int", ValueError,
+       "per_token_cast: argument 'num_per_channels' is True; requires an int",
+       lambda: tilejit.check(op, x, None, out, sf, num_per_channels=True))
+raises("an int past 64 bits", ValueError,
+       "per_token_cast: argument 'num_per_channels' is 1180591620717411303424; "
+       "requires an int of 64 bits",
+       lambda: tilejit.check(op, x, None, out, sf, num_per_channels=2**70))
+raises("an int for a bool", ValueError,
+       "per_token_cast: argument 'round_sf' is 2; requires a bool",
+       lambda: tilejit.check(op, x, None, out, sf, round_sf=2))
+raises("a choice not declared", ValueError,
+       "per_token_cast: argument 'fmt' is 'e9'; requires e4m3, e2m1, or e5m6",
+       lambda: tilejit.check(op, x, None, out, sf, fmt="e9"))
+raises("the op's own rule", ValueError,
+       "per_token_cast: argument 'num_per_channels' is 100; requires 16, 32, "
+       "64, 128, or K = 7168 when K is a multiple of 64",
+       lambda: tilejit.check(op, x, None, out, sf, num_per_channels=100))
+raises("a dtype tilejit does not know", ValueError,
+       "per_token_cast: argument 'x' has dtype 'complex64', which tilejit "
+       "does not know",
+       lambda: tilejit.check(op, Tensor("complex64", (256, 7168)), None, out,
+                             sf))
+raises("not a tensor", TypeError,
+       "argument 'x' is a list; requires a tensor (data_ptr(), dtype, shape, "
+       "stride()) or None",
+       lambda: tilejit.check(op, [1, 2], None, out, sf))
+raises("a missing tensor", TypeError, "missing a required argument: 'out_sf'",
+       lambda: tilejit.check(op, x, None, out))
+raises("an unknown parameter", TypeError,
+       "got an unexpected keyword argument 'num_topk'",
+       lambda: tilejit.check(op, x, None, out, sf, num_topk=8))
+raises("an int for a str", ValueError,
+       "per_token_cast: argument 'fmt' is 3; requires a str",
+       lambda: tilejit.check(op, x, None, out, sf, fmt=3))
+swiglu = "swiglu_forward_and_per_channel_cast_and_transpose"
+raises("a str for a float", ValueError,
+       f"{swiglu}: argument 'swiglu_clamp_value' is 'big'; requires a float",
+       lambda: tilejit.check(swiglu, Tensor("bfloat16", (128, 256)),
+                             Tensor("float8_e4m3fn", (128, 128)),
+                             Tensor("float32", (1, 128)),
+                             swiglu_clamp_value="big"))
+raises("the generic entry counts the parameters", ValueError,
+       "per_token_cast: 0 parameters given; the op takes 9",
+       lambda: _C.check("per_token_cast",
+                        [tilejit._tensor(n, t) for n, t in
+                         (("x", x), ("x_sf", None), ("out", out),
+                          ("out_sf", sf))], []))
+raises("an op that does not exist", ValueError, "no op named 'nope'",
+       lambda: tilejit.check("nope"))
+raises("the generic entry counts the tensors", ValueError,
+       "per_token_cast: 0 tensors given; the op takes 4",
+       lambda: _C.check("per_token_cast", [], []))
+
+print(f"python package: {passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
