@@ -16,10 +16,15 @@ macro(run what)
     message(FATAL_ERROR "${what} failed: ${rc}")
   endif()
 endmacro()
-run("installing tilejit" ${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${WORK_DIR}/prefix")
-run("configuring python/" ${CMAKE_COMMAND} -S "${PACKAGE_SOURCE}" -B "${WORK_DIR}/build" -G Ninja
-    -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DPython_EXECUTABLE=${PYTHON})
+run("installing tilejit"
+    ${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${WORK_DIR}/prefix")
+run("configuring python/"
+    ${CMAKE_COMMAND} -S "${PACKAGE_SOURCE}" -B "${WORK_DIR}/build" -G Ninja
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix
+    -DPython_EXECUTABLE=${PYTHON})
 run("building python/" ${CMAKE_COMMAND} --build "${WORK_DIR}/build")
-run("installing python/" ${CMAKE_COMMAND} --install "${WORK_DIR}/build" --prefix "${WORK_DIR}/site")
-run("test_package.py" ${CMAKE_COMMAND} -E env PYTHONPATH=${WORK_DIR}/site
+run("installing python/"
+    ${CMAKE_COMMAND} --install "${WORK_DIR}/build" --prefix "${WORK_DIR}/site")
+run("test_package.py"
+    ${CMAKE_COMMAND} -E env PYTHONPATH=${WORK_DIR}/site
     LD_LIBRARY_PATH=${WORK_DIR}/prefix/lib ${PYTHON} ${TEST_SCRIPT})
