@@ -216,6 +216,19 @@ std::string dtype_list(const std::vector<DType> &dtypes) {
 Call::Call(const OpDef &op, std::span<const rt::TensorView> tensors,
            std::span<const ParamValue> params)
     : op_(&op), tensors_(tensors), params_(params) {
+  validate(false);
+}
+
+Call::Call(const OpDef &op, std::span<const rt::TensorView> tensors,
+           std::span<const ParamValue> params, InputsOnly)
+    : op_(&op), tensors_(tensors), params_(params) {
+  validate(true);
+}
+
+void Call::validate(bool inputs_only) {
+  const OpDef &op = *op_;
+  std::span<const rt::TensorView> tensors = tensors_;
+  std::span<const ParamValue> params = params_;
   if (tensors.size() != op.tensors.size() ||
       params.size() != op.params.size() ||
       op.shapes.size() != op.tensors.size())
@@ -230,7 +243,7 @@ Call::Call(const OpDef &op, std::span<const rt::TensorView> tensors,
     const TensorDecl &d = op.tensors[i];
     const rt::TensorView &t = tensors[i];
     if (is_absent(t)) {
-      if (d.optional)
+      if (d.optional || (inputs_only && d.output))
         continue;
       throw UserError(fmt::format("{}: argument '{}' is absent; requires a "
                                   "tensor (only {} may be left out)",
@@ -269,11 +282,22 @@ Call::Call(const OpDef &op, std::span<const rt::TensorView> tensors,
                                   op.name, d.name, t.to_string(), t.rank - 1));
     check_pointer(op.name, d.name, t);
   }
+  auto bound = [&](const std::string &name) {
+    if (op.param_index(name) >= 0)
+      return true;
+    for (int j = 0; j < num_dims_; ++j)
+      if (dims_[j].name == name)
+        return true;
+    return false;
+  };
   for (const DimRule &r : op.dim_rules) {
     // A rule names a dimension or an integer parameter.
     auto value = [&](const std::string &name) {
       return op.param_index(name) >= 0 ? integer(name) : dim(name);
     };
+    if (inputs_only &&
+        (!bound(r.dim) || (!r.at_most.empty() && !bound(r.at_most))))
+      continue; // a dimension only an output has: the call checks it
     const int64_t v = value(r.dim);
     const int64_t bound_by = r.at_most.empty() ? v : value(r.at_most);
     if (v >= r.min && v <= r.max && v % r.multiple == 0 && v <= bound_by)
@@ -301,6 +325,8 @@ Call::Call(const OpDef &op, std::span<const rt::TensorView> tensors,
                     op.name, op.tensors[bound->tensor].name,
                     shape_text(tensors[bound->tensor]), r.dim, v, want));
   }
+  if (inputs_only)
+    return;
   if (op.check)
     op.check(*this);
   check_shaped();
@@ -614,6 +640,74 @@ DType ShapeArgs::dtype(std::string_view tensor) const {
 Call OpDef::bind(std::span<const rt::TensorView> t,
                  std::span<const ParamValue> p) const {
   return Call(*this, t, p);
+}
+
+std::vector<TensorShape>
+OpDef::output_layouts(std::span<const rt::TensorView> t,
+                      std::span<const ParamValue> p) const {
+  Call c(*this, t, p, Call::InputsOnly{});
+  std::vector<DType> dtypes(tensors.size());
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const TensorDecl &d = tensors[i];
+    if (!is_absent(t[i]))
+      dtypes[i] = t[i].dtype;
+    else if (!d.dtypes.empty())
+      dtypes[i] = d.dtypes.front();
+  }
+  for (size_t i = 0; i < tensors.size(); ++i)
+    if (is_absent(t[i]) && tensors[i].dtypes.empty())
+      dtypes[i] = dtypes[tensor_index(tensors[i].same_dtype_as)];
+  std::array<std::pair<std::string_view, int64_t>, 16> dims;
+  for (int j = 0; j < c.num_dims_; ++j)
+    dims[j] = {c.dims_[j].name, c.dims_[j].value};
+  const ShapeArgs args{this, std::span(dims.data(), c.num_dims_), p, dtypes};
+  std::vector<TensorShape> out;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const TensorDecl &d = tensors[i];
+    if (!d.output)
+      continue;
+    if (d.shape.empty()) {
+      if (!shape_of)
+        throw InternalError(fmt::format("internal error: {}: tensor '{}' has "
+                                        "no shape and the op no shape_of",
+                                        name, d.name));
+      out.push_back(shape_of(d.name, args));
+      continue;
+    }
+    TensorShape layout{.dtype = dtypes[i]};
+    for (const ShapeItem &s : shapes[i]) {
+      switch (s.kind) {
+      case ShapeItem::Kind::size:
+        layout.shape.push_back(s.size);
+        break;
+      case ShapeItem::Kind::param:
+        layout.shape.push_back(c.integer(s.name));
+        break;
+      case ShapeItem::Kind::rest:
+        if (c.rest_tensor_ < 0)
+          throw UserError(fmt::format("{}: output '{}' has leading "
+                                      "dimensions no input gives",
+                                      name, d.name));
+        for (int j = 0; j < c.rest_rank_; ++j)
+          layout.shape.push_back(t[c.rest_tensor_].shape[j]);
+        break;
+      case ShapeItem::Kind::name: {
+        const auto *bound =
+            std::find_if(dims.begin(), dims.begin() + c.num_dims_,
+                         [&](const auto &e) { return e.first == s.name; });
+        if (bound == dims.begin() + c.num_dims_)
+          throw UserError(fmt::format("{}: output '{}' has dimension {}, "
+                                      "which no input gives",
+                                      name, d.name, s.name));
+        layout.shape.push_back(bound->second);
+        break;
+      }
+      }
+    }
+    layout.strides = ref::contiguous_strides(layout.shape);
+    out.push_back(std::move(layout));
+  }
+  return out;
 }
 
 void OpDef::call(std::span<const rt::TensorView> t,

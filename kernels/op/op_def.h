@@ -177,6 +177,14 @@ public:
 
 private:
   friend class OpDef;
+  /// A call whose outputs may be absent (OpDef::output_layouts): the
+  /// inputs and parameters are checked, the dimensions they bind bound, and
+  /// the dim rules on those applied; the op's `check` and the shape-less
+  /// tensors are left to the call that follows.
+  struct InputsOnly {};
+  Call(const OpDef &op, std::span<const rt::TensorView> tensors,
+       std::span<const ParamValue> params, InputsOnly);
+  void validate(bool inputs_only);
   const ParamValue &param(std::string_view name) const;
   void bind_dims();
   void check_shaped() const;
@@ -291,6 +299,16 @@ public:
   /// Validates without launching: the key and kernel of this call.
   Call bind(std::span<const rt::TensorView> tensors,
             std::span<const ParamValue> params) const;
+  /// The layouts of the outputs, in declaration order, from the inputs and
+  /// parameters alone (`tensors` in declaration order, the outputs absent):
+  /// what a caller that allocates them (the Python package) creates. A
+  /// declared shape is dense, of the first declared dtype (or that of its
+  /// `same_dtype_as`); a shape-less output is what shape_of gives. Throws
+  /// UserError for inputs a call would refuse, or an output dimension no
+  /// input binds. The call itself validates the rest.
+  std::vector<TensorShape>
+  output_layouts(std::span<const rt::TensorView> tensors,
+                 std::span<const ParamValue> params) const;
 
   /// Parses the declared shapes (make_op calls it); InternalError for a
   /// malformed declaration.

@@ -161,6 +161,19 @@ std::vector<ops::ParamValue> params_of(const ops::OpDef &op,
   return out;
 }
 
+/// A call's op, tensor views and parameters, from Python's.
+struct Args {
+  const ops::OpDef &op;
+  std::vector<rt::TensorView> tensors;
+  std::vector<ops::ParamValue> params;
+};
+
+Args args_of(const std::string &name, const std::vector<TensorArg> &tensors,
+             const nb::list &params) {
+  const ops::OpDef &op = op_named(name);
+  return {op, views(op, tensors), params_of(op, params)};
+}
+
 } // namespace
 
 NB_MODULE(_C, m) {
@@ -184,23 +197,34 @@ NB_MODULE(_C, m) {
       "check",
       [](const std::string &name, const std::vector<TensorArg> &tensors,
          const nb::list &params) {
-        const ops::OpDef &op = op_named(name);
-        std::vector<rt::TensorView> v = views(op, tensors);
-        std::vector<ops::ParamValue> p = params_of(op, params);
-        ops::Call(op, v, p); // validates, op.check included
+        const Args a = args_of(name, tensors, params);
+        ops::Call(a.op, a.tensors, a.params); // validates, op.check too
       },
       "Validates a call (tensors in declaration order, parameters as "
       "declared) without launching; ValueError names the argument, its "
       "value and the requirement.");
   m.def(
+      "output_layouts",
+      [](const std::string &name, const std::vector<TensorArg> &tensors,
+         const nb::list &params) {
+        const Args a = args_of(name, tensors, params);
+        std::vector<
+            std::tuple<std::string, std::vector<int64_t>, std::vector<int64_t>>>
+            out;
+        for (const ops::TensorShape &t :
+             a.op.output_layouts(a.tensors, a.params))
+          out.emplace_back(std::string(name_of(t.dtype)), t.shape, t.strides);
+        return out;
+      },
+      "The outputs' (dtype name, shape, strides), in declaration order, from "
+      "the inputs and parameters alone (the outputs None).");
+  m.def(
       "call",
       [](const std::string &name, const std::vector<TensorArg> &tensors,
          const nb::list &params, uint64_t stream) {
-        const ops::OpDef &op = op_named(name);
-        std::vector<rt::TensorView> v = views(op, tensors);
-        std::vector<ops::ParamValue> p = params_of(op, params);
+        const Args a = args_of(name, tensors, params);
         nb::gil_scoped_release release;
-        op.call(v, p, reinterpret_cast<CUstream>(stream));
+        a.op.call(a.tensors, a.params, reinterpret_cast<CUstream>(stream));
       },
       "Validates and launches on `stream` (a CUstream as an int).");
 }

@@ -15,7 +15,7 @@ import types
 
 from . import _C
 
-__all__ = ["ops", "declarations", "check", "signature"]
+__all__ = ["ops", "declarations", "check", "signature", "output_layouts"]
 
 _DECLS = {d["name"]: d for d in _C.ops()}
 
@@ -80,6 +80,28 @@ def check(op, *args, **kwargs):
         raise ValueError(f"no op named '{op}'")
     tensors, params = _bind(op, args, kwargs)
     _C.check(op, tensors, params)
+
+
+def output_layouts(op, *args, **kwargs):
+    """The layouts of `op`'s outputs from its inputs and parameters alone:
+    a list of (dtype name, shape, strides), in declaration order, for the
+    caller to allocate (inputs as in a call, the outputs left out)."""
+    if op not in _DECLS:
+        raise ValueError(f"no op named '{op}'")
+    d = _DECLS[op]
+    P = inspect.Parameter
+    inputs = [t for t in d["tensors"] if not t["output"]]
+    sig = inspect.Signature(
+        [P(t["name"], P.POSITIONAL_OR_KEYWORD,
+           default=None if t["optional"] else P.empty) for t in inputs] +
+        [P(p["name"], P.KEYWORD_ONLY, default=p["default"])
+         for p in d["params"]])
+    bound = sig.bind(*args, **kwargs)
+    bound.apply_defaults()
+    a = bound.arguments
+    tensors = [None if t["output"] else _tensor(t["name"], a[t["name"]])
+               for t in d["tensors"]]
+    return _C.output_layouts(op, tensors, [a[p["name"]] for p in d["params"]])
 
 
 def _make(op):

@@ -95,6 +95,16 @@ try:
 except Exception as e:
     report("valid calls validate", False, f"{type(e).__name__}: {e}")
 
+layouts = tilejit.output_layouts("per_token_cast", x, fmt="e5m6",
+                                 num_per_channels=7168)
+report("outputs' layouts from the inputs", layouts ==
+       [("u8", [256, 10752], [10752, 1]), ("f32", [256, 1], [1, 1])],
+       f"{layouts}")
+layouts = tilejit.output_layouts("batched_transpose",
+                                 Tensor("bfloat16", (2, 64, 128)))
+report("a declared output shape", layouts ==
+       [("bf16", [2, 128, 64], [8192, 64, 1])], f"{layouts}")
+
 op = "per_token_cast"
 raises("a dtype the op does not take", ValueError,
        "per_token_cast: argument 'x' has dtype f16; requires bf16, f32, e4m3, "
@@ -156,6 +166,11 @@ raises("the generic entry counts the parameters", ValueError,
                         [tilejit._tensor(n, t) for n, t in
                          (("x", x), ("x_sf", None), ("out", out),
                           ("out_sf", sf))], []))
+raises("layouts refuse what a call would", ValueError,
+       "batched_transpose: argument 'x' has shape [2, 60, 64] (X = 60); "
+       "requires X a multiple of 64",
+       lambda: tilejit.output_layouts("batched_transpose",
+                                      Tensor("float32", (2, 60, 64))))
 raises("an op that does not exist", ValueError, "no op named 'nope'",
        lambda: tilejit.check("nope"))
 raises("the generic entry counts the tensors", ValueError,

@@ -435,3 +435,88 @@ TEST_CASE("an optional output may be left out, and the reference knows it",
   host.absent_outputs = {false, false};
   CHECK(host.has("count"));
 }
+
+namespace {
+
+/// x (N) f32 -> y (M) f32, M bound by no input: declared, never registered.
+const ops::OpDef &unbound_output() {
+  static const ops::OpDef op = ops::make_op<OptionalSpec>(
+      {.name = "unbound",
+       .summary = "a test op whose output has a dimension of its own",
+       .tensors = {ops::input("x", {DType::f32}, "N"),
+                   ops::output("y", {DType::f32}, "M")}},
+      {[](const ops::Call &) { return OptionalSpec{}; },
+       [](const OptionalSpec &) {
+         dsl::KernelBuilder k("unbound", 32);
+         auto x = k.tensor("x", DType::f32, 1);
+         k.grid({k.blocks(x, 0, 32)});
+         return k.build();
+       }});
+  return op;
+}
+
+std::string layouts_error(const ops::OpDef &op, std::vector<rt::TensorView> t,
+                          std::vector<ops::ParamValue> p) {
+  try {
+    op.output_layouts(t, p);
+  } catch (const UserError &e) {
+    return e.what();
+  }
+  return "";
+}
+
+} // namespace
+
+TEST_CASE("the outputs' layouts follow from the inputs alone", "[op]") {
+  // A declared shape: batched_transpose's out (B, Y, X), x's dtype.
+  const ops::OpDef &transpose = *ops::find_op("batched_transpose");
+  const std::vector<ops::TensorShape> t = transpose.output_layouts(
+      std::vector{view(DType::bf16, {2, 64, 128}), ops::absent()}, {});
+  REQUIRE(t.size() == 1);
+  CHECK(t[0].dtype == DType::bf16);
+  CHECK(t[0].shape == std::vector<int64_t>{2, 128, 64});
+  CHECK(t[0].strides == std::vector<int64_t>{8192, 64, 1});
+  // Shape-less outputs: per_token_cast's shape_of, by fmt and flags.
+  const ops::OpDef &cast = *ops::find_op("per_token_cast");
+  auto layouts = [&](std::string fmt, int64_t group) {
+    std::vector<ops::ParamValue> p;
+    for (const ops::ParamDecl &d : cast.params)
+      p.push_back(d.default_value);
+    p[cast.param_index("fmt")] = fmt;
+    p[cast.param_index("num_per_channels")] = group;
+    return cast.output_layouts(std::vector{view(DType::bf16, {256, 7168}),
+                                           ops::absent(), ops::absent(),
+                                           ops::absent()},
+                               p);
+  };
+  const auto e4m3 = layouts("e4m3", 128), e5m6 = layouts("e5m6", 7168);
+  REQUIRE(e4m3.size() == 2);
+  CHECK(e4m3[0].dtype == DType::e4m3);
+  CHECK(e4m3[0].shape == std::vector<int64_t>{256, 7168});
+  CHECK(e4m3[1].dtype == DType::f32);
+  CHECK(e4m3[1].shape == std::vector<int64_t>{256, 56});
+  CHECK(e5m6[0].dtype == DType::u8);
+  CHECK(e5m6[0].shape == std::vector<int64_t>{256, 10752});
+  CHECK(e5m6[1].shape == std::vector<int64_t>{256, 1});
+}
+
+TEST_CASE("the outputs' layouts refuse what a call would", "[op][error]") {
+  const ops::OpDef &transpose = *ops::find_op("batched_transpose");
+  // Deliberate mistakes: a dtype, a rank, a dim rule of the inputs.
+  CHECK(layouts_error(transpose, {view(DType::f64, {2, 64, 64}), ops::absent()},
+                      {}) ==
+        "batched_transpose: argument 'x' has dtype f64; requires bf16, f16, "
+        "f32, e4m3, e5m2, i8, u8, i32, or u32");
+  CHECK(layouts_error(transpose, {view(DType::f32, {64, 64}), ops::absent()},
+                      {}) ==
+        "batched_transpose: argument 'x' has shape [64, 64] (rank 2); "
+        "requires [B, X, Y]");
+  CHECK(layouts_error(transpose, {view(DType::f32, {2, 60, 64}), ops::absent()},
+                      {}) == "batched_transpose: argument 'x' has shape "
+                             "[2, 60, 64] (X = 60); requires X a multiple "
+                             "of 64");
+  // Deliberate mistake: an output dimension no input gives.
+  CHECK(layouts_error(unbound_output(), {view(DType::f32, {8}), ops::absent()},
+                      {}) ==
+        "unbound: output 'y' has dimension M, which no input gives");
+}
