@@ -283,12 +283,7 @@ void Call::validate(bool inputs_only) {
     check_pointer(op.name, d.name, t);
   }
   auto bound = [&](const std::string &name) {
-    if (op.param_index(name) >= 0)
-      return true;
-    for (int j = 0; j < num_dims_; ++j)
-      if (dims_[j].name == name)
-        return true;
-    return false;
+    return op.param_index(name) >= 0 || find_dim(name) != nullptr;
   };
   for (const DimRule &r : op.dim_rules) {
     // A rule names a dimension or an integer parameter.
@@ -316,10 +311,7 @@ void Call::validate(bool inputs_only) {
     if (op.param_index(r.dim) >= 0)
       throw UserError(fmt::format("{}: argument '{}' is {}; requires {}",
                                   op.name, r.dim, v, want));
-    const Dim *bound = nullptr;
-    for (int j = 0; j < num_dims_; ++j)
-      if (dims_[j].name == r.dim)
-        bound = &dims_[j];
+    const Dim *bound = find_dim(r.dim);
     throw UserError(
         fmt::format("{}: argument '{}' has shape {} ({} = {}); requires {}",
                     op.name, op.tensors[bound->tensor].name,
@@ -335,7 +327,7 @@ void Call::validate(bool inputs_only) {
 /// Tensors declared without a shape, against what shape_of lays out.
 void Call::check_shaped() const {
   const OpDef &op = *op_;
-  std::array<std::pair<std::string_view, int64_t>, 16> dims;
+  DimPairs dims;
   std::array<DType, KernelArgs::kMax> dtypes{};
   std::optional<ShapeArgs> args;
   for (size_t i = 0; i < tensors_.size(); ++i) {
@@ -352,13 +344,10 @@ void Call::check_shaped() const {
                                         "at most {} are supported",
                                         op.name, tensors_.size(),
                                         dtypes.size()));
-      for (int j = 0; j < num_dims_; ++j)
-        dims[static_cast<size_t>(j)] = {dims_[j].name, dims_[j].value};
       for (size_t t = 0; t < tensors_.size(); ++t)
         dtypes[t] = tensors_[t].dtype;
-      args =
-          ShapeArgs{&op, std::span(dims.data(), static_cast<size_t>(num_dims_)),
-                    params_, std::span(dtypes.data(), tensors_.size())};
+      args = ShapeArgs{&op, dim_pairs(dims), params_,
+                       std::span(dtypes.data(), tensors_.size())};
     }
     const TensorShape want = op.shape_of(d.name, *args);
     const rt::TensorView &t = tensors_[i];
@@ -414,11 +403,7 @@ void Call::bind_dims() {
         else if (s.kind == OpDef::ShapeItem::Kind::param)
           values.push_back(std::to_string(integer(s.name)));
         else if (s.kind == OpDef::ShapeItem::Kind::name) {
-          const Dim *d = nullptr;
-          for (int j = 0; j < num_dims_; ++j)
-            if (dims_[j].name == s.name)
-              d = &dims_[j];
-          if (d)
+          if (const Dim *d = find_dim(s.name))
             values.push_back(std::to_string(d->value));
           else
             all_known = false;
@@ -465,9 +450,8 @@ void Call::bind_dims() {
       else if (s.kind == OpDef::ShapeItem::Kind::param)
         want = integer(s.name);
       else {
-        for (int j = 0; j < num_dims_ && want < 0; ++j)
-          if (dims_[j].name == s.name)
-            want = dims_[j].value;
+        if (const Dim *d = find_dim(s.name))
+          want = d->value;
         if (want < 0) {
           if (num_dims_ == static_cast<int>(dims_.size()))
             throw InternalError("internal error: more than 16 named dims");
@@ -494,10 +478,23 @@ const rt::TensorView &Call::tensor(std::string_view name) const {
 
 bool Call::has(std::string_view name) const { return !is_absent(tensor(name)); }
 
-int64_t Call::dim(std::string_view name) const {
+const Call::Dim *Call::find_dim(std::string_view name) const {
   for (int j = 0; j < num_dims_; ++j)
     if (dims_[j].name == name)
-      return dims_[j].value;
+      return &dims_[j];
+  return nullptr;
+}
+
+std::span<const std::pair<std::string_view, int64_t>>
+Call::dim_pairs(DimPairs &buffer) const {
+  for (int j = 0; j < num_dims_; ++j)
+    buffer[static_cast<size_t>(j)] = {dims_[j].name, dims_[j].value};
+  return std::span(buffer.data(), static_cast<size_t>(num_dims_));
+}
+
+int64_t Call::dim(std::string_view name) const {
+  if (const Dim *d = find_dim(name))
+    return d->value;
   throw InternalError(
       fmt::format("internal error: {} has no dimension '{}'", op_->name, name));
 }
@@ -657,10 +654,8 @@ OpDef::output_layouts(std::span<const rt::TensorView> t,
   for (size_t i = 0; i < tensors.size(); ++i)
     if (is_absent(t[i]) && tensors[i].dtypes.empty())
       dtypes[i] = dtypes[tensor_index(tensors[i].same_dtype_as)];
-  std::array<std::pair<std::string_view, int64_t>, 16> dims;
-  for (int j = 0; j < c.num_dims_; ++j)
-    dims[j] = {c.dims_[j].name, c.dims_[j].value};
-  const ShapeArgs args{this, std::span(dims.data(), c.num_dims_), p, dtypes};
+  Call::DimPairs dims;
+  const ShapeArgs args{this, c.dim_pairs(dims), p, dtypes};
   std::vector<TensorShape> out;
   for (size_t i = 0; i < tensors.size(); ++i) {
     const TensorDecl &d = tensors[i];
@@ -692,14 +687,12 @@ OpDef::output_layouts(std::span<const rt::TensorView> t,
           layout.shape.push_back(t[c.rest_tensor_].shape[j]);
         break;
       case ShapeItem::Kind::name: {
-        const auto *bound =
-            std::find_if(dims.begin(), dims.begin() + c.num_dims_,
-                         [&](const auto &e) { return e.first == s.name; });
-        if (bound == dims.begin() + c.num_dims_)
+        const Call::Dim *bound = c.find_dim(s.name);
+        if (!bound)
           throw UserError(fmt::format("{}: output '{}' has dimension {}, "
                                       "which no input gives",
                                       name, d.name, s.name));
-        layout.shape.push_back(bound->second);
+        layout.shape.push_back(bound->value);
         break;
       }
       }

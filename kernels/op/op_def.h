@@ -193,6 +193,12 @@ private:
     int64_t value;
     int tensor; ///< the tensor that bound it
   };
+  /// The bound dimension `name`, or nullptr.
+  const Dim *find_dim(std::string_view name) const;
+  using DimPairs = std::array<std::pair<std::string_view, int64_t>, 16>;
+  /// The bound dimensions as ShapeArgs takes them, written into `buffer`.
+  std::span<const std::pair<std::string_view, int64_t>>
+  dim_pairs(DimPairs &buffer) const;
   const OpDef *op_;
   std::span<const rt::TensorView> tensors_;
   std::span<const ParamValue> params_;
