@@ -469,36 +469,10 @@ Prepared Prepared::make(const Resolved &r, uint64_t seed, bool reference) {
 // --- on the GPU
 // ------------------------------------------------------------------
 
-RunResult Prepared::run(const RunOptions &options) const {
+RunResult Prepared::check(std::vector<ref::HostTensor> outputs) const {
   const ops::OpDef &op = *r_.op;
-  std::vector<rt::DeviceBuffer> buffers;
-  std::vector<rt::TensorView> views;
   RunResult result;
   result.shape = r_.label;
-  int input = 0;
-  for (size_t i = 0; i < r_.tensors.size(); ++i) {
-    const ops::TensorShape &t = r_.tensors[i];
-    if (r_.absent[i]) {
-      buffers.emplace_back(1); // keeps buffers[i] the i-th tensor's
-      views.push_back(ops::absent());
-      ++input;
-      continue;
-    }
-    const size_t bytes = static_cast<size_t>(extent(t)) * size_of(t.dtype);
-    buffers.emplace_back(std::max<size_t>(bytes, 1));
-    if (op.tensors[i].output) {
-      buffers.back().fill_bytes(r_.test && r_.test->poison_outputs ? 0xff : 0);
-    } else if (bytes > 0) {
-      buffers.back().upload(data_.call.inputs[input].raw(), bytes);
-    }
-    input += op.tensors[i].output ? 0 : 1;
-    views.push_back(rt::TensorView::strided(buffers.back().ptr(), t.dtype,
-                                            t.shape, t.strides));
-    result.bytes += static_cast<double>(numel(t) * size_of(t.dtype));
-  }
-  op.call(views, r_.params, nullptr);
-  rt::synchronize(nullptr);
-
   RunData data = data_;
   if (!expf_args_.empty()) {
     // The reference again with CUDA's expf where it took glibc's.
@@ -511,20 +485,7 @@ RunResult Prepared::run(const RunOptions &options) const {
                                       "its first had not",
                                       op.name, installed.misses()));
   }
-  for (size_t i = 0; i < r_.tensors.size(); ++i) {
-    if (!op.tensors[i].output)
-      continue;
-    if (r_.absent[i]) { // an optional output left out
-      data.outputs.emplace_back();
-      continue;
-    }
-    ref::HostTensor got = host_tensor(r_.tensors[i]);
-    const size_t bytes =
-        static_cast<size_t>(extent(r_.tensors[i])) * size_of(got.dtype());
-    if (bytes > 0)
-      buffers[i].download(got.raw(), bytes);
-    data.outputs.push_back(std::move(got));
-  }
+  data.outputs = std::move(outputs);
   std::string diff, what;
   if (!checked_) {
     result.passed = true;
@@ -573,6 +534,58 @@ RunResult Prepared::run(const RunOptions &options) const {
   }
   if (r_.test && r_.test->flops)
     result.flops = r_.test->flops(data.call);
+  return result;
+}
+
+RunResult Prepared::run(const RunOptions &options) const {
+  const ops::OpDef &op = *r_.op;
+  std::vector<rt::DeviceBuffer> buffers;
+  std::vector<rt::TensorView> views;
+  RunResult result;
+  result.shape = r_.label;
+  int input = 0;
+  for (size_t i = 0; i < r_.tensors.size(); ++i) {
+    const ops::TensorShape &t = r_.tensors[i];
+    if (r_.absent[i]) {
+      buffers.emplace_back(1); // keeps buffers[i] the i-th tensor's
+      views.push_back(ops::absent());
+      ++input;
+      continue;
+    }
+    const size_t bytes = static_cast<size_t>(extent(t)) * size_of(t.dtype);
+    buffers.emplace_back(std::max<size_t>(bytes, 1));
+    if (op.tensors[i].output) {
+      buffers.back().fill_bytes(r_.test && r_.test->poison_outputs ? 0xff : 0);
+    } else if (bytes > 0) {
+      buffers.back().upload(data_.call.inputs[input].raw(), bytes);
+    }
+    input += op.tensors[i].output ? 0 : 1;
+    views.push_back(rt::TensorView::strided(buffers.back().ptr(), t.dtype,
+                                            t.shape, t.strides));
+    result.bytes += static_cast<double>(numel(t) * size_of(t.dtype));
+  }
+  op.call(views, r_.params, nullptr);
+  rt::synchronize(nullptr);
+
+  std::vector<ref::HostTensor> outputs;
+  for (size_t i = 0; i < r_.tensors.size(); ++i) {
+    if (!op.tensors[i].output)
+      continue;
+    if (r_.absent[i]) { // an optional output left out
+      outputs.emplace_back();
+      continue;
+    }
+    ref::HostTensor got = host_tensor(r_.tensors[i]);
+    const size_t bytes =
+        static_cast<size_t>(extent(r_.tensors[i])) * size_of(got.dtype());
+    if (bytes > 0)
+      buffers[i].download(got.raw(), bytes);
+    outputs.push_back(std::move(got));
+  }
+  const RunResult checked = check(std::move(outputs));
+  result.check = checked.check;
+  result.passed = checked.passed;
+  result.flops = checked.flops;
 
   if (options.iters > 0 && result.bytes > 0) {
     if (r_.test && r_.test->time_launches) {

@@ -59,6 +59,12 @@ public:
   /// Uploads, calls the op on the GPU, checks; with options.iters > 0 also
   /// times it (and a copy of the same bytes).
   RunResult run(const RunOptions &options) const;
+  /// Checks outputs a call wrote (in declaration order among the outputs,
+  /// each in its resolved layout; an empty HostTensor for one left out)
+  /// against the reference, as run() does: `check`, `passed` and `flops` of
+  /// the result. Where the reference took CUDA's expf it runs again with the
+  /// GPU's values, so that needs a GPU.
+  RunResult check(std::vector<ref::HostTensor> outputs) const;
   const Resolved &resolved() const { return r_; }
   /// The filled inputs and the reference's outputs.
   const RunData &data() const { return data_; }
