@@ -478,6 +478,23 @@ const rt::TensorView &Call::tensor(std::string_view name) const {
 
 bool Call::has(std::string_view name) const { return !is_absent(tensor(name)); }
 
+void Call::bind_derived(std::string_view name, int64_t value) {
+  if (find_dim(name))
+    return;
+  // The name as the declaration holds it (a view that outlives the call).
+  for (size_t i = 0; i < op_->shapes.size(); ++i)
+    for (const OpDef::ShapeItem &s : op_->shapes[i])
+      if (s.kind == OpDef::ShapeItem::Kind::name && s.name == name) {
+        if (num_dims_ == static_cast<int>(dims_.size()))
+          throw InternalError("internal error: more than 16 named dims");
+        dims_[num_dims_++] = {s.name, value, static_cast<int>(i)};
+        return;
+      }
+  throw InternalError(fmt::format("internal error: {}: dims_from_inputs gives "
+                                  "'{}', which no declared shape has",
+                                  op_->name, name));
+}
+
 const Call::Dim *Call::find_dim(std::string_view name) const {
   for (int j = 0; j < num_dims_; ++j)
     if (dims_[j].name == name)
@@ -643,6 +660,9 @@ std::vector<TensorShape>
 OpDef::output_layouts(std::span<const rt::TensorView> t,
                       std::span<const ParamValue> p) const {
   Call c(*this, t, p, Call::InputsOnly{});
+  if (dims_from_inputs)
+    for (const auto &[dim, value] : dims_from_inputs(c))
+      c.bind_derived(dim, value);
   std::vector<DType> dtypes(tensors.size());
   for (size_t i = 0; i < tensors.size(); ++i) {
     const TensorDecl &d = tensors[i];

@@ -187,6 +187,9 @@ private:
   void validate(bool inputs_only);
   const ParamValue &param(std::string_view name) const;
   void bind_dims();
+  /// Binds dimension `name` (of some declared shape) to `value` unless a
+  /// tensor bound it (OpDef::dims_from_inputs).
+  void bind_derived(std::string_view name, int64_t value);
   void check_shaped() const;
   struct Dim {
     std::string_view name;
@@ -280,6 +283,12 @@ public:
   /// inputs create. Required when a tensor has no shape.
   std::function<TensorShape(std::string_view output, const ShapeArgs &)>
       shape_of;
+  /// Dimensions no declared input shape gives (only outputs and shape-less
+  /// inputs have them), from the inputs: what output_layouts lays the
+  /// outputs out with, e.g. cast_back's (M, K) from its shape-less data's
+  /// dtype and shape. Optional; a call checks them against its outputs.
+  std::function<std::vector<std::pair<std::string, int64_t>>(const Call &)>
+      dims_from_inputs;
   /// The CPU reference: the outputs, in declaration order. Optional (then
   /// the test harness's comparison computes what it checks itself).
   std::function<std::vector<ref::HostTensor>(const HostCall &)> reference;
@@ -309,7 +318,8 @@ public:
   /// parameters alone (`tensors` in declaration order, the outputs absent):
   /// what a caller that allocates them (the Python package) creates. A
   /// declared shape is dense, of the first declared dtype (or that of its
-  /// `same_dtype_as`); a shape-less output is what shape_of gives. Throws
+  /// `same_dtype_as`); a shape-less output is what shape_of gives. The
+  /// dimensions are the inputs' and then dims_from_inputs'. Throws
   /// UserError for inputs a call would refuse, or an output dimension no
   /// input binds. The call itself validates the rest.
   std::vector<TensorShape>

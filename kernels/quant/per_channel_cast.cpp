@@ -346,6 +346,14 @@ const ops::OpDef &per_channel_cast_fused_op() {
        .default_shape = {4096, 4096, 7168},
        .check = check_fused,
        .shape_of = fused_shape,
+       // Without pos_to_token every row is its own: R = N.
+       .dims_from_inputs =
+           [](const ops::Call &c) {
+             return c.has("pos_to_token")
+                        ? std::vector<std::pair<std::string, int64_t>>{}
+                        : std::vector<std::pair<std::string, int64_t>>{
+                              {"R", c.dim("N")}};
+           },
        .reference =
            [](const ops::HostCall &c) {
              CastInput x = c.tensor("x");

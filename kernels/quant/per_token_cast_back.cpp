@@ -77,6 +77,18 @@ std::vector<ops::TensorDecl> cast_back_tensors() {
           ops::output("out", {DType::bf16, DType::f32}, "M, K")};
 }
 
+std::vector<std::pair<std::string, int64_t>>
+cast_back_dims(const ops::Call &c) {
+  const rt::TensorView &x = c.tensor("x_data");
+  if (x.rank != 2)
+    return {};
+  const int64_t w = x.shape[1];
+  const int64_t k = x.dtype == DType::u8   ? w * 2 / 3
+                    : x.dtype == DType::i8 ? w * 2
+                                           : w;
+  return {{"M", x.shape[0]}, {"K", k}};
+}
+
 ops::TensorShape cast_back_shape(std::string_view tensor,
                                  const ops::ShapeArgs &a, int64_t bm,
                                  int64_t bk) {
@@ -123,6 +135,7 @@ const ops::OpDef &per_token_cast_back_op() {
              return cast_back_shape(tensor, a, 1,
                                     a.integer("num_per_channels"));
            },
+       .dims_from_inputs = cast_back_dims,
        .reference =
            [](const ops::HostCall &c) {
              return std::vector{per_token_cast_back_ref(

@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include <array>
+#include <tuple>
 
 using namespace tilejit;
 
@@ -498,6 +499,39 @@ TEST_CASE("the outputs' layouts follow from the inputs alone", "[op]") {
   CHECK(e5m6[0].dtype == DType::u8);
   CHECK(e5m6[0].shape == std::vector<int64_t>{256, 10752});
   CHECK(e5m6[1].shape == std::vector<int64_t>{256, 1});
+}
+
+TEST_CASE("dimensions only outputs bind come from dims_from_inputs", "[op]") {
+  // cast_back's (M, K) from its shape-less data: e4m3 (M, K), packed e2m1
+  // (M, K / 2), e5m6 bytes (M, 3K / 2).
+  const ops::OpDef &back = *ops::find_op("cast_back");
+  auto out_of = [&](DType data, int64_t width, const char *fmt) {
+    return back.output_layouts(
+        std::vector{view(data, {100, width}), view(DType::f32, {100, 56}),
+                    ops::absent()},
+        std::vector<ops::ParamValue>{int64_t{1}, int64_t{128},
+                                     std::string(fmt)})[0];
+  };
+  for (const auto &[data, width, fmt] :
+       {std::tuple{DType::e4m3, int64_t{7168}, "none"},
+        std::tuple{DType::i8, int64_t{3584}, "none"},
+        std::tuple{DType::u8, int64_t{10752}, "e5m6"}}) {
+    const ops::TensorShape out = out_of(data, width, fmt);
+    CHECK(out.shape == std::vector<int64_t>{100, 7168});
+    CHECK(out.strides == std::vector<int64_t>{7168, 1});
+  }
+  // per_channel_cast_fused without pos_to_token: one out row a row of x.
+  const ops::OpDef &fused = *ops::find_op("per_channel_cast_fused");
+  std::vector<ops::ParamValue> p;
+  for (const ops::ParamDecl &d : fused.params)
+    p.push_back(d.default_value);
+  const auto t = fused.output_layouts(std::vector{view(DType::bf16, {256, 512}),
+                                                  ops::absent(), ops::absent(),
+                                                  ops::absent(), ops::absent()},
+                                      p);
+  REQUIRE(t.size() == 2);
+  CHECK(t[0].shape == std::vector<int64_t>{256, 512});
+  CHECK(t[1].shape == std::vector<int64_t>{2, 512});
 }
 
 TEST_CASE("the outputs' layouts refuse what a call would", "[op][error]") {
