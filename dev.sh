@@ -46,17 +46,7 @@ fi
 # The Python package's test (tests/python_package) needs a Python >= 3.12
 # with nanobind: python3.12 or python3.13 on PATH, else pyenv's oldest 3.12+.
 if [ "$mode" = test ]; then
-  py=""
-  for c in python3.12 python3.13; do
-    if command -v "$c" >/dev/null && "$c" -c "" 2>/dev/null; then
-      py=$(command -v "$c"); break
-    fi
-  done
-  if [ -z "$py" ] && command -v pyenv >/dev/null; then
-    v=$(pyenv versions --bare 2>/dev/null | grep -E '^3\.1[2-9](\.[0-9]+)?$' |
-        sort -V | head -1 || true)
-    if [ -n "$v" ]; then py="$(pyenv root)/versions/$v/bin/python3"; fi
-  fi
+  py=$(tools/find_python.sh)
   if [ -n "$py" ]; then
     "$py" -c "import nanobind" 2>/dev/null || "$py" -m pip install -q nanobind
     export TILEJIT_PYTHON="$py"

@@ -1,8 +1,9 @@
 // module.cpp - tilejit._C: the op declarations and one generic entry, bound
 // once with nanobind; the Python layer (tilejit/__init__.py) derives every
-// op's function from the declarations. Tensors cross as (data pointer,
-// dtype name, shape, strides in elements) tuples or None (an optional
-// tensor left out), so no framework's headers are needed here.
+// op's function from the declarations. Tensors are any objects with
+// data_ptr(), dtype, shape and stride() (torch's tensors), read through
+// those, or None (an optional tensor left out), so no framework's headers
+// are needed here.
 #include "op/op_def.h"
 
 #include "tilejit/error.h"
@@ -24,10 +25,6 @@ namespace nb = nanobind;
 using namespace tilejit;
 
 namespace {
-
-using TensorArg =
-    std::optional<std::tuple<uint64_t, std::string, std::vector<int64_t>,
-                             std::vector<int64_t>>>;
 
 const ops::OpDef &op_named(const std::string &name) {
   if (const ops::OpDef *op = ops::find_op(name))
@@ -91,40 +88,99 @@ nb::dict describe(const ops::OpDef &op) {
   return d;
 }
 
+/// torch's and NumPy's dtype names (str(torch.bfloat16) is
+/// "torch.bfloat16") to tilejit's.
+std::optional<DType> dtype_named(std::string_view name) {
+  if (name.starts_with("torch."))
+    name.remove_prefix(6);
+  static constexpr std::pair<std::string_view, DType> kNames[] = {
+      {"float32", DType::f32},      {"float", DType::f32},
+      {"float16", DType::f16},      {"half", DType::f16},
+      {"bfloat16", DType::bf16},    {"float8_e4m3fn", DType::e4m3},
+      {"float8_e5m2", DType::e5m2}, {"int8", DType::i8},
+      {"uint8", DType::u8},         {"int32", DType::i32},
+      {"int", DType::i32},          {"int64", DType::i64},
+      {"long", DType::i64},         {"float64", DType::f64},
+      {"double", DType::f64},       {"uint32", DType::u32},
+      {"uint64", DType::u64},       {"bool", DType::boolean}};
+  for (const auto &[n, d] : kNames)
+    if (n == name)
+      return d;
+  return parse_dtype(name);
+}
+
+/// The DType of a dtype object; dtypes are singletons, so each is named
+/// once and then found by address (its reference kept).
+std::optional<DType> dtype_of(nb::handle dtype) {
+  static std::vector<std::pair<PyObject *, std::optional<DType>>> seen;
+  for (const auto &[object, d] : seen)
+    if (object == dtype.ptr())
+      return d;
+  std::optional<DType> d = dtype_named(nb::str(dtype).c_str());
+  seen.emplace_back(dtype.inc_ref().ptr(), d);
+  return d;
+}
+
+/// A tensor argument (anything with data_ptr(), dtype, shape and
+/// stride(), as torch's tensors; None: left out) as a view.
+rt::TensorView view_of(const ops::OpDef &op, const ops::TensorDecl &decl,
+                       nb::handle t) {
+  if (t.is_none())
+    return ops::absent();
+  for (const char *attr : {"data_ptr", "dtype", "shape", "stride"})
+    if (!nb::hasattr(t, attr))
+      throw nb::type_error(
+          fmt::format("argument '{}' is a {}; requires a tensor (data_ptr(), "
+                      "dtype, shape, stride()) or None",
+                      decl.name, nb::type_name(t.type()).c_str())
+              .c_str());
+  nb::object dtype = t.attr("dtype");
+  std::optional<DType> d = dtype_of(dtype);
+  if (!d) {
+    std::string name = nb::str(dtype).c_str();
+    if (name.starts_with("torch."))
+      name.erase(0, 6);
+    throw UserError(fmt::format("{}: argument '{}' has dtype '{}', which "
+                                "tilejit does not know",
+                                op.name, decl.name, name));
+  }
+  std::vector<int64_t> shape, strides;
+  for (nb::handle n : t.attr("shape"))
+    shape.push_back(nb::cast<int64_t>(n));
+  for (nb::handle n : t.attr("stride")())
+    strides.push_back(nb::cast<int64_t>(n));
+  return rt::TensorView::strided(nb::cast<uint64_t>(t.attr("data_ptr")()), *d,
+                                 shape, strides);
+}
+
 /// The views of a call's tensors, in declaration order.
 std::vector<rt::TensorView> views(const ops::OpDef &op,
-                                  const std::vector<TensorArg> &tensors) {
-  if (tensors.size() != op.tensors.size())
+                                  const nb::sequence &tensors) {
+  const size_t n = nb::len(tensors);
+  if (n != op.tensors.size())
     throw UserError(fmt::format("{}: {} tensors given; the op takes {}",
-                                op.name, tensors.size(), op.tensors.size()));
+                                op.name, n, op.tensors.size()));
   std::vector<rt::TensorView> out;
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    if (!tensors[i]) {
-      out.push_back(ops::absent());
-      continue;
-    }
-    const auto &[data, dtype, shape, strides] = *tensors[i];
-    std::optional<DType> d = parse_dtype(dtype);
-    if (!d)
-      throw UserError(fmt::format("{}: argument '{}' has dtype '{}', which "
-                                  "tilejit does not know",
-                                  op.name, op.tensors[i].name, dtype));
-    out.push_back(rt::TensorView::strided(data, *d, shape, strides));
-  }
+  out.reserve(n);
+  size_t i = 0;
+  for (nb::handle t : tensors)
+    out.push_back(view_of(op, op.tensors[i++], t));
   return out;
 }
 
 /// Python values as the declared parameter types (a bool is not an int,
 /// an int may stand for a float).
 std::vector<ops::ParamValue> params_of(const ops::OpDef &op,
-                                       const nb::list &values) {
-  if (values.size() != op.params.size())
+                                       const nb::sequence &values) {
+  const size_t n = nb::len(values);
+  if (n != op.params.size())
     throw UserError(fmt::format("{}: {} parameters given; the op takes {}",
-                                op.name, values.size(), op.params.size()));
+                                op.name, n, op.params.size()));
   std::vector<ops::ParamValue> out;
-  for (size_t i = 0; i < op.params.size(); ++i) {
-    const ops::ParamDecl &p = op.params[i];
-    nb::handle v = values[i];
+  out.reserve(n);
+  size_t i = 0;
+  for (nb::handle v : values) {
+    const ops::ParamDecl &p = op.params[i++];
     auto wrong = [&](const char *want) {
       return UserError(fmt::format("{}: argument '{}' is {}; requires {}",
                                    op.name, p.name,
@@ -168,10 +224,58 @@ struct Args {
   std::vector<ops::ParamValue> params;
 };
 
-Args args_of(const std::string &name, const std::vector<TensorArg> &tensors,
-             const nb::list &params) {
+Args args_of(const std::string &name, const nb::sequence &tensors,
+             const nb::sequence &params) {
   const ops::OpDef &op = op_named(name);
   return {op, views(op, tensors), params_of(op, params)};
+}
+
+/// Allocates the outputs named in `allocate` with `alloc(name, dtype name,
+/// shape, strides)` in the layouts OpDef::output_layouts gives, validates
+/// and launches on `stream` (an int, or a function giving one); the outputs in
+/// declaration order (None for an optional one neither given nor allocated).
+/// One crossing for what an allocating caller does per call.
+nb::list call_allocating(const std::string &name, nb::sequence tensors,
+                         const nb::sequence &params, const nb::object &stream,
+                         const nb::sequence &allocate,
+                         const nb::object &alloc) {
+  Args a = args_of(name, tensors, params);
+  std::vector<nb::object> objects;
+  for (nb::handle t : tensors)
+    objects.push_back(nb::borrow(t));
+  if (nb::len(allocate) > 0) {
+    std::vector<rt::TensorView> inputs = a.tensors;
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (a.op.tensors[i].output)
+        inputs[i] = ops::absent();
+    const std::vector<ops::TensorShape> layouts =
+        a.op.output_layouts(inputs, a.params);
+    for (nb::handle n : allocate) {
+      const std::string out = nb::cast<std::string>(n);
+      const int i = a.op.tensor_index(out);
+      if (i < 0 || !a.op.tensors[i].output)
+        throw UserError(fmt::format("{}: '{}' is no output", name, out));
+      const ops::TensorShape &l =
+          layouts[static_cast<size_t>(a.op.index_among(out, true))];
+      nb::object t =
+          alloc(n, std::string(name_of(l.dtype)), l.shape, l.strides);
+      a.tensors[i] = view_of(a.op, a.op.tensors[i], t);
+      objects[i] = std::move(t);
+    }
+  }
+  // The stream last: a getter (torch's current stream) runs only for a call
+  // whose inputs validated.
+  const uint64_t s =
+      nb::cast<uint64_t>(nb::isinstance<nb::int_>(stream) ? stream : stream());
+  {
+    nb::gil_scoped_release release;
+    a.op.call(a.tensors, a.params, reinterpret_cast<CUstream>(s));
+  }
+  nb::list out;
+  for (size_t i = 0; i < objects.size(); ++i)
+    if (a.op.tensors[i].output)
+      out.append(objects[i]);
+  return out;
 }
 
 } // namespace
@@ -195,8 +299,8 @@ NB_MODULE(_C, m) {
   });
   m.def(
       "check",
-      [](const std::string &name, const std::vector<TensorArg> &tensors,
-         const nb::list &params) {
+      [](const std::string &name, const nb::sequence &tensors,
+         const nb::sequence &params) {
         const Args a = args_of(name, tensors, params);
         ops::Call(a.op, a.tensors, a.params); // validates, op.check too
       },
@@ -205,8 +309,8 @@ NB_MODULE(_C, m) {
       "value and the requirement.");
   m.def(
       "output_layouts",
-      [](const std::string &name, const std::vector<TensorArg> &tensors,
-         const nb::list &params) {
+      [](const std::string &name, const nb::sequence &tensors,
+         const nb::sequence &params) {
         const Args a = args_of(name, tensors, params);
         std::vector<
             std::tuple<std::string, std::vector<int64_t>, std::vector<int64_t>>>
@@ -220,11 +324,30 @@ NB_MODULE(_C, m) {
       "the inputs and parameters alone (the outputs None).");
   m.def(
       "call",
-      [](const std::string &name, const std::vector<TensorArg> &tensors,
-         const nb::list &params, uint64_t stream) {
+      [](const std::string &name, const nb::sequence &tensors,
+         const nb::sequence &params, uint64_t stream) {
         const Args a = args_of(name, tensors, params);
         nb::gil_scoped_release release;
         a.op.call(a.tensors, a.params, reinterpret_cast<CUstream>(stream));
       },
       "Validates and launches on `stream` (a CUstream as an int).");
+  m.def("call_allocating", &call_allocating, nb::arg("op"), nb::arg("tensors"),
+        nb::arg("params"), nb::arg("stream"), nb::arg("allocate"),
+        nb::arg("alloc").none(),
+        "Allocates the outputs named in `allocate` with `alloc(name, dtype, "
+        "shape, strides)` in their layouts from the inputs, validates and "
+        "launches on `stream` (an int or a function giving one); returns the "
+        "outputs in declaration order.");
+  m.def(
+      "call_repeated",
+      [](const std::string &name, const nb::sequence &tensors,
+         const nb::sequence &params, uint64_t stream, int64_t times) {
+        const Args a = args_of(name, tensors, params);
+        nb::gil_scoped_release release;
+        for (int64_t i = 0; i < times; ++i)
+          a.op.call(a.tensors, a.params, reinterpret_cast<CUstream>(stream));
+      },
+      "The same call `times` times from C++ (each validated and launched as "
+      "`call` does): the C++ host cost of a call, for the Python layer's to "
+      "be measured against.");
 }

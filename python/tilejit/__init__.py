@@ -19,31 +19,10 @@ __all__ = ["ops", "declarations", "check", "signature", "output_layouts"]
 
 _DECLS = {d["name"]: d for d in _C.ops()}
 
-# torch's dtype names (str(torch.bfloat16) == "torch.bfloat16") to tilejit's.
-_DTYPES = {
-    "float32": "f32", "float": "f32", "float16": "f16", "half": "f16",
-    "bfloat16": "bf16", "float8_e4m3fn": "e4m3", "float8_e5m2": "e5m2",
-    "int8": "i8", "uint8": "u8", "int32": "i32", "int": "i32", "int64": "i64",
-    "long": "i64", "float64": "f64", "double": "f64", "uint32": "u32",
-}
-
 
 def declarations():
     """Every op's declaration: name, summary, tensors, params (a dict each)."""
     return list(_DECLS.values())
-
-
-def _tensor(name, t):
-    if t is None:
-        return None
-    for attr in ("data_ptr", "dtype", "shape", "stride"):
-        if not hasattr(t, attr):
-            raise TypeError(f"argument '{name}' is a {type(t).__name__}; "
-                            "requires a tensor (data_ptr(), dtype, shape, "
-                            "stride()) or None")
-    dtype = str(t.dtype).removeprefix("torch.")
-    return (t.data_ptr(), _DTYPES.get(dtype, dtype), list(t.shape),
-            list(t.stride()))
 
 
 def signature(op):
@@ -63,64 +42,95 @@ def signature(op):
     return inspect.Signature(tensors + params)
 
 
-def _bind(op, args, kwargs):
+def _generate(op, sig, body):
+    """A function of signature `sig` whose body is `body` (a Python
+    expression over the parameters' names, `_C`, `_op` and the op's
+    `_tensors` / `_params` tuples of names): Python binds the arguments
+    itself, which costs a fraction of inspect.Signature.bind per call."""
+    defaults = {}
+    items, star = [], False
+    for p in sig.parameters.values():
+        assert p.name.isidentifier(), p.name
+        if p.kind == p.KEYWORD_ONLY and not star:
+            items.append("*")
+            star = True
+        if p.default is p.empty:
+            items.append(p.name)
+        else:
+            defaults[f"_d_{p.name}"] = p.default
+            items.append(f"{p.name}=_d_{p.name}")
+    src = f"def {op}({', '.join(items)}):\n    return {body}\n"
+    namespace = {"_C": _C, "_op": op, **defaults}
+    exec(src, namespace)  # noqa: S102 - names are checked identifiers
+    f = namespace[op]
+    f.__signature__ = sig
+    return f
+
+
+def _names(items):
+    return "".join(f"{i['name']}, " for i in items)
+
+
+def _checker(op):
     d = _DECLS[op]
-    bound = signature(op).bind(*args, **kwargs)
-    bound.apply_defaults()
-    a = bound.arguments
-    tensors = [_tensor(t["name"], a[t["name"]]) for t in d["tensors"]]
-    params = [a[p["name"]] for p in d["params"]]
-    return tensors, params
+    return _generate(op, signature(op),
+                     f"_C.check(_op, ({_names(d['tensors'])}), "
+                     f"({_names(d['params'])}))")
+
+
+def _layouts(op):
+    d = _DECLS[op]
+    P = inspect.Parameter
+    inputs, trailing = [], True
+    for t in reversed([t for t in d["tensors"] if not t["output"]]):
+        trailing = trailing and t["optional"]
+        inputs.insert(0, P(t["name"], P.POSITIONAL_OR_KEYWORD,
+                           default=None if trailing else P.empty))
+    sig = inspect.Signature(inputs + [
+        p for p in signature(op).parameters.values()
+        if p.kind == P.KEYWORD_ONLY])
+    tensors = "".join("None, " if t["output"] else f"{t['name']}, "
+                      for t in d["tensors"])
+    return _generate(op, sig, f"_C.output_layouts(_op, ({tensors}), "
+                              f"({_names(d['params'])}))")
+
+
+def _make(op):
+    d = _DECLS[op]
+    sig = signature(op)
+    sig = sig.replace(parameters=list(sig.parameters.values()) + [
+        inspect.Parameter("stream", inspect.Parameter.KEYWORD_ONLY,
+                          default=0)])
+    call = _generate(op, sig, f"_C.call(_op, ({_names(d['tensors'])}), "
+                              f"({_names(d['params'])}), stream)")
+    call.__doc__ = (f"{d['summary']}\n\nValidates and launches on "
+                    "`stream` (a CUstream as an int, e.g. torch.cuda."
+                    "current_stream().cuda_stream; 0: the default stream).")
+    return call
+
+
+_CHECK = {name: _checker(name) for name in _DECLS}
+_LAYOUTS = {name: _layouts(name) for name in _DECLS}
+
+
+def _known(op):
+    if op not in _DECLS:
+        raise ValueError(f"no op named '{op}'")
 
 
 def check(op, *args, **kwargs):
     """Validates a call of `op` without launching (ValueError names the
     argument, its value and the requirement)."""
-    if op not in _DECLS:
-        raise ValueError(f"no op named '{op}'")
-    tensors, params = _bind(op, args, kwargs)
-    _C.check(op, tensors, params)
+    _known(op)
+    _CHECK[op](*args, **kwargs)
 
 
 def output_layouts(op, *args, **kwargs):
     """The layouts of `op`'s outputs from its inputs and parameters alone:
     a list of (dtype name, shape, strides), in declaration order, for the
     caller to allocate (inputs as in a call, the outputs left out)."""
-    if op not in _DECLS:
-        raise ValueError(f"no op named '{op}'")
-    d = _DECLS[op]
-    P = inspect.Parameter
-    inputs = [t for t in d["tensors"] if not t["output"]]
-    sig = inspect.Signature(
-        [P(t["name"], P.POSITIONAL_OR_KEYWORD,
-           default=None if t["optional"] else P.empty) for t in inputs] +
-        [P(p["name"], P.KEYWORD_ONLY, default=p["default"])
-         for p in d["params"]])
-    bound = sig.bind(*args, **kwargs)
-    bound.apply_defaults()
-    a = bound.arguments
-    tensors = [None if t["output"] else _tensor(t["name"], a[t["name"]])
-               for t in d["tensors"]]
-    return _C.output_layouts(op, tensors, [a[p["name"]] for p in d["params"]])
-
-
-def _make(op):
-    def call(*args, stream=0, **kwargs):
-        tensors, params = _bind(op, args, kwargs)
-        _C.call(op, tensors, params, stream)
-
-    call.__name__ = op
-    call.__qualname__ = op
-    sig = signature(op)
-    call.__signature__ = sig.replace(parameters=list(sig.parameters.values())
-                                     + [inspect.Parameter(
-                                         "stream",
-                                         inspect.Parameter.KEYWORD_ONLY,
-                                         default=0)])
-    call.__doc__ = (f"{_DECLS[op]['summary']}\n\nValidates and launches on "
-                    "`stream` (a CUstream as an int, e.g. torch.cuda."
-                    "current_stream().cuda_stream; 0: the default stream).")
-    return call
+    _known(op)
+    return _LAYOUTS[op](*args, **kwargs)
 
 
 ops = types.SimpleNamespace(**{name: _make(name) for name in _DECLS})

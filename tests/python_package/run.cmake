@@ -1,6 +1,7 @@
 # run.cmake - Install the build into a fresh prefix, build the Python module
 # (python/) against it with find_package(tilejit), install it beside the
-# package's Python files, and run test_package.py with that Python.
+# package's Python files, and run test_package.py (the op functions) and
+# test_tile_kernels.py (TileKernels' API) with that Python.
 # The Python is $TILEJIT_PYTHON, >= 3.12 with nanobind (dev.sh finds one and
 # installs nanobind); without one the test is skipped, saying why.
 set(PYTHON "$ENV{TILEJIT_PYTHON}")
@@ -21,10 +22,12 @@ run("installing tilejit"
 run("configuring python/"
     ${CMAKE_COMMAND} -S "${PACKAGE_SOURCE}" -B "${WORK_DIR}/build" -G Ninja
     -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix
-    -DPython_EXECUTABLE=${PYTHON})
+    -DPython_EXECUTABLE=${PYTHON} -DTILEJIT_PYTHON_TESTING=ON)
 run("building python/" ${CMAKE_COMMAND} --build "${WORK_DIR}/build")
 run("installing python/"
     ${CMAKE_COMMAND} --install "${WORK_DIR}/build" --prefix "${WORK_DIR}/site")
-run("test_package.py"
-    ${CMAKE_COMMAND} -E env PYTHONPATH=${WORK_DIR}/site
-    LD_LIBRARY_PATH=${WORK_DIR}/prefix/lib ${PYTHON} ${TEST_SCRIPT})
+foreach(script test_package.py test_tile_kernels.py)
+  run("${script}"
+      ${CMAKE_COMMAND} -E env PYTHONPATH=${WORK_DIR}/site
+      LD_LIBRARY_PATH=${WORK_DIR}/prefix/lib ${PYTHON} ${TEST_DIR}/${script})
+endforeach()

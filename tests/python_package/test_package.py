@@ -145,10 +145,11 @@ raises("not a tensor", TypeError,
        "argument 'x' is a list; requires a tensor (data_ptr(), dtype, shape, "
        "stride()) or None",
        lambda: tilejit.check(op, [1, 2], None, out, sf))
-raises("a missing tensor", TypeError, "missing a required argument: 'out_sf'",
+raises("a missing tensor", TypeError,
+       "per_token_cast() missing 1 required positional argument: 'out_sf'",
        lambda: tilejit.check(op, x, None, out))
 raises("an unknown parameter", TypeError,
-       "got an unexpected keyword argument 'num_topk'",
+       "per_token_cast() got an unexpected keyword argument 'num_topk'",
        lambda: tilejit.check(op, x, None, out, sf, num_topk=8))
 raises("an int for a str", ValueError,
        "per_token_cast: argument 'fmt' is 3; requires a str",
@@ -162,10 +163,7 @@ raises("a str for a float", ValueError,
                              swiglu_clamp_value="big"))
 raises("the generic entry counts the parameters", ValueError,
        "per_token_cast: 0 parameters given; the op takes 9",
-       lambda: _C.check("per_token_cast",
-                        [tilejit._tensor(n, t) for n, t in
-                         (("x", x), ("x_sf", None), ("out", out),
-                          ("out_sf", sf))], []))
+       lambda: _C.check("per_token_cast", [x, None, out, sf], []))
 raises("layouts refuse what a call would", ValueError,
        "batched_transpose: argument 'x' has shape [2, 60, 64] (X = 60); "
        "requires X a multiple of 64",

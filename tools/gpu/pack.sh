@@ -16,6 +16,26 @@ cp "$build"/lib/libtilejit_*.so pack/tilejit/lib/
 cp "$build"/bin/{tilejit,tilejit-opt,tilejit_unit_tests,tilejit_cache_probe,tilejit_gpu_tests,tilejit_bench} pack/tilejit/bin/
 strip --strip-unneeded pack/tilejit/lib/*.so pack/tilejit/bin/*
 cp tools/gpu/CTestTestfile.cmake pack/tilejit/
+# The Python module (tilejit._C, and tilejit._testing for the Python GPU
+# tests, tests/python_gpu/) for the GPU machine's Python 3.12, built against
+# this build; in pack/tilejit/python/tilejit beside the .py files. Left out,
+# saying so, without a Python >= 3.12 here.
+py=${TILEJIT_PYTHON:-$(tools/find_python.sh)}
+if [ -n "$py" ]; then
+  "$py" -c "import nanobind" 2>/dev/null || "$py" -m pip install -q nanobind
+  w=build/gpu-python && rm -rf "$w"
+  cmake --install "$build" --prefix "$w/prefix" >/dev/null
+  cmake -S python -B "$w/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_PREFIX_PATH="$PWD/$w/prefix" -DPython_EXECUTABLE="$py" \
+    -DTILEJIT_PYTHON_TESTING=ON >/dev/null
+  cmake --build "$w/build" >/dev/null
+  cmake --install "$w/build" --prefix "$w/site" >/dev/null
+  mkdir -p pack/tilejit/python
+  cp -r "$w/site/tilejit" pack/tilejit/python/
+  strip --strip-unneeded pack/tilejit/python/tilejit/*.so
+else
+  echo "pack.sh: no Python >= 3.12 here; the Python module is left out" >&2
+fi
 tar -C pack -czf pack/tilejit.tar.gz tilejit
 rm -rf pack/tilejit
 ls -l pack/tilejit.tar.gz

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# python.sh - On the GPU machine: the Python package's GPU checks with the
+# machine's Python 3.12 and torch, on the module pack.sh built
+# (pack/tilejit.tar.gz, tilejit/python): every op's GPU cases launched
+# through tilejit.ops and checked against the CPU references
+# (tests/python_gpu/test_ops_gpu.py, as a script that prepares the cases on
+# every core; PYTEST=1 under pytest, one core; OPS=a,b those ops;
+# SKIP_CASES=1 none), TileKernels' API (tests/python_gpu/
+# test_tile_kernels_gpu.py), then the host's cost of a call from Python
+# (tests/python_gpu/host_overhead.py; SKIP_OVERHEAD=1 leaves it out).
+# Exits 1 when a check fails.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+repo=$PWD
+source tools/gpu/unpack.sh
+[ -d python/tilejit ] || {
+  echo "python.sh: the pack has no Python module (pack.sh found no" \
+       "Python >= 3.12)" >&2
+  exit 1
+}
+export PYTHONPATH=$PWD/python LD_LIBRARY_PATH=$PWD/lib
+py=${PYTHON:-python3}
+rc=0
+if [ -n "${SKIP_CASES:-}" ]; then
+  :
+elif [ -n "${PYTEST:-}" ]; then
+  timeout "${TEST_S:-400}" "$py" -m pytest -q -p no:cacheprovider \
+    "$repo/tests/python_gpu/test_ops_gpu.py" 2>&1 | tail -${TAIL:-15} || rc=1
+else
+  timeout "${TEST_S:-400}" "$py" "$repo/tests/python_gpu/test_ops_gpu.py" \
+    ${OPS:-} || rc=1
+fi
+timeout 200 "$py" "$repo/tests/python_gpu/test_tile_kernels_gpu.py" || rc=1
+[ -n "${SKIP_OVERHEAD:-}" ] ||
+  timeout 120 "$py" "$repo/tests/python_gpu/host_overhead.py" || rc=1
+exit $rc
