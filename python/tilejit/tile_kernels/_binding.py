@@ -1,0 +1,280 @@
+"""How a TileKernels function becomes a call of a tilejit op: the function's
+own signature (TileKernels' names, order and defaults), a few declarative
+argument conversions, and which outputs it returns. Everything else comes
+from the op's declaration: arguments named like the op's tensors and
+parameters pass through by name, outputs not given are allocated with
+torch in the layouts `OpDef::output_layouts` gives, and the call goes to
+the current torch CUDA stream.
+
+    per_token_cast = tk_op(
+        "per_token_cast",
+        "x, fmt, num_per_channels, x_block_size=None, ..., out=None",
+        convert=[quant_tensor("x"), pair("x_block_size", "x_block_m",
+                 "x_block_k", none=(0, 0)), out_pair("out", "out_sf")],
+        returns=("out", "out_sf"))
+"""
+import tilejit
+from tilejit import _C
+
+_TORCH_NAMES = {
+    "f32": "float32", "f16": "float16", "bf16": "bfloat16",
+    "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2", "i8": "int8",
+    "u8": "uint8", "i32": "int32", "i64": "int64", "f64": "float64",
+    "u32": "uint32", "u64": "uint64", "bool": "bool",
+}
+_torch = None
+_dtypes = {}
+
+
+def torch():
+    """torch, imported on first use (the package imports without it)."""
+    global _torch
+    if _torch is None:
+        import torch as t
+        _torch = t
+        _dtypes.update({k: getattr(t, v) for k, v in _TORCH_NAMES.items()})
+    return _torch
+
+
+_raw_stream = None
+
+
+def _stream(device):
+    """The current torch CUDA stream of `device` as an int: torch's raw
+    getter where it has one (what Triton uses: no Stream object a call)."""
+    global _raw_stream
+    if _raw_stream is None:
+        t = torch()
+        _raw_stream = getattr(t._C, "_cuda_getCurrentRawStream", None) or (
+            lambda index: t.cuda.current_stream(index).cuda_stream)
+    return _raw_stream(device.index)
+
+
+# --- argument conversions: f(args, call) reads TileKernels' arguments
+# (`args`, by name) and writes the op's (`call`, by name).
+
+def quant_tensor(arg, data=None, sf=None, required=False):
+    """TileKernels' QuantTensor argument: a tensor, or a (data, sf) pair;
+    the op's tensors `data` (default: `arg`) and `sf` (`arg`_sf)."""
+    data = data or arg
+    sf = sf or f"{arg}_sf"
+
+    def convert(args, call):
+        x = args[arg]
+        if isinstance(x, (tuple, list)):
+            if len(x) != 2:
+                raise ValueError(f"argument '{arg}' is a {type(x).__name__} "
+                                 f"of {len(x)}; requires a tensor or a "
+                                 "(data, sf) pair")
+            call[data], call[sf] = x
+        elif required:
+            raise ValueError(f"argument '{arg}' is a {type(x).__name__}; "
+                             "requires a (data, sf) pair")
+        else:
+            call[data] = x
+    return convert
+
+
+def pair(arg, first, second, none=None):
+    """A (first, second) tuple argument as two integer parameters; `none`:
+    their values when the argument is None (else None is refused)."""
+    def convert(args, call):
+        v = args[arg]
+        if v is None and none is not None:
+            v = none
+        if (not isinstance(v, (tuple, list)) or len(v) != 2):
+            raise ValueError(f"argument '{arg}' is {v!r}; requires a pair "
+                             "of ints")
+        call[first], call[second] = v
+    return convert
+
+
+def none_as(arg, value, param=None):
+    """An argument whose None is the op's `value` (a parameter or tensor of
+    the same name, or `param`)."""
+    def convert(args, call):
+        v = args[arg]
+        call[param or arg] = value if v is None else v
+    return convert
+
+
+def rename(arg, name):
+    """An argument that is the op's `name`."""
+    def convert(args, call):
+        call[name] = args[arg]
+    return convert
+
+
+def out_pair(arg, data, sf):
+    """TileKernels' `out=(data, sf)`: pre-allocated outputs, either None."""
+    def convert(args, call):
+        v = args[arg]
+        if v is None:
+            return
+        if not isinstance(v, (tuple, list)) or len(v) != 2:
+            raise ValueError(f"argument '{arg}' is {v!r}; requires None or "
+                             "a (data, sf) pair of tensors or None")
+        call[data], call[sf] = v
+    return convert
+
+
+def must_be_none(arg, why):
+    """A TileKernels argument the op does not take: refused unless None."""
+    def convert(args, call):
+        if args[arg] is not None:
+            raise ValueError(f"argument '{arg}' is {args[arg]!r}; requires "
+                             f"None ({why})")
+    return convert
+
+
+def same(name, arg):
+    """Output `name` is argument `arg` itself (in place)."""
+    def convert(args, call):
+        call[name] = args[arg]
+    return convert
+
+
+def out_dtype(name, arg, names=None):
+    """Output `name`'s dtype is argument `arg`: a torch dtype, or (with
+    `names`) one of the names it maps to torch dtype names."""
+    def convert(args, call):
+        v = args[arg]
+        if names is not None:
+            if v not in names:
+                allowed = ", ".join(repr(n) for n in names)
+                raise ValueError(f"argument '{arg}' is {v!r}; requires one "
+                                 f"of {allowed}")
+            v = getattr(torch(), names[v])
+        elif isinstance(v, _LazyDType):
+            v = v.resolve()
+        call.setdefault("__dtypes__", {})[name] = v
+    return convert
+
+
+# --- the generated function
+
+ALLOCATE = object()  # call[output] = ALLOCATE: an optional output wanted
+
+class _Spec:
+    def __init__(self, op, convert, returns, device_of):
+        d = {x["name"]: x for x in tilejit.declarations()}[op]
+        self.op = op
+        self.tensors = [t["name"] for t in d["tensors"]]
+        self.outputs = [t["name"] for t in d["tensors"] if t["output"]]
+        # Optional outputs (a count only some calls want) are allocated
+        # only where a conversion asks (call[name] = ALLOCATE).
+        self.optional = {t["name"] for t in d["tensors"]
+                         if t["output"] and t["optional"]}
+        self.output_index = {t: i for i, t in enumerate(self.tensors)
+                             if t in self.outputs}
+        self.params = [(p["name"], p["default"]) for p in d["params"]]
+        self.convert = convert
+        self.returns = returns
+        # Where the returned outputs are among the outputs.
+        position = {t: i for i, t in enumerate(self.outputs)}
+        self.returns_index = None if returns is None else \
+            position[returns] if isinstance(returns, str) else \
+            tuple(position[n] for n in returns)
+        self.device_of = device_of
+
+
+def _run(spec, args):
+    call = {}
+    for c in spec.convert:
+        c(args, call)
+    get = call.get
+    tensors = [get(t, args.get(t)) for t in spec.tensors]
+    params = [get(p, args.get(p, default)) for p, default in spec.params]
+    device = args[spec.device_of]
+    device = device[0].device if isinstance(device, (tuple, list)) else \
+        device.device
+    if device.type != "cuda":
+        raise ValueError(f"tensors are on {device}; tilejit runs on CUDA "
+                         "devices")
+    allocate = []
+    for name, i in spec.output_index.items():
+        t = tensors[i]
+        if t is ALLOCATE or t is None and name not in spec.optional:
+            allocate.append(name)
+            tensors[i] = None
+    outputs = _C.call_allocating(spec.op, tensors, params,
+                                 lambda: _stream(device),
+                                 allocate, _allocator(device, get(
+                                     "__dtypes__")) if allocate else None)
+    r = spec.returns
+    if r is None:
+        return None
+    if isinstance(r, str):
+        return outputs[spec.returns_index]
+    return tuple(outputs[i] for i in spec.returns_index)
+
+
+def _allocator(device, dtypes):
+    """alloc(name, dtype name, shape, strides) for _C.call_allocating:
+    torch.empty_strided on `device`, of the dtype `dtypes` names for the
+    output, else of the layout's (torch imported on the first call)."""
+    def alloc(name, dtype, shape, strides):
+        t = torch()
+        return t.empty_strided(shape, strides, device=device,
+                               dtype=dtypes.get(name) or _dtypes[dtype]
+                               if dtypes else _dtypes[dtype])
+    return alloc
+
+
+def tk_op(op, signature, *, name=None, convert=(), returns, device_of=None):
+    """The TileKernels function `name` (default: `op`) of the Python
+    signature `signature` (its parameter list), calling tilejit op `op`:
+    `convert` maps the arguments whose names or forms differ, `returns`
+    names the outputs it returns (a name, a tuple of names, or None), and
+    the tensors go to the device of argument `device_of` (default: the
+    first)."""
+    name = name or op
+    first = signature.split(",")[0].split("=")[0].strip()
+    spec = _Spec(op, list(convert), returns, device_of or first)
+    arg_names = [a.split("=")[0].strip().lstrip("*")
+                 for a in signature.split(",")]
+    arg_names = [a for a in arg_names if a]
+    for a in arg_names:
+        assert a.isidentifier(), a
+    body = ", ".join(f"{a!r}: {a}" for a in arg_names)
+    src = (f"def {name}({signature}):\n"
+           f"    return _run(_spec, {{{body}}})\n")
+    namespace = {"_run": _run, "_spec": spec, "torch": _LazyTorch()}
+    exec(src, namespace)  # noqa: S102 - a declared signature
+    f = namespace[name]
+    f.tilejit_bound = True
+    f.__doc__ = (f"TileKernels' {name}, on tilejit's op {op}: "
+                 f"{tilejit._DECLS[op]['summary']}")
+    return f
+
+
+class _LazyTorch:
+    """`torch` in a signature's defaults (out_dtype=torch.float32) without
+    importing torch: an attribute is a dtype named like torch's."""
+
+    def __getattr__(self, attr):
+        return _LazyDType(attr)
+
+
+class _LazyDType:
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"torch.{self.name}"
+
+    def resolve(self):
+        return getattr(torch(), self.name)
+
+
+def not_bound(name, what="tilejit has its CPU reference; its kernel is not "
+                         "written yet"):
+    """A TileKernels function tilejit does not bind yet: calling it raises
+    NotImplementedError saying what is missing."""
+    def f(*args, **kwargs):
+        raise NotImplementedError(f"tile_kernels.{name}: not in tilejit yet "
+                                  f"({what})")
+    f.__name__ = f.__qualname__ = name.rsplit(".", 1)[-1]
+    f.__doc__ = f"Not in tilejit yet: {what}."
+    f.tilejit_bound = False
+    return f

@@ -1,0 +1,2 @@
+"""tile_kernels.modeling on tilejit: the autograd layers need the Engram and
+mHC kernels' backward passes, which do not run yet."""

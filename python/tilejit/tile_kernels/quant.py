@@ -1,0 +1,108 @@
+"""tile_kernels.quant on tilejit: TileKernels' names, signatures, defaults
+and returns (2.1's forms, which extend 1.0's: `out=` buffers, use_e4m3_sf,
+stochastic_cast; 1.0's x_block_size of the sf-only and precomputed-sf forms
+as a keyword that must be None, as 1.0 required)."""
+from ._binding import (must_be_none, none_as, not_bound, out_dtype, out_pair,
+                       pair, quant_tensor, same, tk_op)
+
+_FLAGS = ("use_tma_aligned_col_major_sf=False, round_sf=False, "
+          "use_packed_ue8m0=False")
+_NO_INPUT_SF = "an input SF is not supported here, as in TileKernels"
+
+per_token_cast = tk_op(
+    "per_token_cast",
+    f"x, fmt, num_per_channels, x_block_size=None, {_FLAGS}, "
+    "use_e4m3_sf=False, stochastic_cast=False, out=None",
+    convert=[quant_tensor("x"),
+             pair("x_block_size", "x_block_m", "x_block_k", none=(0, 0)),
+             out_pair("out", "out", "out_sf")],
+    returns=("out", "out_sf"))
+per_token_cast_with_sf_only = tk_op(
+    "per_token_cast_with_sf_only",
+    f"x, fmt, num_per_channels, {_FLAGS}, use_e4m3_sf=False, out_sf=None, "
+    "*, x_block_size=None",
+    convert=[must_be_none("x_block_size", _NO_INPUT_SF)],
+    returns="out_sf")
+per_token_cast_with_precomputed_sf = tk_op(
+    "per_token_cast_with_precomputed_sf",
+    f"x, fmt, num_per_channels, sf, {_FLAGS}, use_e4m3_sf=False, out=None, "
+    "*, x_block_size=None",
+    convert=[must_be_none("x_block_size", _NO_INPUT_SF)],
+    returns="out")
+per_block_cast = tk_op(
+    "per_block_cast", f"x, fmt, block_size, {_FLAGS}, out=None",
+    convert=[pair("block_size", "bm", "bk"), out_pair("out", "out", "out_sf")],
+    returns=("out", "out_sf"))
+per_block_cast_with_sf_only = tk_op(
+    "per_block_cast_with_sf_only",
+    f"x, fmt, block_size, {_FLAGS}, out_sf=None",
+    convert=[pair("block_size", "bm", "bk")], returns="out_sf")
+per_block_cast_with_precomputed_sf = tk_op(
+    "per_block_cast_with_precomputed_sf",
+    f"x, fmt, block_size, sf, {_FLAGS}, out=None",
+    convert=[pair("block_size", "bm", "bk")], returns="out")
+per_block_cast_lossless = tk_op(
+    "per_block_cast_lossless",
+    f"x, fmt, x_block_size, out_block_size, {_FLAGS}",
+    convert=[quant_tensor("x", "x_data", "x_sf", required=True),
+             pair("x_block_size", "x_bm", "x_bk"),
+             pair("out_block_size", "out_bm", "out_bk")],
+    returns=("out", "out_sf"))
+per_channel_cast = tk_op(
+    "per_channel_cast",
+    "x, fmt, num_per_tokens, round_sf=False, num_per_channels=None, "
+    "use_packed_ue8m0=False",
+    convert=[quant_tensor("x"), none_as("num_per_channels", 0)],
+    returns=("out", "out_sf"))
+per_channel_cast_fused = tk_op(
+    "per_channel_cast_fused",
+    "x, fmt, num_per_tokens, round_sf=False, num_per_channels=None, "
+    "pos_to_token=None",
+    convert=[quant_tensor("x"), none_as("num_per_channels", 0)],
+    returns=("out", "out_sf"))
+per_channel_cast_and_transpose = tk_op(
+    "per_channel_cast_and_transpose",
+    "x, fmt, num_per_tokens, round_sf=False", returns=("out", "out_sf"))
+_OUT_FMT = {"bf16": "bfloat16", "fp32": "float32"}
+cast_back = tk_op(
+    "cast_back", "x, fmt, x_block_size, x_special_fmt=None",
+    convert=[quant_tensor("x", "x_data", "x_sf", required=True),
+             pair("x_block_size", "bm", "bk"),
+             none_as("x_special_fmt", "none"),
+             out_dtype("out", "fmt", _OUT_FMT)],
+    returns="out")
+per_token_cast_back = tk_op(
+    "per_token_cast_back", "x, fmt, num_per_channels, x_special_fmt=None",
+    convert=[quant_tensor("x", "x_data", "x_sf", required=True),
+             none_as("x_special_fmt", "none"),
+             out_dtype("out", "fmt", _OUT_FMT)],
+    returns="out")
+cast = tk_op("cast", "x, dtype, stochastic_rounding=False",
+             convert=[out_dtype("out", "dtype")], returns="out")
+per_token_cast_and_cast_back = tk_op(
+    "per_token_cast_and_cast_back",
+    "x, fmt, num_per_channels, round_sf=False, use_e4m3_sf=False",
+    convert=[same("out", "x")], returns=None)
+unpack_from_e2m1fn_x2 = tk_op(
+    "unpack_from_e2m1fn_x2", "x, out_dtype=torch.float32",
+    convert=[out_dtype("out", "out_dtype")], returns="out")
+
+_SWIGLU = ("its kernels run (tilejit.ops.swiglu_forward, "
+           "swiglu_forward_and_per_token_cast_21, ...); the TileKernels form "
+           "of its arguments and returns is not bound yet")
+swiglu_forward = not_bound("quant.swiglu_forward", _SWIGLU)
+swiglu_backward = not_bound("quant.swiglu_backward", _SWIGLU)
+swiglu_forward_and_per_token_cast = not_bound(
+    "quant.swiglu_forward_and_per_token_cast", _SWIGLU)
+swiglu_backward_and_per_token_cast = not_bound(
+    "quant.swiglu_backward_and_per_token_cast", _SWIGLU)
+swiglu_forward_and_per_channel_cast_and_transpose = not_bound(
+    "quant.swiglu_forward_and_per_channel_cast_and_transpose", _SWIGLU)
+batched_transpose_weight_sf = not_bound(
+    "quant.batched_transpose_weight_sf",
+    "its kernel runs (tilejit.ops.batched_transpose_weight_sf); the "
+    "TileKernels form (lists of weights, pooled outputs) is not bound yet")
+norm_forward = not_bound("quant.norm_forward")
+norm_forward_and_per_token_cast = not_bound(
+    "quant.norm_forward_and_per_token_cast")
+norm_backward = not_bound("quant.norm_backward")

@@ -1,0 +1,202 @@
+"""test_tile_kernels.py - tilejit.tile_kernels without a GPU or torch (the
+torch calls run on the GPU machine, tests/python_gpu/): every name of
+TileKernels 1.0's and 2.1's public modules is there; the bound ones have
+TileKernels' signatures (the table below, from the wheels' sources) plus
+tilejit's stated extensions; the unbound ones raise NotImplementedError
+saying so; argument errors raise before any allocation. Plain Python;
+prints `tile_kernels: N passed, M failed`; exits 1 when M > 0.
+"""
+import inspect
+import sys
+
+import tilejit
+from tilejit import tile_kernels as tk
+
+passed = failed = 0
+
+
+def report(name, ok, detail=""):
+    global passed, failed
+    passed += ok
+    failed += not ok
+    print(f"{'ok  ' if ok else 'FAIL'} {name}{'' if ok else ': ' + detail}")
+
+
+# TileKernels' signatures: 2.1's where the name is in 2.1, else 1.0's.
+FLAGS = ("use_tma_aligned_col_major_sf=False, round_sf=False, "
+         "use_packed_ue8m0=False")
+TK = {
+    "quant.per_token_cast":
+        f"(x, fmt, num_per_channels, x_block_size=None, {FLAGS}, "
+        "use_e4m3_sf=False, stochastic_cast=False, out=None)",
+    "quant.per_token_cast_with_sf_only":
+        f"(x, fmt, num_per_channels, {FLAGS}, use_e4m3_sf=False, "
+        "out_sf=None)",
+    "quant.per_token_cast_with_precomputed_sf":
+        f"(x, fmt, num_per_channels, sf, {FLAGS}, use_e4m3_sf=False, "
+        "out=None)",
+    "quant.per_block_cast": f"(x, fmt, block_size, {FLAGS}, out=None)",
+    "quant.per_block_cast_with_sf_only":
+        f"(x, fmt, block_size, {FLAGS}, out_sf=None)",
+    "quant.per_block_cast_with_precomputed_sf":
+        f"(x, fmt, block_size, sf, {FLAGS}, out=None)",
+    "quant.per_block_cast_lossless":
+        f"(x, fmt, x_block_size, out_block_size, {FLAGS})",
+    "quant.per_channel_cast":
+        "(x, fmt, num_per_tokens, round_sf=False, num_per_channels=None, "
+        "use_packed_ue8m0=False)",
+    "quant.per_channel_cast_fused":
+        "(x, fmt, num_per_tokens, round_sf=False, num_per_channels=None, "
+        "pos_to_token=None)",
+    "quant.per_channel_cast_and_transpose":
+        "(x, fmt, num_per_tokens, round_sf=False)",
+    "quant.cast_back": "(x, fmt, x_block_size, x_special_fmt=None)",
+    "quant.per_token_cast_back":
+        "(x, fmt, num_per_channels, x_special_fmt=None)",
+    "quant.cast": "(x, dtype, stochastic_rounding=False)",
+    "quant.per_token_cast_and_cast_back":
+        "(x, fmt, num_per_channels, round_sf=False, use_e4m3_sf=False)",
+    "quant.unpack_from_e2m1fn_x2": "(x, out_dtype=torch.float32)",
+    "transpose.transpose": "(x)",
+    "transpose.batched_transpose": "(x)",
+    "moe.topk_gate": "(scores, num_topk)",
+    "moe.normalize_weight": "(topk_weights)",
+    "moe.mask_indices_by_tp":
+        "(indices, n, num_ep_ranks, tp_rank, num_tp_ranks)",
+    "mhc.mhc_sinkhorn_fwd": "(comb_res_mix, comb_res_mix_out, repeat, eps)",
+}
+# tilejit's extensions: 1.0's argument kept where 2.1 dropped it.
+EXTENDED = {
+    "quant.per_token_cast_with_sf_only": ", *, x_block_size=None",
+    "quant.per_token_cast_with_precomputed_sf": ", *, x_block_size=None",
+}
+# Every other public name of TileKernels 1.0 and 2.1, per module.
+UNBOUND = {
+    "quant": ["swiglu_forward", "swiglu_backward",
+              "swiglu_forward_and_per_token_cast",
+              "swiglu_backward_and_per_token_cast",
+              "swiglu_forward_and_per_channel_cast_and_transpose",
+              "batched_transpose_weight_sf", "norm_forward",
+              "norm_forward_and_per_token_cast", "norm_backward"],
+    "moe": ["reduce_fused", "top2_sum_gate", "topk_sum_and_topk_group_idx",
+            "get_fused_mapping", "expand_to_fused", "expand_to_fused_with_sf",
+            "group_count", "aux_fi", "inplace_unique_group_indices",
+            "moe_topk_gate_forward", "moe_topk_gate_backward"],
+    "engram": ["engram_hash", "fused_weight", "engram_gate_fwd",
+               "engram_gate_bwd", "grad_w_reduce",
+               "engram_sinkhorn_momentum_update", "engram_sinkhorn_step",
+               "engram_sinkhorn_step_reduce", "engram_sinkhorn_finalize"],
+    "mhc": ["expand_to_mhc_fwd", "expand_to_mhc_bwd", "mhc_sinkhorn_bwd",
+            "mhc_pre_apply_mix_fwd", "mhc_pre_apply_mix_bwd", "mhc_post_fwd",
+            "mhc_post_bwd", "mhc_pre_split_mixes_fwd",
+            "mhc_pre_split_mixes_bwd", "mhc_head_compute_mix_fwd",
+            "mhc_head_compute_mix_bwd", "mhc_pre_big_fuse_fwd",
+            "mhc_multilayer_recompute", "mhc_fn_normw_merge_fwd",
+            "mhc_fn_normw_merge_bwd", "mhc_reduce_partials_and_rmsnorm_fwd",
+            "mhc_reduce_partials_and_rmsnorm_bwd"],
+}
+
+
+def find(path):
+    module, name = path.split(".")
+    return getattr(getattr(tk, module), name, None)
+
+
+for path, sig in TK.items():
+    f = find(path)
+    want = sig[:-1] + EXTENDED.get(path, "") + ")"
+    got = str(inspect.signature(f)) if f else "missing"
+    report(f"{path}{want}", got == want and f.tilejit_bound, got)
+for module, names in UNBOUND.items():
+    for name in names:
+        f = getattr(getattr(tk, module), name, None)
+        try:
+            f()
+            report(f"{module}.{name} raises", False, "returned")
+        except NotImplementedError as e:
+            report(f"{module}.{name} raises NotImplementedError",
+                   str(e).startswith(f"tile_kernels.{module}.{name}: not in "
+                                     "tilejit yet ("), str(e))
+        except Exception as e:
+            report(f"{module}.{name} raises", False, repr(e))
+report("config is there", callable(tk.config.get_num_sms) and
+       callable(tk.config.set_num_sms))
+
+
+class Tensor:
+    """torch's tensor interface without memory (validation never reads)."""
+
+    class device:
+        type, index = "cuda", 0
+
+    def __init__(self, dtype, shape):
+        self.dtype, self.shape = f"torch.{dtype}", tuple(shape)
+        strides, step = [], 1
+        for n in reversed(self.shape):
+            strides.insert(0, step)
+            step *= n
+        self._strides = tuple(strides)
+
+    def data_ptr(self):
+        return 0x100000
+
+    def stride(self):
+        return self._strides
+
+
+def raises(name, kind, text, f):
+    try:
+        f()
+    except kind as e:
+        report(name, str(e) == text, f"got {str(e)!r}, want {text!r}")
+        return
+    except Exception as e:
+        report(name, False, f"raised {type(e).__name__}: {e}")
+        return
+    report(name, False, "no error")
+
+
+x = Tensor("bfloat16", (256, 7168))
+q = tk.quant
+raises("a block size that is no pair", ValueError,
+       "argument 'x_block_size' is (128,); requires a pair of ints",
+       lambda: q.per_token_cast(x, "e4m3", 128, x_block_size=(128,)))
+raises("a QuantTensor of three", ValueError,
+       "argument 'x' is a tuple of 3; requires a tensor or a (data, sf) pair",
+       lambda: q.per_token_cast((x, x, x), "e4m3", 128))
+raises("cast_back needs a QuantTensor", ValueError,
+       "argument 'x' is a Tensor; requires a (data, sf) pair",
+       lambda: q.cast_back(x, "bf16", (1, 128)))
+raises("cast_back's fmt", ValueError,
+       "argument 'fmt' is 'f16'; requires one of 'bf16', 'fp32'",
+       lambda: q.cast_back((x, x), "f16", (1, 128)))
+raises("1.0's x_block_size where 2.1 dropped it", ValueError,
+       "argument 'x_block_size' is (128, 128); requires None (an input SF "
+       "is not supported here, as in TileKernels)",
+       lambda: q.per_token_cast_with_sf_only(x, "e4m3", 128,
+                                             x_block_size=(128, 128)))
+raises("the declaration's rule, before any allocation", ValueError,
+       "per_token_cast: argument 'x' has dtype f16; requires bf16, f32, e4m3, "
+       "or i8",
+       lambda: q.per_token_cast(Tensor("float16", (256, 7168)), "e4m3", 128))
+raises("out= of one tensor", ValueError,
+       "argument 'out' is 3; requires None or a (data, sf) pair of tensors "
+       "or None",
+       lambda: q.per_token_cast(x, "e4m3", 128, out=3))
+
+
+class CpuTensor(Tensor):
+    class device:
+        type, index = "cpu", None
+
+        def __str__(self):
+            return "cpu"
+    device = device()
+
+
+raises("a tensor on the CPU", ValueError,
+       "tensors are on cpu; tilejit runs on CUDA devices",
+       lambda: tk.moe.topk_gate(CpuTensor("float32", (8, 64)), 4))
+
+print(f"tile_kernels: {passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
