@@ -43,12 +43,15 @@ if [ "$mode" != main ]; then
     python3 -m pip install -q numpy ml_dtypes
 fi
 
-# The Python package's test (tests/python_package) needs a Python >= 3.12
-# with nanobind: python3.12 or python3.13 on PATH, else pyenv's oldest 3.12+.
+# The Python package's test (tests/python_package) builds the wheel with a
+# Python >= 3.12: python3.12 or python3.13 on PATH, else pyenv's oldest 3.12+.
 if [ "$mode" = test ]; then
   py=$(tools/find_python.sh)
   if [ -n "$py" ]; then
-    "$py" -c "import nanobind" 2>/dev/null || "$py" -m pip install -q nanobind
+    # The wheel's build requirements (python/pyproject.toml; CMake >= 3.26
+    # for the stable ABI, Debian 12 has 3.25).
+    "$py" -c "import nanobind, scikit_build_core, cmake, ninja" 2>/dev/null ||
+      "$py" -m pip install -q nanobind scikit-build-core "cmake>=3.26" ninja
     export TILEJIT_PYTHON="$py"
   fi
 fi

@@ -109,15 +109,18 @@ std::optional<DType> dtype_named(std::string_view name) {
   return parse_dtype(name);
 }
 
-/// The DType of a dtype object; dtypes are singletons, so each is named
-/// once and then found by address (its reference kept).
+/// The DType of a dtype object. torch's dtypes are singletons, so each is
+/// named once and then found by address (its reference kept); a str, or
+/// any object past the first 64 seen, is named every time (so that fresh
+/// objects neither fill the table nor slow its scan).
 std::optional<DType> dtype_of(nb::handle dtype) {
   static std::vector<std::pair<PyObject *, std::optional<DType>>> seen;
   for (const auto &[object, d] : seen)
     if (object == dtype.ptr())
       return d;
   std::optional<DType> d = dtype_named(nb::str(dtype).c_str());
-  seen.emplace_back(dtype.inc_ref().ptr(), d);
+  if (!nb::isinstance<nb::str>(dtype) && seen.size() < 64)
+    seen.emplace_back(dtype.inc_ref().ptr(), d);
   return d;
 }
 

@@ -1,9 +1,12 @@
-# run.cmake - Install the build into a fresh prefix, build the Python module
-# (python/) against it with find_package(tilejit), install it beside the
-# package's Python files, and run test_package.py (the op functions) and
-# test_tile_kernels.py (TileKernels' API) with that Python.
-# The Python is $TILEJIT_PYTHON, >= 3.12 with nanobind (dev.sh finds one and
-# installs nanobind); without one the test is skipped, saying why.
+# run.cmake - The Python package as a user gets it: install the build into
+# a fresh prefix, build the wheel from python/ against it (pip wheel,
+# scikit-build-core, CMAKE_PREFIX_PATH; no build isolation, so no network:
+# dev.sh installs the build requirements), install the wheel into a fresh
+# venv, and run test_package.py (the op functions) and test_tile_kernels.py
+# (TileKernels' API) with the venv's Python, nothing else on its paths.
+# The Python is $TILEJIT_PYTHON, >= 3.12 with the wheel's build requirements
+# (dev.sh finds one and installs them); without one the test is skipped,
+# saying why.
 set(PYTHON "$ENV{TILEJIT_PYTHON}")
 if(NOT PYTHON)
   message("python_package: skipped: no Python >= 3.12 found (dev.sh looks "
@@ -19,15 +22,18 @@ macro(run what)
 endmacro()
 run("installing tilejit"
     ${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${WORK_DIR}/prefix")
-run("configuring python/"
-    ${CMAKE_COMMAND} -S "${PACKAGE_SOURCE}" -B "${WORK_DIR}/build" -G Ninja
-    -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix
-    -DPython_EXECUTABLE=${PYTHON} -DTILEJIT_PYTHON_TESTING=ON)
-run("building python/" ${CMAKE_COMMAND} --build "${WORK_DIR}/build")
-run("installing python/"
-    ${CMAKE_COMMAND} --install "${WORK_DIR}/build" --prefix "${WORK_DIR}/site")
+run("building the wheel"
+    ${CMAKE_COMMAND} -E env CMAKE_PREFIX_PATH=${WORK_DIR}/prefix
+    ${PYTHON} -m pip wheel "${PACKAGE_SOURCE}" -w "${WORK_DIR}/dist"
+    --no-build-isolation --no-deps -q)
+file(GLOB wheel "${WORK_DIR}/dist/tilejit-*-cp312-abi3-*.whl")
+if(NOT wheel)
+  message(FATAL_ERROR "no cp312-abi3 wheel in ${WORK_DIR}/dist")
+endif()
+run("making a venv" ${PYTHON} -m venv "${WORK_DIR}/venv")
+run("installing the wheel"
+    "${WORK_DIR}/venv/bin/python" -m pip install -q --no-index --no-deps
+    ${wheel})
 foreach(script test_package.py test_tile_kernels.py)
-  run("${script}"
-      ${CMAKE_COMMAND} -E env PYTHONPATH=${WORK_DIR}/site
-      LD_LIBRARY_PATH=${WORK_DIR}/prefix/lib ${PYTHON} ${TEST_DIR}/${script})
+  run("${script}" "${WORK_DIR}/venv/bin/python" ${TEST_DIR}/${script})
 endforeach()
