@@ -52,6 +52,12 @@ if [ "$mode" = test ]; then
     # for the stable ABI, Debian 12 has 3.25).
     "$py" -c "import nanobind, scikit_build_core, cmake, ninja" 2>/dev/null ||
       "$py" -m pip install -q nanobind scikit-build-core "cmake>=3.26" ninja
+    # torch for the package's torch tests (CPU only: meta tensors,
+    # torch.compile tracing); PyPI's wheel brings CUDA's libraries (~4.6 GB
+    # installed). TILEJIT_TEST_TORCH=0 leaves it out (the test says so).
+    if [ "${TILEJIT_TEST_TORCH:-1}" != 0 ]; then
+      "$py" -c "import torch" 2>/dev/null || "$py" -m pip install -q torch
+    fi
     export TILEJIT_PYTHON="$py"
   fi
 fi

@@ -4,7 +4,8 @@ computes the same thing exactly (transposes, casts, dequantization, top-k
 on distinct scores), against tilejit.ops' destination-passing call
 elsewhere (which test_ops_gpu.py checks against the CPU references), and
 its returns' dtypes, shapes and strides against TileKernels' (the SF
-layouts of the spec, §3.3); out= buffers, a side stream and a CUDA graph.
+layouts of the spec, §3.3); out= buffers, a side stream, a CUDA graph, and
+torch.compile (inductor, fullgraph) against eager.
 Plain Python; prints `tile_kernels on the GPU: N passed, M failed`.
 """
 import sys
@@ -239,6 +240,21 @@ def streams_and_graphs():
            same(gout, ref) and same(gsf, ref_sf))
 
 
+def compiled():
+    def layer(x, scores):
+        out, sf = q.per_token_cast(x, "e4m3", 128, round_sf=True)
+        return q.per_token_cast_back((out, sf), "bf16", 128), \
+            tk.moe.topk_gate(scores, 8)
+    scores = torch.randn(M, 256, device=dev)
+    want = layer(x, scores)
+    got = torch.compile(layer, fullgraph=True)(x, scores)
+    report("torch.compile (inductor, fullgraph) = eager",
+           same(got[0], want[0]) and same(got[1], want[1]))
+    torch.library.opcheck(torch.ops.tilejit.topk_gate.default,
+                          (scores, 8, [""]))
+    report("torch.library.opcheck of torch.ops.tilejit.topk_gate", True)
+
+
 def errors():
     try:
         q.per_token_cast(x, "e4m3", 100)
@@ -251,7 +267,7 @@ def errors():
 
 
 for f in (per_token_cast, per_block_cast, per_channel, casts, transposes, moe,
-          streams_and_graphs, errors):
+          streams_and_graphs, compiled, errors):
     check(f.__name__, f)
 print(f"tile_kernels on the GPU: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

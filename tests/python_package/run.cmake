@@ -3,7 +3,9 @@
 # scikit-build-core, CMAKE_PREFIX_PATH; no build isolation, so no network:
 # dev.sh installs the build requirements), install the wheel into a fresh
 # venv, and run test_package.py (the op functions) and test_tile_kernels.py
-# (TileKernels' API) with the venv's Python, nothing else on its paths.
+# (TileKernels' API) with the venv's Python, nothing else on its paths; then,
+# where the Python has torch, test_torch.py (custom ops, torch.compile on
+# meta tensors) in a venv that sees it.
 # The Python is $TILEJIT_PYTHON, >= 3.12 with the wheel's build requirements
 # (dev.sh finds one and installs them); without one the test is skipped,
 # saying why.
@@ -37,3 +39,19 @@ run("installing the wheel"
 foreach(script test_package.py test_tile_kernels.py)
   run("${script}" "${WORK_DIR}/venv/bin/python" ${TEST_DIR}/${script})
 endforeach()
+# With torch (the Python's own, seen through --system-site-packages): the
+# custom ops' fake implementations and torch.compile on meta tensors.
+execute_process(COMMAND ${PYTHON} -c "import torch" RESULT_VARIABLE no_torch
+                OUTPUT_QUIET ERROR_QUIET)
+if(no_torch)
+  message("test_torch.py: skipped: no torch in ${PYTHON} (dev.sh installs "
+          "it unless TILEJIT_TEST_TORCH=0)")
+else()
+  run("making a venv with torch"
+      ${PYTHON} -m venv --system-site-packages "${WORK_DIR}/venv-torch")
+  run("installing the wheel beside torch"
+      "${WORK_DIR}/venv-torch/bin/python" -m pip install -q --no-index
+      --no-deps ${wheel})
+  run("test_torch.py"
+      "${WORK_DIR}/venv-torch/bin/python" ${TEST_DIR}/test_torch.py)
+endif()

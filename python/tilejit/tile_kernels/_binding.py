@@ -26,6 +26,31 @@ _torch = None
 _dtypes = {}
 
 
+def torch_dtype_name(name):
+    """torch's name of tilejit's dtype `name` ("bf16" -> "bfloat16")."""
+    return _TORCH_NAMES[name]
+
+
+def tilejit_dtype_name(dtype):
+    """tilejit's name of a torch dtype (torch.bfloat16 -> "bf16")."""
+    name = str(dtype).removeprefix("torch.")
+    for k, v in _TORCH_NAMES.items():
+        if v == name:
+            return k
+    raise ValueError(f"dtype {dtype} has no tilejit name")
+
+
+def _torch_op(op):
+    """torch.ops.tilejit.<op> (registered on first use), or None."""
+    from . import _torch_ops
+    return _torch_ops.register(torch()).get(op)
+
+
+def _compiling():
+    t = torch()
+    return t.compiler.is_compiling()
+
+
 def torch():
     """torch, imported on first use (the package imports without it)."""
     global _torch
@@ -165,6 +190,7 @@ class _Spec:
         # only where a conversion asks (call[name] = ALLOCATE).
         self.optional = {t["name"] for t in d["tensors"]
                          if t["output"] and t["optional"]}
+        self.required = [t for t in self.outputs if t not in self.optional]
         self.output_index = {t: i for i, t in enumerate(self.tensors)
                              if t in self.outputs}
         self.params = [(p["name"], p["default"]) for p in d["params"]]
@@ -188,25 +214,53 @@ def _run(spec, args):
     device = args[spec.device_of]
     device = device[0].device if isinstance(device, (tuple, list)) else \
         device.device
-    if device.type != "cuda":
-        raise ValueError(f"tensors are on {device}; tilejit runs on CUDA "
-                         "devices")
     allocate = []
     for name, i in spec.output_index.items():
         t = tensors[i]
         if t is ALLOCATE or t is None and name not in spec.optional:
             allocate.append(name)
             tensors[i] = None
+    if device.type == "meta" or device.type == "cuda" and _torch is not \
+            None and _compiling():
+        # Traced (torch.compile) or shapes only: the functional custom op,
+        # which allocates exactly the required outputs.
+        if allocate != spec.required:
+            raise ValueError(f"{spec.op}: given output buffers (out=) or "
+                             "optional outputs are not supported under "
+                             "torch.compile or on meta tensors yet")
+        return _returns(spec, _traced(spec, tensors, params,
+                                      get("__dtypes__")))
+    if device.type != "cuda":
+        raise ValueError(f"tensors are on {device}; tilejit runs on CUDA "
+                         "devices")
     outputs = _C.call_allocating(spec.op, tensors, params,
                                  lambda: _stream(device),
                                  allocate, _allocator(device, get(
                                      "__dtypes__")) if allocate else None)
+    return _returns(spec, outputs)
+
+
+def _returns(spec, outputs):
     r = spec.returns
     if r is None:
         return None
     if isinstance(r, str):
         return outputs[spec.returns_index]
     return tuple(outputs[i] for i in spec.returns_index)
+
+
+def _traced(spec, tensors, params, dtypes):
+    """The outputs (in declaration order, None for optional ones) through
+    torch.ops.tilejit.<op>."""
+    f = _torch_op(spec.op)
+    inputs = [t for n, t in zip(spec.tensors, tensors)
+              if n not in spec.output_index]
+    names = [tilejit_dtype_name(dtypes[n]) if dtypes and n in dtypes else ""
+             for n in spec.required]
+    got = f(*inputs, *params, names)
+    got = [got] if len(spec.required) == 1 else list(got)
+    it = iter(got)
+    return [None if n in spec.optional else next(it) for n in spec.outputs]
 
 
 def _allocator(device, dtypes):

@@ -1,0 +1,128 @@
+"""test_torch.py - tilejit.tile_kernels with torch, without a GPU: every
+declared op with outputs to allocate is a torch custom op
+(torch.ops.tilejit.<op>) whose fake implementation gives the outputs'
+layouts, so TileKernels' calls on meta tensors return the right dtypes,
+shapes and strides, and torch.compile traces them as single nodes with no
+graph break (fullgraph=True). Plain Python; prints `torch: N passed, M
+failed`; exits 1 when M > 0.
+"""
+import sys
+
+import torch
+from torch._dynamo.testing import CompileCounter
+
+import tilejit
+from tilejit import tile_kernels as tk
+
+passed = failed = 0
+
+
+def report(name, ok, detail=""):
+    global passed, failed
+    passed += bool(ok)
+    failed += not ok
+    print(f"{'ok  ' if ok else 'FAIL'} {name}{'' if ok else ': ' + detail}")
+
+
+def meta(shape, dtype=torch.bfloat16):
+    return torch.empty(shape, dtype=dtype, device="meta")
+
+
+def layout(t):
+    return (str(t.dtype).removeprefix("torch."), tuple(t.shape),
+            tuple(t.stride()))
+
+
+def expect(name, got, *want):
+    got = [layout(t) for t in (got if isinstance(got, tuple) else (got,))]
+    report(name, got == list(want), f"{got}")
+
+
+M, K = 4001, 7168
+x = meta((M, K))
+q = tk.quant
+expect("per_token_cast", q.per_token_cast(x, "e4m3", 128),
+       ("float8_e4m3fn", (M, K), (K, 1)), ("float32", (M, 56), (56, 1)))
+expect("per_token_cast, packed UE8M0 column-major SF",
+       q.per_token_cast(x, "e4m3", 128, use_tma_aligned_col_major_sf=True,
+                        round_sf=True, use_packed_ue8m0=True),
+       ("float8_e4m3fn", (M, K), (K, 1)), ("int32", (M, 14), (1, 4004)))
+expect("per_token_cast, TMA-aligned column-major f32 SF",
+       q.per_token_cast(x, "e4m3", 128, use_tma_aligned_col_major_sf=True),
+       ("float8_e4m3fn", (M, K), (K, 1)), ("float32", (M, 56), (1, 4004)))
+expect("per_token_cast e2m1: packed int8", q.per_token_cast(x, "e2m1", 32),
+       ("int8", (M, K // 2), (K // 2, 1)), ("float32", (M, 224), (224, 1)))
+expect("per_token_cast e5m6: 12-bit codes as bytes",
+       q.per_token_cast(meta((M, 4096)), "e5m6", 4096),
+       ("uint8", (M, 6144), (6144, 1)), ("float32", (M, 1), (1, 1)))
+expect("per_block_cast", q.per_block_cast(meta((4096, K)), "e4m3",
+                                          (128, 128)),
+       ("float8_e4m3fn", (4096, K), (K, 1)), ("float32", (32, 56), (56, 1)))
+data = meta((M, K), torch.float8_e4m3fn)
+expect("cast_back: (M, K) from the data's shape",
+       q.cast_back((data, meta((M, 56), torch.float32)), "bf16", (1, 128)),
+       ("bfloat16", (M, K), (K, 1)))
+expect("per_token_cast_back of packed e2m1 to f32",
+       q.per_token_cast_back((meta((M, K // 2), torch.int8),
+                              meta((M, 224), torch.float32)), "fp32", 32),
+       ("float32", (M, K), (K, 1)))
+expect("cast to a dtype argument", q.cast(x, torch.float8_e4m3fn),
+       ("float8_e4m3fn", (M, K), (K, 1)))
+expect("per_channel_cast_and_transpose",
+       q.per_channel_cast_and_transpose(meta((4096, 2048)), "e4m3", 128),
+       ("float8_e4m3fn", (2048, 4096), (4096, 1)),
+       ("float32", (32, 2048), (2048, 1)))
+expect("batched_transpose", tk.transpose.batched_transpose(
+    meta((3, 256, 448))), ("bfloat16", (3, 448, 256), (114688, 256, 1)))
+expect("topk_gate", tk.moe.topk_gate(meta((M, 256), torch.float32), 8),
+       ("int64", (M, 8), (8, 1)))
+expect("normalize_weight", tk.moe.normalize_weight(
+    meta((M, 8), torch.float32)), ("float32", (M,), (1,)),
+    ("float32", (M, 8), (8, 1)))
+
+with_outputs = [d["name"] for d in tilejit.declarations()
+                if any(t["output"] and not t["optional"]
+                       for t in d["tensors"])]
+missing = [n for n in with_outputs if not hasattr(torch.ops.tilejit, n)]
+report(f"every op with outputs is torch.ops.tilejit.<op> "
+       f"({len(with_outputs)})", not missing, f"{missing}")
+schema = str(torch.ops.tilejit.topk_gate.default._schema)
+report("a schema from the declaration", schema ==
+       "tilejit::topk_gate(Tensor scores, int num_topk, str[] out_dtypes) "
+       "-> Tensor", schema)
+
+try:
+    q.per_token_cast(x, "e4m3", 100)
+    report("the op's rule on meta tensors", False, "no error")
+except ValueError as e:
+    report("the op's rule on meta tensors raises the C++ text", str(e) ==
+           "per_token_cast: argument 'num_per_channels' is 100; requires 16, "
+           "32, 64, 128, or K = 7168 when K is a multiple of 64", str(e))
+try:
+    q.per_token_cast(x, "e4m3", 128, out=(meta((M, K), torch.float8_e4m3fn),
+                                          None))
+    report("out= on meta tensors", False, "no error")
+except ValueError as e:
+    report("out= on meta tensors is refused, saying so", str(e) ==
+           "per_token_cast: given output buffers (out=) or optional outputs "
+           "are not supported under torch.compile or on meta tensors yet",
+           str(e))
+
+
+def layer(x, scores):
+    out, sf = q.per_token_cast(x, "e4m3", 128, round_sf=True)
+    back = q.per_token_cast_back((out, sf), "bf16", 128)
+    return back.float().sum(), tk.moe.topk_gate(scores, 8)
+
+
+counter = CompileCounter()
+compiled = torch.compile(layer, fullgraph=True, backend=counter)
+total, idx = compiled(x, meta((M, 256), torch.float32))
+report("torch.compile traces TileKernels calls in one graph (fullgraph)",
+       counter.frame_count == 1 and layout(idx) == ("int64", (M, 8), (8, 1)),
+       f"frames {counter.frame_count}, {layout(idx)}")
+report("the custom ops are nodes of the graph", counter.op_count >= 3,
+       f"{counter.op_count} ops")
+
+print(f"torch: {passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
