@@ -38,6 +38,15 @@ def expect(name, got, *want):
     report(name, got == list(want), f"{got}")
 
 
+# The first tilejit call of the process inside a trace (the custom ops were
+# registered at import: they cannot be inside one).
+first = CompileCounter()
+got = torch.compile(lambda s: tk.moe.topk_gate(s, 8), fullgraph=True,
+                    backend=first)(torch.empty(64, 256, device="meta"))
+report("the process's first call traced (fullgraph)",
+       first.frame_count == 1 and tuple(got.shape) == (64, 8),
+       f"frames {first.frame_count}")
+
 M, K = 4001, 7168
 x = meta((M, K))
 q = tk.quant

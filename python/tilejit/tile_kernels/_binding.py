@@ -13,6 +13,8 @@ the current torch CUDA stream.
                  "x_block_k", none=(0, 0)), out_pair("out", "out_sf")],
         returns=("out", "out_sf"))
 """
+import sys
+
 import tilejit
 from tilejit import _C
 
@@ -47,8 +49,10 @@ def _torch_op(op):
 
 
 def _compiling():
-    t = torch()
-    return t.compiler.is_compiling()
+    """Whether torch.compile is tracing (torch imported by anyone: the
+    first tilejit call may come inside a trace)."""
+    t = sys.modules.get("torch")
+    return t is not None and t.compiler.is_compiling()
 
 
 def torch():
@@ -220,8 +224,7 @@ def _run(spec, args):
         if t is ALLOCATE or t is None and name not in spec.optional:
             allocate.append(name)
             tensors[i] = None
-    if device.type == "meta" or device.type == "cuda" and _torch is not \
-            None and _compiling():
+    if device.type == "meta" or device.type == "cuda" and _compiling():
         # Traced (torch.compile) or shapes only: the functional custom op,
         # which allocates exactly the required outputs.
         if allocate != spec.required:

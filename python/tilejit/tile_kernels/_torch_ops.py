@@ -5,7 +5,8 @@ on the current stream) and a fake one (the outputs' layouts from
 `OpDef::output_layouts`, on the inputs' device), so that torch.compile
 traces a TileKernels call as one node and meta tensors get their shapes.
 
-Registered on first use of torch by tilejit.tile_kernels. An op whose
+Registered when tilejit.tile_kernels is imported (not inside a trace,
+where torch refuses it). An op whose
 outputs are all optional (none to return) is left out.
 """
 from tilejit import _C
