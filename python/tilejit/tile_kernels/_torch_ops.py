@@ -6,8 +6,8 @@ on the current stream) and a fake one (the outputs' layouts from
 traces a TileKernels call as one node and meta tensors get their shapes.
 
 Registered when tilejit.tile_kernels is imported (not inside a trace,
-where torch refuses it). An op whose
-outputs are all optional (none to return) is left out.
+where torch refuses it). An op whose outputs are all optional (none to
+return) is left out.
 """
 from tilejit import _C
 import tilejit
