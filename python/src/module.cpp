@@ -4,6 +4,8 @@
 // data_ptr(), dtype, shape and stride() (torch's tensors), read through
 // those, or None (an optional tensor left out), so no framework's headers
 // are needed here.
+#include "shared.h"
+
 #include "op/op_def.h"
 
 #include "tilejit/error.h"
@@ -46,10 +48,6 @@ const char *type_name(ops::ParamDecl::Type t) {
   return "?";
 }
 
-nb::object value_of(const ops::ParamValue &v) {
-  return std::visit([](const auto &x) { return nb::cast(x); }, v);
-}
-
 /// An op's declaration as plain Python data.
 nb::dict describe(const ops::OpDef &op) {
   nb::list tensors, params;
@@ -71,7 +69,7 @@ nb::dict describe(const ops::OpDef &op) {
     nb::dict d;
     d["name"] = p.name;
     d["type"] = type_name(p.type);
-    d["default"] = value_of(p.default_value);
+    d["default"] = python::value_of(p.default_value);
     d["choices"] = p.choices;
     d["doc"] = p.doc;
     if (p.type == ops::ParamDecl::Type::integer) {
@@ -285,15 +283,7 @@ nb::list call_allocating(const std::string &name, nb::sequence tensors,
 
 NB_MODULE(_C, m) {
   m.doc() = "tilejit's op declarations and generic entry (see tilejit)";
-  nb::register_exception_translator([](const std::exception_ptr &p, void *) {
-    try {
-      std::rethrow_exception(p);
-    } catch (const UserError &e) {
-      PyErr_SetString(PyExc_ValueError, e.what());
-    } catch (const Error &e) {
-      PyErr_SetString(PyExc_RuntimeError, e.what());
-    }
-  });
+  python::translate_errors();
   m.def("ops", [] {
     nb::list out;
     for (const ops::OpDef *op : ops::all_ops())

@@ -4,6 +4,8 @@
 // a Python call wrote against the CPU reference, so that a test can launch
 // every op through tilejit.ops with torch's tensors and stream and judge it
 // exactly as the C++ GPU tests do.
+#include "shared.h"
+
 #include "run.h"
 
 #include "tilejit/error.h"
@@ -40,10 +42,6 @@ size_t extent_bytes(const ops::TensorShape &t) {
     last += (t.shape[d] - 1) * t.strides[d];
   }
   return static_cast<size_t>(last + 1) * size_of(t.dtype);
-}
-
-nb::object value_of(const ops::ParamValue &v) {
-  return std::visit([](const auto &x) { return nb::cast(x); }, v);
 }
 
 /// One case of an op's table, its inputs filled and its reference computed.
@@ -94,7 +92,7 @@ public:
   nb::list params() const {
     nb::list out;
     for (const ops::ParamValue &v : prepared_.resolved().params)
-      out.append(value_of(v));
+      out.append(python::value_of(v));
     return out;
   }
 
@@ -145,15 +143,7 @@ private:
 NB_MODULE(_testing, m) {
   m.doc() = "tilejit's case tables for Python tests (not part of the "
             "package)";
-  nb::register_exception_translator([](const std::exception_ptr &p, void *) {
-    try {
-      std::rethrow_exception(p);
-    } catch (const UserError &e) {
-      PyErr_SetString(PyExc_ValueError, e.what());
-    } catch (const Error &e) {
-      PyErr_SetString(PyExc_RuntimeError, e.what());
-    }
-  });
+  python::translate_errors();
   m.def(
       "cases",
       [](const std::string &op) {

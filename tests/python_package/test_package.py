@@ -8,50 +8,11 @@ and no memory: validation never reads it. Plain Python; prints a line per
 check and `python package: N passed, M failed`; exits 1 when M > 0.
 """
 import inspect
-import sys
+
+from checks import Tensor, finish, raises, report
 
 import tilejit
 from tilejit import _C
-
-passed = failed = 0
-
-
-def report(name, ok, detail=""):
-    global passed, failed
-    passed += ok
-    failed += not ok
-    print(f"{'ok  ' if ok else 'FAIL'} {name}{'' if ok else ': ' + detail}")
-
-
-class Tensor:
-    """torch's tensor interface, row-major, at a 1 MiB-aligned address."""
-
-    def __init__(self, dtype, shape):
-        self.dtype, self.shape = f"torch.{dtype}", tuple(shape)
-        strides, step = [], 1
-        for n in reversed(self.shape):
-            strides.insert(0, step)
-            step *= n
-        self._strides = tuple(strides)
-
-    def data_ptr(self):
-        return 0x100000
-
-    def stride(self):
-        return self._strides
-
-
-def raises(name, kind, text, f):
-    try:
-        f()
-    except kind as e:
-        report(name, str(e) == text, f"got {str(e)!r}, want {text!r}")
-        return
-    except Exception as e:  # the wrong kind
-        report(name, False, f"raised {type(e).__name__}: {e}")
-        return
-    report(name, False, "no error")
-
 
 decls = _C.ops()
 names = [d["name"] for d in decls]
@@ -175,5 +136,4 @@ raises("the generic entry counts the tensors", ValueError,
        "per_token_cast: 0 tensors given; the op takes 4",
        lambda: _C.check("per_token_cast", [], []))
 
-print(f"python package: {passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+finish("python package")

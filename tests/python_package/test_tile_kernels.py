@@ -7,20 +7,11 @@ saying so; argument errors raise before any allocation. Plain Python;
 prints `tile_kernels: N passed, M failed`; exits 1 when M > 0.
 """
 import inspect
-import sys
+
+from checks import Tensor, finish, raises, report
 
 import tilejit
 from tilejit import tile_kernels as tk
-
-passed = failed = 0
-
-
-def report(name, ok, detail=""):
-    global passed, failed
-    passed += ok
-    failed += not ok
-    print(f"{'ok  ' if ok else 'FAIL'} {name}{'' if ok else ': ' + detail}")
-
 
 # TileKernels' signatures: 2.1's where the name is in 2.1, else 1.0's.
 FLAGS = ("use_tma_aligned_col_major_sf=False, round_sf=False, "
@@ -123,39 +114,6 @@ report("config is there", callable(tk.config.get_num_sms) and
        callable(tk.config.set_num_sms))
 
 
-class Tensor:
-    """torch's tensor interface without memory (validation never reads)."""
-
-    class device:
-        type, index = "cuda", 0
-
-    def __init__(self, dtype, shape):
-        self.dtype, self.shape = f"torch.{dtype}", tuple(shape)
-        strides, step = [], 1
-        for n in reversed(self.shape):
-            strides.insert(0, step)
-            step *= n
-        self._strides = tuple(strides)
-
-    def data_ptr(self):
-        return 0x100000
-
-    def stride(self):
-        return self._strides
-
-
-def raises(name, kind, text, f):
-    try:
-        f()
-    except kind as e:
-        report(name, str(e) == text, f"got {str(e)!r}, want {text!r}")
-        return
-    except Exception as e:
-        report(name, False, f"raised {type(e).__name__}: {e}")
-        return
-    report(name, False, "no error")
-
-
 x = Tensor("bfloat16", (256, 7168))
 q = tk.quant
 raises("a block size that is no pair", ValueError,
@@ -198,5 +156,4 @@ raises("a tensor on the CPU", ValueError,
        "tensors are on cpu; tilejit runs on CUDA devices",
        lambda: tk.moe.topk_gate(CpuTensor("float32", (8, 64)), 4))
 
-print(f"tile_kernels: {passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+finish("tile_kernels")

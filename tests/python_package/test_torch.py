@@ -6,23 +6,13 @@ shapes and strides, and torch.compile traces them as single nodes with no
 graph break (fullgraph=True). Plain Python; prints `torch: N passed, M
 failed`; exits 1 when M > 0.
 """
-import sys
-
 import torch
 from torch._dynamo.testing import CompileCounter
 
 import tilejit
 from tilejit import tile_kernels as tk
 
-passed = failed = 0
-
-
-def report(name, ok, detail=""):
-    global passed, failed
-    passed += bool(ok)
-    failed += not ok
-    print(f"{'ok  ' if ok else 'FAIL'} {name}{'' if ok else ': ' + detail}")
-
+from checks import finish, report
 
 def meta(shape, dtype=torch.bfloat16):
     return torch.empty(shape, dtype=dtype, device="meta")
@@ -133,5 +123,4 @@ report("torch.compile traces TileKernels calls in one graph (fullgraph)",
 report("the custom ops are nodes of the graph", counter.op_count >= 3,
        f"{counter.op_count} ops")
 
-print(f"torch: {passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+finish("torch")
