@@ -217,6 +217,43 @@ def moe():
            r is None and same(got, want))
 
 
+def swiglu():
+    stream = torch.cuda.current_stream().cuda_stream
+    T, H, E = 4096, 2048, 8
+    xs = torch.randn(T, 2 * H, device=dev).bfloat16()
+    # 2.1's psum layout: expert e's rows [align(psum[e - 1], 128), psum[e]).
+    ends, end = [], 0
+    for count in (500, 0, 700, 300, 900, 100, 400, 200):
+        end = (end + 127) // 128 * 128 + count
+        ends.append(end)
+    psum = torch.tensor(ends, dtype=torch.int32, device=dev)  # 3528 <= T
+    w = torch.rand(T, device=dev)
+    out = q.swiglu_forward(xs, "bf16", psum, w, 2.5, 10.0)
+    want = torch.empty_like(out)
+    tilejit.ops.swiglu_forward(xs, psum, w, want, None, fmt="bf16",
+                               routed_scaling_factor=2.5, clamp_value=10.0,
+                               token_alignment=128, stream=stream)
+    report("swiglu_forward (2.1) = tilejit.ops.swiglu_forward",
+           same(out, want))
+    o, sf = q.swiglu_forward_and_per_token_cast(xs, "e4m3", 128, psum, w,
+                                                2.5)
+    o2, sf2 = torch.empty_like(o), torch.empty_like(sf)
+    tilejit.ops.swiglu_forward_and_per_token_cast_21(
+        xs, psum, w, o2, sf2, None, fmt="e4m3", num_per_channels=128,
+        routed_scaling_factor=2.5, stream=stream)
+    report("swiglu_forward_and_per_token_cast (2.1) = its op",
+           same(o, o2) and same(sf, sf2))
+    g = torch.randn(T, H, device=dev).bfloat16()
+    x_grad, weight_grad, act = q.swiglu_backward(xs, g, "bf16", psum, w, 2.5,
+                                                 do_recompute=True)
+    want = [torch.empty_like(x_grad), torch.empty_like(weight_grad),
+            torch.empty_like(act)]
+    tilejit.ops.swiglu_backward(xs, g, psum, w, *want, fmt="bf16",
+                                routed_scaling_factor=2.5, stream=stream)
+    report("swiglu_backward (2.1): x_grad, weight_grad, act_out = its op",
+           all(same(a, b) for a, b in zip((x_grad, weight_grad, act), want)))
+
+
 def streams_and_graphs():
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
@@ -267,7 +304,7 @@ def errors():
 
 
 for f in (per_token_cast, per_block_cast, per_channel, casts, transposes, moe,
-          streams_and_graphs, compiled, errors):
+          swiglu, streams_and_graphs, compiled, errors):
     check(f.__name__, f)
 print(f"tile_kernels on the GPU: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

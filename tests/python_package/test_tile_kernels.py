@@ -48,6 +48,25 @@ TK = {
     "quant.per_token_cast_and_cast_back":
         "(x, fmt, num_per_channels, round_sf=False, use_e4m3_sf=False)",
     "quant.unpack_from_e2m1fn_x2": "(x, out_dtype=torch.float32)",
+    "quant.swiglu_forward":
+        "(x, fmt, psum_num_tokens_per_expert=None, topk_weights=None, "
+        "routed_scaling_factor=None, clamp_value=None, clamped_count=None)",
+    "quant.swiglu_forward_and_per_token_cast":
+        "(x, fmt, num_per_channels, psum_num_tokens_per_expert=None, "
+        f"topk_weights=None, routed_scaling_factor=None, {FLAGS}, "
+        "clamp_value=None, clamped_count=None)",
+    "quant.swiglu_backward":
+        "(x, act_x_grad, fmt, psum_num_tokens_per_expert=None, "
+        "topk_weights=None, routed_scaling_factor=None, clamp_value=None, "
+        "do_recompute=False)",
+    "quant.swiglu_backward_and_per_token_cast":
+        "(x, act_x_grad, fmt, num_per_channels, "
+        "psum_num_tokens_per_expert=None, topk_weights=None, "
+        f"routed_scaling_factor=None, {FLAGS}, clamp_value=None, "
+        "do_recompute=False)",
+    "quant.swiglu_forward_and_per_channel_cast_and_transpose":
+        "(x, fmt, num_per_tokens, round_sf=False, without_transpose=False, "
+        "swiglu_clamp_value=None)",
     "transpose.transpose": "(x)",
     "transpose.batched_transpose": "(x)",
     "moe.topk_gate": "(scores, num_topk)",
@@ -63,11 +82,7 @@ EXTENDED = {
 }
 # Every other public name of TileKernels 1.0 and 2.1, per module.
 UNBOUND = {
-    "quant": ["swiglu_forward", "swiglu_backward",
-              "swiglu_forward_and_per_token_cast",
-              "swiglu_backward_and_per_token_cast",
-              "swiglu_forward_and_per_channel_cast_and_transpose",
-              "batched_transpose_weight_sf", "norm_forward",
+    "quant": ["batched_transpose_weight_sf", "norm_forward",
               "norm_forward_and_per_token_cast", "norm_backward"],
     "moe": ["reduce_fused", "top2_sum_gate", "topk_sum_and_topk_group_idx",
             "get_fused_mapping", "expand_to_fused", "expand_to_fused_with_sf",
@@ -112,6 +127,14 @@ for module, names in UNBOUND.items():
             report(f"{module}.{name} raises", False, repr(e))
 report("config is there", callable(tk.config.get_num_sms) and
        callable(tk.config.set_num_sms))
+tk.config.set_token_alignment(64)
+report("the token alignment is TileKernels' config knob",
+       tk.config.get_token_alignment() == 64)
+tk.config.reset_runtime_config()
+report("and resets to 128", tk.config.get_token_alignment() == 128)
+raises("a token alignment not a power of two", ValueError,
+       "argument 'token_alignment' is 96; requires a power of two",
+       lambda: tk.config.set_token_alignment(96))
 
 
 x = Tensor("bfloat16", (256, 7168))
@@ -137,6 +160,9 @@ raises("the declaration's rule, before any allocation", ValueError,
        "per_token_cast: argument 'x' has dtype f16; requires bf16, f32, e4m3, "
        "or i8",
        lambda: q.per_token_cast(Tensor("float16", (256, 7168)), "e4m3", 128))
+raises("swiglu_backward_and_per_token_cast needs a QuantTensor", ValueError,
+       "argument 'x' is a Tensor; requires a (data, sf) pair",
+       lambda: q.swiglu_backward_and_per_token_cast(x, x, "e4m3", 128))
 raises("out= of one tensor", ValueError,
        "argument 'out' is 3; requires None or a (data, sf) pair of tensors "
        "or None",

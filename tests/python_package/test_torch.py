@@ -71,6 +71,23 @@ expect("per_channel_cast_and_transpose",
        q.per_channel_cast_and_transpose(meta((4096, 2048)), "e4m3", 128),
        ("float8_e4m3fn", (2048, 4096), (4096, 1)),
        ("float32", (32, 2048), (2048, 1)))
+T, H = 4096, 2048
+psum = meta((8,), torch.int32)
+expect("swiglu_forward_and_per_token_cast (2.1, psum rows)",
+       q.swiglu_forward_and_per_token_cast(meta((T, 2 * H)), "e4m3", 128,
+                                           psum, meta((T,), torch.float32),
+                                           2.5),
+       ("float8_e4m3fn", (T, H), (H, 1)), ("float32", (T, 16), (16, 1)))
+expect("swiglu_forward to fp32", q.swiglu_forward(meta((T, 2 * H)), "fp32"),
+       ("float32", (T, H), (H, 1)))
+got = q.swiglu_backward_and_per_token_cast(
+    (meta((T, 2 * H), torch.float8_e4m3fn), meta((T, 32), torch.float32)),
+    meta((T, H)), "e4m3", 128, psum)
+report("swiglu_backward_and_per_token_cast: x_grad, (x_grad_fp8, sf)",
+       len(got) == 2 and layout(got[0]) == ("bfloat16", (T, 2 * H),
+                                            (2 * H, 1)) and
+       layout(got[1][0]) == ("float8_e4m3fn", (T, 2 * H), (2 * H, 1)) and
+       layout(got[1][1]) == ("float32", (T, 32), (32, 1)), f"{got}")
 expect("batched_transpose", tk.transpose.batched_transpose(
     meta((3, 256, 448))), ("bfloat16", (3, 448, 256), (114688, 256, 1)))
 expect("topk_gate", tk.moe.topk_gate(meta((M, 256), torch.float32), 8),

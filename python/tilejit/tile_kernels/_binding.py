@@ -156,6 +156,30 @@ def must_be_none(arg, why):
     return convert
 
 
+def from_config(param, getter):
+    """A parameter TileKernels takes from its config (getter())."""
+    def convert(args, call):
+        call[param] = getter()
+    return convert
+
+
+def derive(param, fn):
+    """A parameter computed from the op's converted arguments:
+    fn(call) (e.g. a group size from a scale tensor's shape)."""
+    def convert(args, call):
+        call[param] = fn(call)
+    return convert
+
+
+def want(output, when):
+    """An optional output allocated when when(args) (TileKernels returns it
+    then), else left out."""
+    def convert(args, call):
+        if when(args):
+            call[output] = ALLOCATE
+    return convert
+
+
 def same(name, arg):
     """Output `name` is argument `arg` itself (in place)."""
     def convert(args, call):
@@ -202,9 +226,12 @@ class _Spec:
         self.returns = returns
         # Where the returned outputs are among the outputs.
         position = {t: i for i, t in enumerate(self.outputs)}
-        self.returns_index = None if returns is None else \
-            position[returns] if isinstance(returns, str) else \
-            tuple(position[n] for n in returns)
+        if returns is None or callable(returns):
+            self.returns_index = None
+        elif isinstance(returns, str):
+            self.returns_index = position[returns]
+        else:
+            self.returns_index = tuple(position[n] for n in returns)
         self.device_of = device_of
 
 
@@ -232,7 +259,7 @@ def _run(spec, args):
                              "optional outputs are not supported under "
                              "torch.compile or on meta tensors yet")
         return _returns(spec, _traced(spec, tensors, params,
-                                      get("__dtypes__")))
+                                      get("__dtypes__")), args)
     if device.type != "cuda":
         raise ValueError(f"tensors are on {device}; tilejit runs on CUDA "
                          "devices")
@@ -240,13 +267,16 @@ def _run(spec, args):
                                  lambda: _stream(device),
                                  allocate, _allocator(device, get(
                                      "__dtypes__")) if allocate else None)
-    return _returns(spec, outputs)
+    return _returns(spec, outputs, args)
 
 
-def _returns(spec, outputs):
+def _returns(spec, outputs, args=None):
     r = spec.returns
     if r is None:
         return None
+    if callable(r):
+        return r(args, {n: t for n, t in zip(spec.outputs, outputs)
+                        if t is not None})
     if isinstance(r, str):
         return outputs[spec.returns_index]
     return tuple(outputs[i] for i in spec.returns_index)
@@ -282,7 +312,8 @@ def tk_op(op, signature, *, name=None, convert=(), returns, device_of=None):
     """The TileKernels function `name` (default: `op`) of the Python
     signature `signature` (its parameter list), calling tilejit op `op`:
     `convert` maps the arguments whose names or forms differ, `returns`
-    names the outputs it returns (a name, a tuple of names, or None), and
+    names the outputs it returns (a name, a tuple of names, None, or a
+    function of the arguments and the outputs by name), and
     the tensors go to the device of argument `device_of` (default: the
     first)."""
     name = name or op

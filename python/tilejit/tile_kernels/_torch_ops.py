@@ -106,10 +106,10 @@ def register(torch):
             it = iter(layouts)
             stand_ins = []
             for t, v in zip(_decl["tensors"], views):
-                if t["output"]:
+                if t["output"]:  # an optional one left out, as here
                     dtype, shape, strides = next(it)
-                    v = _Layout.of(chosen.get(t["name"]) or dtype, shape,
-                                   strides)
+                    v = None if t["optional"] else _Layout.of(
+                        chosen.get(t["name"]) or dtype, shape, strides)
                 stand_ins.append(v)
             _C.check(_op, stand_ins, params)
             got = []

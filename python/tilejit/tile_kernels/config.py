@@ -1,5 +1,6 @@
 """tile_kernels.config on tilejit: the device's SM count and shared memory
-(torch's device properties), and the SM count kernels may use."""
+(torch's device properties), the SM count kernels may use, and 2.1's token
+alignment of the psum row layout."""
 import functools
 
 from ._binding import torch
@@ -34,3 +35,27 @@ def get_max_smem_per_sm():
     t = torch()
     return t.cuda.get_device_properties(
         t.cuda.current_device()).shared_memory_per_multiprocessor
+
+
+_token_alignment = 128
+
+
+def set_token_alignment(token_alignment):
+    """Where each expert's rows start in TileKernels 2.1's psum row layout
+    (a power of two; the SwiGLU ops read it)."""
+    global _token_alignment
+    if token_alignment < 1 or token_alignment & (token_alignment - 1):
+        raise ValueError(f"argument 'token_alignment' is {token_alignment}; "
+                         "requires a power of two")
+    _token_alignment = token_alignment
+
+
+def get_token_alignment():
+    return _token_alignment
+
+
+def reset_runtime_config():
+    """The SM count and token alignment back to their defaults."""
+    global _num_sms, _token_alignment
+    _num_sms = 0
+    _token_alignment = 128

@@ -2,8 +2,10 @@
 and returns (2.1's forms, which extend 1.0's: `out=` buffers, use_e4m3_sf,
 stochastic_cast; 1.0's x_block_size of the sf-only and precomputed-sf forms
 as a keyword that must be None, as 1.0 required)."""
-from ._binding import (must_be_none, none_as, not_bound, out_dtype, out_pair,
-                       pair, quant_tensor, same, tk_op)
+from . import config
+from ._binding import (derive, from_config, must_be_none, none_as, not_bound,
+                       out_dtype, out_pair, pair, quant_tensor, same, tk_op,
+                       want)
 
 _FLAGS = ("use_tma_aligned_col_major_sf=False, round_sf=False, "
           "use_packed_ue8m0=False")
@@ -87,17 +89,69 @@ unpack_from_e2m1fn_x2 = tk_op(
     "unpack_from_e2m1fn_x2", "x, out_dtype=torch.float32",
     convert=[out_dtype("out", "out_dtype")], returns="out")
 
-_SWIGLU = ("its kernels run (tilejit.ops.swiglu_forward, "
-           "swiglu_forward_and_per_token_cast_21, ...); the TileKernels form "
-           "of its arguments and returns is not bound yet")
-swiglu_forward = not_bound("quant.swiglu_forward", _SWIGLU)
-swiglu_backward = not_bound("quant.swiglu_backward", _SWIGLU)
-swiglu_forward_and_per_token_cast = not_bound(
-    "quant.swiglu_forward_and_per_token_cast", _SWIGLU)
-swiglu_backward_and_per_token_cast = not_bound(
-    "quant.swiglu_backward_and_per_token_cast", _SWIGLU)
-swiglu_forward_and_per_channel_cast_and_transpose = not_bound(
-    "quant.swiglu_forward_and_per_channel_cast_and_transpose", _SWIGLU)
+# --- SwiGLU: TileKernels 2.1's forms (the psum row layout). 1.0's forms of
+# swiglu_forward_and_per_token_cast and swiglu_backward_and_per_token_cast
+# reused their positional arguments with other meanings, so one function
+# cannot take both: 1.0's run as tilejit.ops.swiglu_forward_and_per_token_cast
+# and tilejit.ops.swiglu_backward_and_per_token_cast.
+
+_SWIGLU_21 = [none_as("routed_scaling_factor", 0.0),
+              none_as("clamp_value", 0.0),
+              from_config("token_alignment", config.get_token_alignment)]
+
+swiglu_forward = tk_op(
+    "swiglu_forward",
+    "x, fmt, psum_num_tokens_per_expert=None, topk_weights=None, "
+    "routed_scaling_factor=None, clamp_value=None, clamped_count=None",
+    convert=_SWIGLU_21, returns="out")
+swiglu_forward_and_per_token_cast = tk_op(
+    "swiglu_forward_and_per_token_cast_21",
+    "x, fmt, num_per_channels, psum_num_tokens_per_expert=None, "
+    f"topk_weights=None, routed_scaling_factor=None, {_FLAGS}, "
+    "clamp_value=None, clamped_count=None",
+    name="swiglu_forward_and_per_token_cast", convert=_SWIGLU_21,
+    returns=("out", "out_sf"))
+
+
+def _backward_returns(args, out):
+    """TileKernels 2.1's order: x_grad, then (x_grad_fp8, x_grad_sf) for the
+    cast form, weight_grad with topk_weights, act_out with do_recompute."""
+    r = [out["x_grad"]]
+    if "x_grad_fp8" in out:
+        r.append((out["x_grad_fp8"], out["x_grad_sf"]))
+    if args["topk_weights"] is not None:
+        r.append(out["weight_grad"])
+    if args["do_recompute"]:
+        r.append(out["act_out"])
+    return tuple(r)
+
+
+_BACKWARD_21 = _SWIGLU_21 + [
+    want("weight_grad", lambda a: a["topk_weights"] is not None),
+    want("act_out", lambda a: a["do_recompute"])]
+swiglu_backward = tk_op(
+    "swiglu_backward",
+    "x, act_x_grad, fmt, psum_num_tokens_per_expert=None, "
+    "topk_weights=None, routed_scaling_factor=None, clamp_value=None, "
+    "do_recompute=False",
+    convert=_BACKWARD_21, returns=_backward_returns)
+swiglu_backward_and_per_token_cast = tk_op(
+    "swiglu_backward_and_per_token_cast_21",
+    "x, act_x_grad, fmt, num_per_channels, psum_num_tokens_per_expert=None, "
+    f"topk_weights=None, routed_scaling_factor=None, {_FLAGS}, "
+    "clamp_value=None, do_recompute=False",
+    name="swiglu_backward_and_per_token_cast",
+    convert=[quant_tensor("x", required=True),
+             derive("x_sf_group",
+                    lambda c: c["x"].shape[-1] // c["x_sf"].shape[-1])]
+    + _BACKWARD_21,
+    returns=_backward_returns)
+swiglu_forward_and_per_channel_cast_and_transpose = tk_op(
+    "swiglu_forward_and_per_channel_cast_and_transpose",
+    "x, fmt, num_per_tokens, round_sf=False, without_transpose=False, "
+    "swiglu_clamp_value=None",
+    convert=[none_as("swiglu_clamp_value", 0.0)], returns=("out", "out_sf"))
+
 batched_transpose_weight_sf = not_bound(
     "quant.batched_transpose_weight_sf",
     "its kernel runs (tilejit.ops.batched_transpose_weight_sf); the "
