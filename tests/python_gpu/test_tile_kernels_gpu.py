@@ -254,6 +254,30 @@ def swiglu():
            all(same(a, b) for a, b in zip((x_grad, weight_grad, act), want)))
 
 
+def reduce_and_weight_sf():
+    stream = torch.cuda.current_stream().cuda_stream
+    xr = torch.randn(8192, 7168, device=dev).bfloat16()
+    w = torch.rand(4096, 8, device=dev)
+    pos = torch.randperm(8192, device=dev)[:4096 * 8].view(4096, 8).int()
+    got = tk.moe.reduce_fused(xr, w, pos)
+    want = torch.empty_like(got)
+    tilejit.ops.reduce_fused(xr, None, w, pos, None, want, stream=stream)
+    report("reduce_fused = tilejit.ops.reduce_fused (bf16)", same(got, want))
+    sf = torch.tensor([0.5], device=dev)
+    got = tk.moe.reduce_fused(xr, w, pos, "e4m3", sf)
+    want = torch.empty_like(got)
+    tilejit.ops.reduce_fused(xr, None, w, pos, sf, want, stream=stream)
+    report("reduce_fused to e4m3 with a scale = its op",
+           got.dtype == torch.float8_e4m3fn and same(got, want))
+    scales = torch.exp2(torch.randint(-8, 8, (2, 56, 16), device=dev).float())
+    (a, b), = q.batched_transpose_weight_sf([scales], 128, [True], [None])
+    a2, b2 = torch.empty_like(a), torch.empty_like(b)
+    tilejit.ops.batched_transpose_weight_sf(scales, a2, b2, block_size=128,
+                                            transpose_sf1=True, stream=stream)
+    report("batched_transpose_weight_sf = its op", same(a, a2) and
+           same(b, b2))
+
+
 def streams_and_graphs():
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
@@ -304,7 +328,8 @@ def errors():
 
 
 for f in (per_token_cast, per_block_cast, per_channel, casts, transposes, moe,
-          swiglu, streams_and_graphs, compiled, errors):
+          swiglu, reduce_and_weight_sf, streams_and_graphs, compiled,
+          errors):
     check(f.__name__, f)
 print(f"tile_kernels on the GPU: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

@@ -67,6 +67,11 @@ TK = {
     "quant.swiglu_forward_and_per_channel_cast_and_transpose":
         "(x, fmt, num_per_tokens, round_sf=False, without_transpose=False, "
         "swiglu_clamp_value=None)",
+    "quant.batched_transpose_weight_sf":
+        "(sf, block_size, transpose_sf1s, outs)",
+    "moe.reduce_fused":
+        "(x, topk_weights, token_topk_to_pos, fp8_format='', sf=None, "
+        "out=None)",
     "transpose.transpose": "(x)",
     "transpose.batched_transpose": "(x)",
     "moe.topk_gate": "(scores, num_topk)",
@@ -82,9 +87,9 @@ EXTENDED = {
 }
 # Every other public name of TileKernels 1.0 and 2.1, per module.
 UNBOUND = {
-    "quant": ["batched_transpose_weight_sf", "norm_forward",
+    "quant": ["norm_forward",
               "norm_forward_and_per_token_cast", "norm_backward"],
-    "moe": ["reduce_fused", "top2_sum_gate", "topk_sum_and_topk_group_idx",
+    "moe": ["top2_sum_gate", "topk_sum_and_topk_group_idx",
             "get_fused_mapping", "expand_to_fused", "expand_to_fused_with_sf",
             "group_count", "aux_fi", "inplace_unique_group_indices",
             "moe_topk_gate_forward", "moe_topk_gate_backward"],
@@ -163,6 +168,15 @@ raises("the declaration's rule, before any allocation", ValueError,
 raises("swiglu_backward_and_per_token_cast needs a QuantTensor", ValueError,
        "argument 'x' is a Tensor; requires a (data, sf) pair",
        lambda: q.swiglu_backward_and_per_token_cast(x, x, "e4m3", 128))
+raises("reduce_fused's fp8_format", ValueError,
+       "argument 'fp8_format' is 'e5m2'; requires '' or 'e4m3'",
+       lambda: tk.moe.reduce_fused(x, None, Tensor("int32", (64, 8)),
+                                   "e5m2"))
+raises("batched_transpose_weight_sf's lists", ValueError,
+       "arguments 'sf', 'transpose_sf1s' and 'outs' have 1, 2 and 1 items; "
+       "requires as many each",
+       lambda: q.batched_transpose_weight_sf([x], 128, [False, True],
+                                             [None]))
 raises("out= of one tensor", ValueError,
        "argument 'out' is 3; requires None or a (data, sf) pair of tensors "
        "or None",

@@ -88,6 +88,24 @@ report("swiglu_backward_and_per_token_cast: x_grad, (x_grad_fp8, sf)",
                                             (2 * H, 1)) and
        layout(got[1][0]) == ("float8_e4m3fn", (T, 2 * H), (2 * H, 1)) and
        layout(got[1][1]) == ("float32", (T, 32), (32, 1)), f"{got}")
+expect("reduce_fused to e4m3 with a scale",
+       tk.moe.reduce_fused(meta((8192, 7168)), meta((4096, 8), torch.float32),
+                           meta((4096, 8), torch.int32), "e4m3",
+                           meta((1,), torch.float32)),
+       ("float8_e4m3fn", (4096, 7168), (7168, 1)))
+expect("reduce_fused of (x, x_sf) keeps x's dtype",
+       tk.moe.reduce_fused((meta((8192, 7168)), meta((8192,), torch.float32)),
+                           None, meta((4096, 8), torch.int32)),
+       ("bfloat16", (4096, 7168), (7168, 1)))
+(a, b), (c, d) = q.batched_transpose_weight_sf(
+    [meta((56, 16), torch.float32), meta((2, 56, 16), torch.float32)], 128,
+    [False, True], [None, None])
+report("batched_transpose_weight_sf: 2-D and 3-D weights, sf1 transposed",
+       [layout(t) for t in (a, b, c, d)] ==
+       [("int32", (7168, 4), (1, 7168)), ("int32", (2048, 14), (1, 2048)),
+        ("int32", (2, 7168, 4), (28672, 1, 7168)),
+        ("int32", (2, 14, 2048), (28672, 2048, 1))],
+       f"{[layout(t) for t in (a, b, c, d)]}")
 expect("batched_transpose", tk.transpose.batched_transpose(
     meta((3, 256, 448))), ("bfloat16", (3, 448, 256), (114688, 256, 1)))
 expect("topk_gate", tk.moe.topk_gate(meta((M, 256), torch.float32), 8),

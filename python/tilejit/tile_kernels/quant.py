@@ -152,11 +152,37 @@ swiglu_forward_and_per_channel_cast_and_transpose = tk_op(
     "swiglu_clamp_value=None",
     convert=[none_as("swiglu_clamp_value", 0.0)], returns=("out", "out_sf"))
 
-batched_transpose_weight_sf = not_bound(
-    "quant.batched_transpose_weight_sf",
-    "its kernel runs (tilejit.ops.batched_transpose_weight_sf); the "
-    "TileKernels form (lists of weights, pooled outputs) is not bound yet")
+_transpose_weight_sf = tk_op(
+    "batched_transpose_weight_sf", "sf, block_size, transpose_sf1, out=None",
+    name="batched_transpose_weight_sf",
+    convert=[out_pair("out", "sf0", "sf1")], returns=("sf0", "sf1"))
+
+
+def batched_transpose_weight_sf(sf, block_size, transpose_sf1s, outs):
+    """TileKernels 2.1's batched_transpose_weight_sf: per weight (an f32
+    (Nn, Nk) or (G, Nn, Nk) of power-of-two block scales), its packed UE8M0
+    (sf0, sf1), written into outs[i] when given. One launch a weight, each
+    output its own allocation (TileKernels pools them in one launch and one
+    allocation; the values and layouts are the same)."""
+    if not len(sf) == len(transpose_sf1s) == len(outs):
+        raise ValueError(f"arguments 'sf', 'transpose_sf1s' and 'outs' have "
+                         f"{len(sf)}, {len(transpose_sf1s)} and {len(outs)} "
+                         "items; requires as many each")
+    result = []
+    for s, transpose_sf1, out in zip(sf, transpose_sf1s, outs):
+        flat = len(s.shape) == 2
+        if flat:  # as one group
+            s = s.unsqueeze(0)
+            out = None if out is None else tuple(
+                None if o is None else o.unsqueeze(0) for o in out)
+        sf0, sf1 = _transpose_weight_sf(s, block_size, transpose_sf1, out)
+        result.append((sf0.squeeze(0), sf1.squeeze(0)) if flat else
+                      (sf0, sf1))
+    return result
 norm_forward = not_bound("quant.norm_forward")
 norm_forward_and_per_token_cast = not_bound(
     "quant.norm_forward_and_per_token_cast")
 norm_backward = not_bound("quant.norm_backward")
+
+
+batched_transpose_weight_sf.tilejit_bound = True
