@@ -6,9 +6,11 @@
 // are needed here.
 #include "shared.h"
 
+#include "common/jit.h"
 #include "op/op_def.h"
 
 #include "tilejit/error.h"
+#include "tilejit/runtime/kernel_cache.h"
 
 #include <fmt/format.h>
 
@@ -19,6 +21,7 @@
 #include <nanobind/stl/variant.h>
 #include <nanobind/stl/vector.h>
 
+#include <chrono>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -279,6 +282,55 @@ nb::list call_allocating(const std::string &name, nb::sequence tensors,
   return out;
 }
 
+const char *source_name(rt::CacheSource s) {
+  switch (s) {
+  case rt::CacheSource::memory:
+    return "memory";
+  case rt::CacheSource::disk:
+    return "disk";
+  case rt::CacheSource::compiled:
+    return "compiled";
+  }
+  return "?";
+}
+
+nb::dict stats_dict(const rt::CacheStats &s) {
+  nb::dict d;
+  d["memory_hits"] = s.memory_hits;
+  d["disk_hits"] = s.disk_hits;
+  d["compiles"] = s.compiles;
+  d["corrupt"] = s.corrupt;
+  d["compile_ms"] = s.compile_ms;
+  return d;
+}
+
+/// The call's key, digest and what the disk cache holds for it: whether the
+/// entry is there, else how the nearest entry of the same op differs.
+nb::dict explain(const std::string &name, const nb::sequence &tensors,
+                 const nb::sequence &params) {
+  const Args a = args_of(name, tensors, params);
+  const ops::Call c(a.op, a.tensors, a.params);
+  const rt::SpecKey key = a.op.key(c);
+  rt::KernelCache &cache = rt::KernelCache::global();
+  nb::dict d;
+  d["key"] = key.canonical();
+  d["digest"] = key.digest();
+  d["on_disk"] = cache.load(key.digest()).has_value();
+  std::vector<std::string> nearest;
+  bool found = false;
+  for (const rt::DiskEntry &e : cache.list()) {
+    if (e.key.op() != key.op() || e.digest == key.digest())
+      continue;
+    std::vector<std::string> diff = rt::key_differences(e.key, key);
+    if (!found || diff.size() < nearest.size())
+      nearest = std::move(diff);
+    found = true;
+  }
+  d["nearest_differs"] = nearest;
+  d["cache_dir"] = cache.config().dir;
+  return d;
+}
+
 } // namespace
 
 NB_MODULE(_C, m) {
@@ -331,6 +383,52 @@ NB_MODULE(_C, m) {
         "shape, strides)` in their layouts from the inputs, validates and "
         "launches on `stream` (an int or a function giving one); returns the "
         "outputs in declaration order.");
+  m.def(
+      "precompile",
+      [](const std::string &name, const nb::sequence &tensors,
+         const nb::sequence &params) {
+        const Args a = args_of(name, tensors, params);
+        const ops::Call c(a.op, a.tensors, a.params);
+        const rt::SpecKey key = a.op.key(c);
+        nb::gil_scoped_release release;
+        const auto start = std::chrono::steady_clock::now();
+        const rt::CacheResult r =
+            ops::compile_cached(key, [&] { return a.op.kernel(c); });
+        const double ms = std::chrono::duration<double, std::milli>(
+                              std::chrono::steady_clock::now() - start)
+                              .count();
+        return std::tuple{key.digest(), std::string(source_name(r.source)), ms};
+      },
+      "Compiles a call's kernel into the cache (memory and disk) without "
+      "launching it, no GPU needed: (digest, where it came from: memory, "
+      "disk or compiled, ms).");
+  m.def("explain", &explain,
+        "A call's specialisation key, digest, whether the disk cache holds "
+        "it, and how the nearest entry of the same op differs.");
+  m.def("cache_dir", [] { return rt::KernelCache::global().config().dir; });
+  m.def("cache_stats", [] {
+    const rt::KernelCache &c = rt::KernelCache::global();
+    nb::dict d;
+    d["in_process"] = stats_dict(c.in_process_stats());
+    d["persistent"] = stats_dict(c.persistent_stats());
+    d["disk_problem"] = c.disk_problem();
+    return d;
+  });
+  m.def("cache_entries", [] {
+    nb::list out;
+    for (const rt::DiskEntry &e : rt::KernelCache::global().list()) {
+      nb::dict d;
+      d["digest"] = e.digest;
+      d["op"] = e.key.op();
+      d["key"] = e.key.canonical();
+      d["bytes"] = e.bytes;
+      d["age_seconds"] = e.age_seconds;
+      d["has_cubin"] = e.has_cubin;
+      out.append(d);
+    }
+    return out;
+  });
+  m.def("cache_clear", [] { return rt::KernelCache::global().clear(); });
   m.def(
       "call_repeated",
       [](const std::string &name, const nb::sequence &tensors,

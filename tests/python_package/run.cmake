@@ -2,8 +2,9 @@
 # a fresh prefix, build the wheel from python/ against it (pip wheel,
 # scikit-build-core, CMAKE_PREFIX_PATH; no build isolation, so no network:
 # dev.sh installs the build requirements), install the wheel into a fresh
-# venv, and run test_package.py (the op functions) and test_tile_kernels.py
-# (TileKernels' API) with the venv's Python, nothing else on its paths; then,
+# venv, and run test_package.py (the op functions), test_tile_kernels.py
+# (TileKernels' API) and test_cache.py (tilejit.cache) with the venv's
+# Python, nothing else on its paths; then,
 # where the Python has torch, test_torch.py (custom ops, torch.compile on
 # meta tensors) in a venv that sees it.
 # The Python is $TILEJIT_PYTHON, >= 3.12 with the wheel's build requirements
@@ -36,7 +37,7 @@ run("making a venv" ${PYTHON} -m venv "${WORK_DIR}/venv")
 run("installing the wheel"
     "${WORK_DIR}/venv/bin/python" -m pip install -q --no-index --no-deps
     ${wheel})
-foreach(script test_package.py test_tile_kernels.py)
+foreach(script test_package.py test_tile_kernels.py test_cache.py)
   run("${script}" "${WORK_DIR}/venv/bin/python" ${TEST_DIR}/${script})
 endforeach()
 # With torch (the Python's own, seen through --system-site-packages): the
