@@ -4,6 +4,7 @@
 // the same run (the roofline; 4.25 TB/s on the H200), or TFLOP/s for a
 // compute-bound op. Also times the cold compile of each op's kernel, by
 // stage, the first call of a fresh process and the host cost of a call.
+// TILEJIT_BENCH_JSON=FILE also writes the op rows as JSON (JsonReport).
 #include "bench_jit.h"
 #include "run.h"
 
@@ -13,8 +14,10 @@
 #include "tilejit/runtime/driver.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <future>
 #include <string>
@@ -74,12 +77,54 @@ bool bench_per_token_cast_grid() {
   return all_passed;
 }
 
+/// The rows of bench_cases as JSON, when TILEJIT_BENCH_JSON names a file:
+/// rewritten after each row, so that a run cut short keeps what it
+/// measured. tilejit.bench (python -m tilejit.bench FILE) draws the chart.
+class JsonReport {
+public:
+  explicit JsonReport(const char *path) : path_(path ? path : "") {}
+  void device(std::string name) { device_ = std::move(name); }
+  void row(std::string fields) {
+    if (path_.empty())
+      return;
+    rows_.push_back("{" + fields + "}");
+    write();
+  }
+  static std::string text(std::string_view s) {
+    std::string out = "\"";
+    for (char c : s) {
+      if (c == '"' || c == '\\')
+        out += '\\';
+      out += c;
+    }
+    return out + "\"";
+  }
+
+private:
+  void write() const {
+    const std::string tmp = path_ + ".tmp";
+    if (FILE *f = std::fopen(tmp.c_str(), "w")) {
+      fmt::print(f, "{{\"device\": {}, \"rows\": [\n  {}\n]}}\n", text(device_),
+                 fmt::join(rows_, ",\n  "));
+      std::fclose(f);
+      std::rename(tmp.c_str(), path_.c_str());
+    } else {
+      fmt::print(stderr,
+                 "tilejit_bench: cannot write {} (TILEJIT_BENCH_JSON)\n",
+                 path_);
+    }
+  }
+  std::string path_, device_;
+  std::vector<std::string> rows_;
+};
+
 /// Every op's benchmark cases: memory-bound ones against a copy, then the
 /// compute-bound ones in TFLOP/s (compare with cuBLAS through torch in the
 /// same run: tools/gpu/run.sh).
 /// `only` (from --ops a,b@text,c) limits them to the named ops, and an
 /// entry op@text to that op's cases whose label holds `text`; empty: all.
-bool bench_cases(const std::vector<std::string> &only, bool checked) {
+bool bench_cases(const std::vector<std::string> &only, bool checked,
+                 JsonReport &json) {
   auto wanted = [&](const ops::OpDef &op, const harness::Case &c) {
     if (only.empty())
       return true;
@@ -146,6 +191,16 @@ bool bench_cases(const std::vector<std::string> &only, bool checked) {
                  : r.passed ? "ok"
                             : "FAILED");
       std::fflush(stdout); // a row survives a cut run
+      json.row(fmt::format(
+          "\"op\": {}, \"shape\": {}, \"us\": {:.3f}, \"bytes\": {:.0f}, "
+          "\"gbps\": {:.1f}, \"copy_gbps\": {:.1f}, \"of_copy\": {:.4f}, "
+          "\"peer_us\": {}, \"check\": {}",
+          JsonReport::text(op->name), JsonReport::text(r.shape), r.ms * 1e3,
+          r.bytes, gbps, copy, gbps / copy,
+          peer > 0 ? fmt::format("{:.2f}", peer) : "null",
+          JsonReport::text(!checked   ? "unchecked"
+                           : r.passed ? "ok"
+                                      : "FAILED")));
       all_passed &= r.passed;
     }
   }
@@ -163,6 +218,11 @@ bool bench_cases(const std::vector<std::string> &only, bool checked) {
     }
     fmt::print("{:<18} {:>50} {:>9.4f} {:>9.1f}  {}\n", op->name, r.shape, r.ms,
                r.flops / (r.ms * 1e9), r.passed ? "ok" : "FAILED");
+    json.row(fmt::format("\"op\": {}, \"shape\": {}, \"us\": {:.3f}, "
+                         "\"tflops\": {:.1f}, \"check\": {}",
+                         JsonReport::text(op->name), JsonReport::text(r.shape),
+                         r.ms * 1e3, r.flops / (r.ms * 1e9),
+                         JsonReport::text(r.passed ? "ok" : "FAILED")));
     all_passed &= r.passed;
   }
   return all_passed;
@@ -229,7 +289,9 @@ int main(int argc, char **argv) {
     harness::settle_timing();
     if (mode == "--grid")
       return bench_per_token_cast_grid() ? 0 : 1;
-    bool all_passed = bench_cases(only, checked);
+    JsonReport json(std::getenv("TILEJIT_BENCH_JSON"));
+    json.device(fmt::format("{} ({} SMs)", device.name(), device.sm_count()));
+    bool all_passed = bench_cases(only, checked, json);
     if (mode == "--ops")
       return all_passed ? 0 : 1;
     all_passed &= bench_per_token_cast_grid();

@@ -3,7 +3,8 @@
 # scikit-build-core, CMAKE_PREFIX_PATH; no build isolation, so no network:
 # dev.sh installs the build requirements), install the wheel into a fresh
 # venv, and run test_package.py (the op functions), test_tile_kernels.py
-# (TileKernels' API) and test_cache.py (tilejit.cache) with the venv's
+# (TileKernels' API), test_cache.py (tilejit.cache) and test_bench.py (the
+# benchmark chart) with the venv's
 # Python, nothing else on its paths; then,
 # where the Python has torch, test_torch.py (custom ops, torch.compile on
 # meta tensors) in a venv that sees it.
@@ -37,7 +38,8 @@ run("making a venv" ${PYTHON} -m venv "${WORK_DIR}/venv")
 run("installing the wheel"
     "${WORK_DIR}/venv/bin/python" -m pip install -q --no-index --no-deps
     ${wheel})
-foreach(script test_package.py test_tile_kernels.py test_cache.py)
+foreach(script test_package.py test_tile_kernels.py test_cache.py
+               test_bench.py)
   run("${script}" "${WORK_DIR}/venv/bin/python" ${TEST_DIR}/${script})
 endforeach()
 # With torch (the Python's own, seen through --system-site-packages): the

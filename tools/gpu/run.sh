@@ -43,7 +43,7 @@ for tool in ${SANITIZERS-memcheck racecheck synccheck}; do
     "$(grep -E 'test cases?|tests? passed|No tests ran' "$out/memcheck.log" | tail -1)"
 done
 [ "${SKIP_BENCH:-0}" = 1 ] && exit $rc
-echo "== benchmarks"; bin/tilejit_bench ${OPS:+--ops "$OPS"} 2>&1 | tee "$out/bench.log"; brc=${PIPESTATUS[0]}
+echo "== benchmarks"; TILEJIT_BENCH_JSON="$out/bench.json" bin/tilejit_bench ${OPS:+--ops "$OPS"} 2>&1 | tee "$out/bench.log"; brc=${PIPESTATUS[0]}
 [ -n "${OPS:-}" ] && exit $(( rc || brc ))
 echo "== cuBLAS through torch, same run (the gemm roofline)"
 python3 - <<'PY' 2>&1 | tee "$out/cublas.log"
