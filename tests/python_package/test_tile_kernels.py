@@ -80,6 +80,97 @@ TK = {
         "(indices, n, num_ep_ranks, tp_rank, num_tp_ranks)",
     "mhc.mhc_sinkhorn_fwd": "(comb_res_mix, comb_res_mix_out, repeat, eps)",
 }
+# TileKernels 1.0's signatures (its wheel's sources), for
+# tilejit.tile_kernels.v1.
+TK10 = {
+    "moe.get_fused_mapping":
+        "(topk_idx, num_experts, num_expanded_tokens, alignment, "
+        "force_no_sync=False)",
+    "moe.reduce_fused":
+        "(x, topk_weights, token_topk_to_pos, fp8_format='', sf=None, "
+        "out=None)",
+    "moe.expand_to_fused":
+        "(x, token_topk_to_pos, pos_to_expert)",
+    "moe.expand_to_fused_with_sf":
+        "(x, num_per_channels, token_topk_to_pos, pos_to_expert, "
+        "use_tma_aligned_col_major_sf=False)",
+    "moe.inplace_unique_group_indices":
+        "(group_indices, num_groups)",
+    "moe.aux_fi":
+        "(topk_idx, num_experts, num_aux_topk)",
+    "moe.group_count":
+        "(group_idx, num_groups)",
+    "moe.mask_indices_by_tp":
+        "(indices, n, num_ep_ranks, tp_rank, num_tp_ranks)",
+    "moe.normalize_weight":
+        "(topk_weights)",
+    "moe.top2_sum_gate":
+        "(logits, bias, num_topk, num_topk_groups, num_groups, "
+        "use_shared_as_routed, num_shared_experts, "
+        "routed_scaling_factor, ep_rank, num_ep_ranks, tp_rank, "
+        "num_tp_ranks, scoring_func, mask=None, fix_routing_mask=None, "
+        "to_physical_map=None, logical_count=None, "
+        "unmapped_topk_idx=None)",
+    "moe.topk_gate":
+        "(scores, num_topk)",
+    "moe.topk_sum_and_topk_group_idx":
+        "(scores, num_topk_sum, num_topk_groups)",
+    "quant.swiglu_forward_and_per_channel_cast_and_transpose":
+        "(x, fmt, num_per_tokens, round_sf=False, "
+        "without_transpose=False, swiglu_clamp_value=None)",
+    "quant.per_channel_cast":
+        "(x, fmt, num_per_tokens, round_sf=False)",
+    "quant.per_channel_cast_fused":
+        "(x, fmt, num_per_tokens, round_sf=False, "
+        "num_per_channels=None, pos_to_token=None)",
+    "quant.per_channel_cast_and_transpose":
+        "(x, fmt, num_per_tokens, round_sf=False)",
+    "quant.swiglu_forward_and_per_token_cast":
+        "(x, fmt, num_per_channels, pos_to_token_topk=None, "
+        "topk_weights=None, pos_to_expert=None, "
+        "use_tma_aligned_col_major_sf=False, round_sf=False, "
+        "use_packed_ue8m0=False, swiglu_clamp_value=None, "
+        "clamped_count=None, sf_clamp_min=None)",
+    "quant.swiglu_backward_and_per_token_cast":
+        "(x, grad_out, weight, pos_to_token_topk, token_topk_to_pos, "
+        "num_per_channels, round_sf=False, swiglu_clamp_value=None)",
+    "quant.unpack_from_e2m1fn_x2":
+        "(x, out_dtype=torch.float32)",
+    "quant.per_token_cast":
+        "(x, fmt, num_per_channels, x_block_size=None, "
+        "use_tma_aligned_col_major_sf=False, round_sf=False, "
+        "use_packed_ue8m0=False)",
+    "quant.per_token_cast_with_precomputed_sf":
+        "(x, fmt, num_per_channels, sf, x_block_size=None, "
+        "use_tma_aligned_col_major_sf=False, round_sf=False, "
+        "use_packed_ue8m0=False)",
+    "quant.per_token_cast_with_sf_only":
+        "(x, fmt, num_per_channels, x_block_size=None, "
+        "use_tma_aligned_col_major_sf=False, round_sf=False, "
+        "use_packed_ue8m0=False)",
+    "quant.per_block_cast":
+        "(x, fmt, block_size, use_tma_aligned_col_major_sf=False, "
+        "round_sf=False, use_packed_ue8m0=False)",
+    "quant.per_block_cast_with_precomputed_sf":
+        "(x, fmt, block_size, sf, use_tma_aligned_col_major_sf=False, "
+        "round_sf=False, use_packed_ue8m0=False)",
+    "quant.per_block_cast_with_sf_only":
+        "(x, fmt, block_size, use_tma_aligned_col_major_sf=False, "
+        "round_sf=False, use_packed_ue8m0=False)",
+    "quant.cast_back":
+        "(x, fmt, x_block_size, x_special_fmt=None)",
+    "quant.per_token_cast_back":
+        "(x, fmt, num_per_channels, x_special_fmt=None)",
+    "quant.per_block_cast_lossless":
+        "(x, fmt, x_block_size, out_block_size, "
+        "use_tma_aligned_col_major_sf=False, round_sf=False, "
+        "use_packed_ue8m0=False)",
+    "transpose.transpose":
+        "(x)",
+    "transpose.batched_transpose":
+        "(x)",
+}
+
 # tilejit's extensions: 1.0's argument kept where 2.1 dropped it.
 EXTENDED = {
     "quant.per_token_cast_with_sf_only": ", *, x_block_size=None",
@@ -130,6 +221,19 @@ for module, names in UNBOUND.items():
                                      "tilejit yet ("), str(e))
         except Exception as e:
             report(f"{module}.{name} raises", False, repr(e))
+# 1.0's code through tilejit.tile_kernels.v1: every bound 1.0 function
+# takes 1.0's parameters in 1.0's order with 1.0's defaults (2.1 may have
+# appended more).
+import tilejit.tile_kernels.v1 as v1  # noqa: E402
+for path, sig in TK10.items():
+    module, name = path.split(".")
+    f = getattr(getattr(v1, module), name, None)
+    if f is None or not f.tilejit_bound:
+        report(f"v1.{path} is there, unbound", f is not None, "missing")
+        continue
+    got = str(inspect.signature(f))
+    report(f"v1.{path} takes 1.0's {sig}",
+           got == sig or got.startswith(sig[:-1] + ", "), got)
 report("config is there", callable(tk.config.get_num_sms) and
        callable(tk.config.set_num_sms))
 tk.config.set_token_alignment(64)

@@ -106,6 +106,20 @@ report("batched_transpose_weight_sf: 2-D and 3-D weights, sf1 transposed",
         ("int32", (2, 7168, 4), (28672, 1, 7168)),
         ("int32", (2, 14, 2048), (28672, 2048, 1))],
        f"{[layout(t) for t in (a, b, c, d)]}")
+from tilejit.tile_kernels import v1  # noqa: E402
+expect("v1: 1.0's swiglu_forward_and_per_token_cast (expanded rows)",
+       v1.quant.swiglu_forward_and_per_token_cast(meta((T, 2 * H)), "e4m3",
+                                                  128),
+       ("float8_e4m3fn", (T, H), (H, 1)), ("float32", (T, 16), (16, 1)))
+got = v1.quant.swiglu_backward_and_per_token_cast(
+    (meta((T, 2 * H), torch.float8_e4m3fn), meta((T, 32), torch.float32)),
+    meta((T, H)), meta((2048, 8), torch.float32), meta((T,), torch.int32),
+    meta((2048, 8), torch.int32), 128)
+report("v1: 1.0's swiglu_backward_and_per_token_cast returns "
+       "(out, (x_grad_fp8, sf), x_grad, weight_grad)",
+       len(got) == 4 and layout(got[0]) == ("bfloat16", (T, H), (H, 1)) and
+       layout(got[1][1]) == ("float32", (T, 32), (32, 1)) and
+       layout(got[3]) == ("float32", (2048, 8), (8, 1)), f"{got}")
 expect("batched_transpose", tk.transpose.batched_transpose(
     meta((3, 256, 448))), ("bfloat16", (3, 448, 256), (114688, 256, 1)))
 expect("topk_gate", tk.moe.topk_gate(meta((M, 256), torch.float32), 8),

@@ -92,8 +92,7 @@ unpack_from_e2m1fn_x2 = tk_op(
 # --- SwiGLU: TileKernels 2.1's forms (the psum row layout). 1.0's forms of
 # swiglu_forward_and_per_token_cast and swiglu_backward_and_per_token_cast
 # reused their positional arguments with other meanings, so one function
-# cannot take both: 1.0's run as tilejit.ops.swiglu_forward_and_per_token_cast
-# and tilejit.ops.swiglu_backward_and_per_token_cast.
+# cannot take both: 1.0's are tilejit.tile_kernels.v1.quant's.
 
 _SWIGLU_21 = [none_as("routed_scaling_factor", 0.0),
               none_as("clamp_value", 0.0),
