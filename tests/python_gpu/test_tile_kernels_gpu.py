@@ -254,6 +254,21 @@ def swiglu():
            all(same(a, b) for a, b in zip((x_grad, weight_grad, act), want)))
 
 
+def swiglu_v1():
+    from tilejit.tile_kernels import v1
+    stream = torch.cuda.current_stream().cuda_stream
+    E, H = 4096, 2048
+    xs = torch.randn(E, 2 * H, device=dev).bfloat16()
+    o, sf = v1.quant.swiglu_forward_and_per_token_cast(
+        xs, "e4m3", 128, swiglu_clamp_value=10.0)
+    o2, sf2 = torch.empty_like(o), torch.empty_like(sf)
+    tilejit.ops.swiglu_forward_and_per_token_cast(
+        xs, None, None, None, o2, sf2, None, fmt="e4m3", num_per_channels=128,
+        swiglu_clamp_value=10.0, stream=stream)
+    report("v1: 1.0's swiglu_forward_and_per_token_cast = its op",
+           same(o, o2) and same(sf, sf2))
+
+
 def reduce_and_weight_sf():
     stream = torch.cuda.current_stream().cuda_stream
     xr = torch.randn(8192, 7168, device=dev).bfloat16()
@@ -328,8 +343,8 @@ def errors():
 
 
 for f in (per_token_cast, per_block_cast, per_channel, casts, transposes, moe,
-          swiglu, reduce_and_weight_sf, streams_and_graphs, compiled,
-          errors):
+          swiglu, swiglu_v1, reduce_and_weight_sf, streams_and_graphs,
+          compiled, errors):
     check(f.__name__, f)
 print(f"tile_kernels on the GPU: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
