@@ -138,7 +138,10 @@ def main(only):
         if not ok:
             print(f"FAIL {op} {label}: {what}", flush=True)
 
-    window = os.cpu_count() or 1  # cases in memory at once
+    # Cases in memory at once, and threads (TILEJIT_TEST_THREADS when
+    # several processes share the machine: tools/gpu/python.sh's JOBS).
+    window = int(os.environ.get("TILEJIT_TEST_THREADS", 0)) or \
+        os.cpu_count() or 1
     with ThreadPoolExecutor(max_workers=window) as pool:
         for first in range(0, len(cases), window):
             batch = cases[first:first + window]

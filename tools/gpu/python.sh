@@ -3,8 +3,9 @@
 # machine's Python 3.12 and torch, on the module pack.sh built
 # (pack/tilejit.tar.gz, tilejit/python): every op's GPU cases launched
 # through tilejit.ops and checked against the CPU references
-# (tests/python_gpu/test_ops_gpu.py, as a script that prepares the cases on
-# every core; PYTEST=1 under pytest, one core; OPS=a,b those ops;
+# (tests/python_gpu/test_ops_gpu.py, as JOBS scripts at once (default 4),
+# the ops dealt among them, each preparing and checking its cases on its
+# share of the cores; PYTEST=1 under pytest, one core; OPS=a,b those ops;
 # SKIP_CASES=1 none), TileKernels' API (tests/python_gpu/
 # test_tile_kernels_gpu.py), then the host's cost of a call from Python
 # (tests/python_gpu/host_overhead.py; SKIP_OVERHEAD=1 leaves it out).
@@ -27,8 +28,22 @@ elif [ -n "${PYTEST:-}" ]; then
   timeout "${TEST_S:-400}" "$py" -m pytest -q -p no:cacheprovider \
     "$repo/tests/python_gpu/test_ops_gpu.py" 2>&1 | tail -${TAIL:-15} || rc=1
 else
-  timeout "${TEST_S:-400}" "$py" "$repo/tests/python_gpu/test_ops_gpu.py" \
-    ${OPS:-} || rc=1
+  # JOBS processes (default 4), the ops dealt round-robin, the cores shared.
+  all=$(bin/tilejit list | awk '/^[a-z]/{print $1}')
+  ops=${OPS:+$(echo "${OPS//,/ }" | tr ' ' '\n')}
+  ops=${ops:-$all}
+  jobs=${JOBS:-4}
+  pids=()
+  for ((g = 0; g < jobs; g++)); do
+    mine=$(echo "$ops" | awk -v g=$g -v n=$jobs '(NR - 1) % n == g' | paste -sd,)
+    [ -n "$mine" ] || continue
+    TILEJIT_TEST_THREADS=$(( $(nproc) / jobs > 0 ? $(nproc) / jobs : 1 )) \
+      timeout "${TEST_S:-400}" "$py" "$repo/tests/python_gpu/test_ops_gpu.py" \
+      "$mine" > "$out/python-cases-$g.log" 2>&1 & pids+=($!)
+  done
+  for p in "${pids[@]}"; do wait "$p" || rc=1; done
+  grep -h "FAIL" "$out"/python-cases-*.log | head -30
+  grep -h "python GPU cases" "$out"/python-cases-*.log
 fi
 timeout 200 "$py" "$repo/tests/python_gpu/test_tile_kernels_gpu.py" || rc=1
 [ -n "${SKIP_OVERHEAD:-}" ] ||
