@@ -35,7 +35,8 @@ else
   jobs=${JOBS:-4}
   pids=()
   for ((g = 0; g < jobs; g++)); do
-    mine=$(echo "$ops" | awk -v g=$g -v n=$jobs '(NR - 1) % n == g' | paste -sd,)
+    mine=$(echo "$ops" | awk -v g=$g -v n=$jobs '(NR - 1) % n == g' |
+           paste -sd,)
     [ -n "$mine" ] || continue
     TILEJIT_TEST_THREADS=$(( $(nproc) / jobs > 0 ? $(nproc) / jobs : 1 )) \
       timeout "${TEST_S:-400}" "$py" "$repo/tests/python_gpu/test_ops_gpu.py" \
