@@ -10,7 +10,7 @@ the current torch CUDA stream.
         "per_token_cast",
         "x, fmt, num_per_channels, x_block_size=None, ..., out=None",
         convert=[quant_tensor("x"), pair("x_block_size", "x_block_m",
-                 "x_block_k", none=(0, 0)), out_pair("out", "out_sf")],
+                 "x_block_k", none=(0, 0)), out_pair("out", "out", "out_sf")],
         returns=("out", "out_sf"))
 """
 import sys
@@ -43,7 +43,8 @@ def tilejit_dtype_name(dtype):
 
 
 def _torch_op(op):
-    """torch.ops.tilejit.<op> (registered on first use), or None."""
+    """torch.ops.tilejit.<op>, or None (registered when
+    tilejit.tile_kernels was imported; register() is idempotent)."""
     from . import _torch_ops
     return _torch_ops.register(torch()).get(op)
 
@@ -127,13 +128,6 @@ def none_as(arg, value, param=None):
     return convert
 
 
-def rename(arg, name):
-    """An argument that is the op's `name`."""
-    def convert(args, call):
-        call[name] = args[arg]
-    return convert
-
-
 def out_pair(arg, data, sf):
     """TileKernels' `out=(data, sf)`: pre-allocated outputs, either None."""
     def convert(args, call):
@@ -181,7 +175,8 @@ def want(output, when):
 
 
 def same(name, arg):
-    """Output `name` is argument `arg` itself (in place)."""
+    """The op's tensor `name` is argument `arg` (an input under another
+    name, or an output written in place)."""
     def convert(args, call):
         call[name] = args[arg]
     return convert
