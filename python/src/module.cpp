@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
@@ -125,19 +126,97 @@ std::optional<DType> dtype_of(nb::handle dtype) {
   return d;
 }
 
+/// DLPack's dtype as tilejit's (one lane).
+std::optional<DType> dtype_of(nb::dlpack::dtype d) {
+  using Code = nb::dlpack::dtype_code;
+  if (d.lanes != 1)
+    return std::nullopt;
+  switch (static_cast<Code>(d.code)) {
+  case Code::Float:
+    return d.bits == 32   ? std::optional(DType::f32)
+           : d.bits == 16 ? std::optional(DType::f16)
+           : d.bits == 64 ? std::optional(DType::f64)
+                          : std::nullopt;
+  case Code::Bfloat:
+    return d.bits == 16 ? std::optional(DType::bf16) : std::nullopt;
+  case Code::Int:
+    return d.bits == 8    ? std::optional(DType::i8)
+           : d.bits == 32 ? std::optional(DType::i32)
+           : d.bits == 64 ? std::optional(DType::i64)
+                          : std::nullopt;
+  case Code::UInt:
+    return d.bits == 8    ? std::optional(DType::u8)
+           : d.bits == 32 ? std::optional(DType::u32)
+           : d.bits == 64 ? std::optional(DType::u64)
+                          : std::nullopt;
+  case Code::Bool:
+    return DType::boolean;
+  case Code::Float8_E4M3FN:
+    return DType::e4m3;
+  case Code::Float8_E5M2:
+    return DType::e5m2;
+  default:
+    return std::nullopt;
+  }
+}
+
+nb::builtin_exception not_a_tensor(const ops::TensorDecl &decl, nb::handle t) {
+  return nb::type_error(
+      fmt::format("argument '{}' is a {}; requires a tensor (data_ptr(), "
+                  "dtype, shape, stride(); or DLPack) or None",
+                  decl.name, nb::type_name(t.type()).c_str())
+          .c_str());
+}
+
+/// An object with no data_ptr(): a DLPack tensor (NumPy, CuPy, JAX, ...).
+rt::TensorView dlpack_view(const ops::OpDef &op, const ops::TensorDecl &decl,
+                           nb::handle t, bool launch) {
+  nb::ndarray<> a;
+  if (!nb::try_cast(t, a))
+    throw not_a_tensor(decl, t);
+  const std::optional<DType> d = dtype_of(a.dtype());
+  if (!d)
+    throw UserError(fmt::format("{}: argument '{}' has DLPack dtype (code "
+                                "{}, {} bits, {} lanes), which tilejit does "
+                                "not know",
+                                op.name, decl.name, a.dtype().code,
+                                a.dtype().bits, a.dtype().lanes));
+  if (launch && a.device_type() != nb::device::cuda::value)
+    throw UserError(fmt::format("{}: argument '{}' is in DLPack device type "
+                                "{}; requires CUDA memory (2)",
+                                op.name, decl.name, a.device_type()));
+  std::vector<int64_t> shape, strides;
+  for (size_t i = 0; i < a.ndim(); ++i) {
+    shape.push_back(static_cast<int64_t>(a.shape(i)));
+    strides.push_back(a.stride(i));
+  }
+  return rt::TensorView::strided(reinterpret_cast<uint64_t>(a.data()), *d,
+                                 shape, strides);
+}
+
 /// A tensor argument (anything with data_ptr(), dtype, shape and
-/// stride(), as torch's tensors; None: left out) as a view.
+/// stride(), as torch's tensors; else a DLPack tensor; None: left out) as a
+/// view. For a launch (`launch`), one whose `device.type` is not "cuda" is
+/// refused: its memory is not the GPU's.
 rt::TensorView view_of(const ops::OpDef &op, const ops::TensorDecl &decl,
-                       nb::handle t) {
+                       nb::handle t, bool launch = false) {
   if (t.is_none())
     return ops::absent();
-  for (const char *attr : {"data_ptr", "dtype", "shape", "stride"})
+  if (!nb::hasattr(t, "data_ptr"))
+    return dlpack_view(op, decl, t, launch);
+  for (const char *attr : {"dtype", "shape", "stride"})
     if (!nb::hasattr(t, attr))
-      throw nb::type_error(
-          fmt::format("argument '{}' is a {}; requires a tensor (data_ptr(), "
-                      "dtype, shape, stride()) or None",
-                      decl.name, nb::type_name(t.type()).c_str())
-              .c_str());
+      throw not_a_tensor(decl, t);
+  if (launch) {
+    nb::object device = nb::getattr(t, "device", nb::none());
+    if (!device.is_none() && nb::hasattr(device, "type")) {
+      const std::string type = nb::str(device.attr("type")).c_str();
+      if (type != "cuda")
+        throw UserError(fmt::format("{}: argument '{}' is on {}; requires a "
+                                    "CUDA tensor",
+                                    op.name, decl.name, type));
+    }
+  }
   nb::object dtype = t.attr("dtype");
   std::optional<DType> d = dtype_of(dtype);
   if (!d) {
@@ -159,7 +238,7 @@ rt::TensorView view_of(const ops::OpDef &op, const ops::TensorDecl &decl,
 
 /// The views of a call's tensors, in declaration order.
 std::vector<rt::TensorView> views(const ops::OpDef &op,
-                                  const nb::sequence &tensors) {
+                                  const nb::sequence &tensors, bool launch) {
   const size_t n = nb::len(tensors);
   if (n != op.tensors.size())
     throw UserError(fmt::format("{}: {} tensors given; the op takes {}",
@@ -168,7 +247,7 @@ std::vector<rt::TensorView> views(const ops::OpDef &op,
   out.reserve(n);
   size_t i = 0;
   for (nb::handle t : tensors)
-    out.push_back(view_of(op, op.tensors[i++], t));
+    out.push_back(view_of(op, op.tensors[i++], t, launch));
   return out;
 }
 
@@ -228,10 +307,11 @@ struct Args {
   std::vector<ops::ParamValue> params;
 };
 
+/// `launch`: the tensors must be in GPU memory (view_of).
 Args args_of(const std::string &name, const nb::sequence &tensors,
-             const nb::sequence &params) {
+             const nb::sequence &params, bool launch = false) {
   const ops::OpDef &op = op_named(name);
-  return {op, views(op, tensors), params_of(op, params)};
+  return {op, views(op, tensors, launch), params_of(op, params)};
 }
 
 /// Allocates the outputs named in `allocate` with `alloc(name, dtype name,
@@ -243,7 +323,7 @@ nb::list call_allocating(const std::string &name, nb::sequence tensors,
                          const nb::sequence &params, const nb::object &stream,
                          const nb::sequence &allocate,
                          const nb::object &alloc) {
-  Args a = args_of(name, tensors, params);
+  Args a = args_of(name, tensors, params, true);
   std::vector<nb::object> objects;
   for (nb::handle t : tensors)
     objects.push_back(nb::borrow(t));
@@ -371,7 +451,7 @@ NB_MODULE(_C, m) {
       "call",
       [](const std::string &name, const nb::sequence &tensors,
          const nb::sequence &params, uint64_t stream) {
-        const Args a = args_of(name, tensors, params);
+        const Args a = args_of(name, tensors, params, true);
         nb::gil_scoped_release release;
         a.op.call(a.tensors, a.params, reinterpret_cast<CUstream>(stream));
       },
@@ -433,7 +513,7 @@ NB_MODULE(_C, m) {
       "call_repeated",
       [](const std::string &name, const nb::sequence &tensors,
          const nb::sequence &params, uint64_t stream, int64_t times) {
-        const Args a = args_of(name, tensors, params);
+        const Args a = args_of(name, tensors, params, true);
         nb::gil_scoped_release release;
         for (int64_t i = 0; i < times; ++i)
           a.op.call(a.tensors, a.params, reinterpret_cast<CUstream>(stream));

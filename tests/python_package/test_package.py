@@ -104,7 +104,7 @@ raises("a dtype tilejit does not know", ValueError,
                              sf))
 raises("not a tensor", TypeError,
        "argument 'x' is a list; requires a tensor (data_ptr(), dtype, shape, "
-       "stride()) or None",
+       "stride(); or DLPack) or None",
        lambda: tilejit.check(op, [1, 2], None, out, sf))
 raises("a missing tensor", TypeError,
        "per_token_cast() missing 1 required positional argument: 'out_sf'",

@@ -157,6 +157,49 @@ except ValueError as e:
            str(e))
 
 
+class DLPackOnly:
+    """A tensor seen through DLPack alone (as NumPy's, CuPy's or JAX's
+    arrays reach tilejit)."""
+
+    def __init__(self, t):
+        self.t = t
+
+    def __dlpack__(self, **kwargs):
+        return self.t.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.t.__dlpack_device__()
+
+
+cpu = torch.zeros(256, 7168, dtype=torch.bfloat16)
+layouts = tilejit.output_layouts("per_token_cast", DLPackOnly(cpu),
+                                 fmt="e4m3")
+report("DLPack tensors are read (output layouts of a DLPack input)",
+       layouts == [("e4m3", [256, 7168], [7168, 1]),
+                   ("f32", [256, 56], [56, 1])], f"{layouts}")
+out_cpu = torch.empty(256, 7168, dtype=torch.float8_e4m3fn)
+sf_cpu = torch.empty(256, 56)
+for what, args, want in [
+        ("a launch refuses torch's CPU tensors",
+         (cpu, None, out_cpu, sf_cpu),
+         "per_token_cast: argument 'x' is on cpu; requires a CUDA tensor"),
+        ("a launch refuses DLPack host memory",
+         (DLPackOnly(cpu), None, DLPackOnly(out_cpu), DLPackOnly(sf_cpu)),
+         "per_token_cast: argument 'x' is in DLPack device type 1; requires "
+         "CUDA memory (2)")]:
+    try:
+        tilejit.ops.per_token_cast(*args)
+        report(what, False, "no error")
+    except ValueError as e:
+        report(what, str(e) == want, str(e))
+try:
+    tilejit.check("per_token_cast", DLPackOnly(cpu), None,
+                  DLPackOnly(out_cpu), DLPackOnly(sf_cpu))
+    report("check validates DLPack tensors (no launch)", True)
+except Exception as e:
+    report("check validates DLPack tensors (no launch)", False, repr(e))
+
+
 def layer(x, scores):
     out, sf = q.per_token_cast(x, "e4m3", 128, round_sf=True)
     back = q.per_token_cast_back((out, sf), "bf16", 128)
