@@ -357,7 +357,15 @@ nb::list call_allocating(const std::string &name, nb::sequence tensors,
           layouts[static_cast<size_t>(a.op.index_among(out, true))];
       nb::object t =
           alloc(n, std::string(name_of(l.dtype)), l.shape, l.strides);
-      a.tensors[i] = view_of(a.op, a.op.tensors[i], t);
+      // Laid out as asked: only its address and dtype (the allocator may
+      // choose another, e.g. cast's) are read back.
+      const std::optional<DType> d = dtype_of(t.attr("dtype"));
+      if (!d)
+        throw UserError(fmt::format("{}: the allocator gave '{}' a dtype "
+                                    "tilejit does not know",
+                                    name, out));
+      a.tensors[i] = rt::TensorView::strided(
+          nb::cast<uint64_t>(t.attr("data_ptr")()), *d, l.shape, l.strides);
       objects[i] = std::move(t);
     }
   }
