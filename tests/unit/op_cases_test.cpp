@@ -120,6 +120,44 @@ TEST_CASE("every case resolves; calls with nothing to write need no GPU",
   }
 }
 
+TEST_CASE("every case's outputs are the layouts its inputs give "
+          "(OpDef::output_layouts, what an allocating caller creates)",
+          "[ops]") {
+  for (const harness::OpTest *t : harness::all_tests()) {
+    const ops::OpDef &op = *ops::find_op(t->op);
+    for (const harness::Case &c : t->cases) {
+      const harness::Resolved r = harness::resolve(op, c);
+      INFO(op.name << " " << r.label);
+      std::vector<rt::TensorView> inputs;
+      for (size_t i = 0; i < r.tensors.size(); ++i)
+        inputs.push_back(op.tensors[i].output || r.absent[i]
+                             ? ops::absent()
+                             : harness::fake(r.tensors[i].dtype,
+                                             r.tensors[i].shape,
+                                             r.tensors[i].strides));
+      std::vector<ops::TensorShape> layouts;
+      CHECK_NOTHROW(layouts = op.output_layouts(inputs, r.params));
+      if (layouts.empty())
+        continue;
+      size_t j = 0;
+      for (size_t i = 0; i < r.tensors.size(); ++i) {
+        if (!op.tensors[i].output)
+          continue;
+        const ops::TensorShape &got = layouts.at(j++);
+        if (r.absent[i])
+          continue;
+        INFO(op.tensors[i].name);
+        CHECK(got.shape == r.tensors[i].shape);
+        CHECK(got.strides == r.tensors[i].strides);
+        // The dtype where the case leaves it to the declaration (a case
+        // may choose another that the op allows, e.g. cast's out).
+        if (!c.dtypes.count(op.tensors[i].name))
+          CHECK(got.dtype == r.tensors[i].dtype);
+      }
+    }
+  }
+}
+
 TEST_CASE("every op's GPU and benchmark cases compile to PTX that ptxas "
           "takes, with a declared grid",
           "[ops][compile]") {
