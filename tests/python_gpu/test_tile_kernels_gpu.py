@@ -327,7 +327,7 @@ def compiled():
     report("torch.compile (inductor, fullgraph) = eager",
            same(got[0], want[0]) and same(got[1], want[1]))
     torch.library.opcheck(torch.ops.tilejit.topk_gate.default,
-                          (scores, 8, [""]))
+                          (scores, 8, [""], []))
     report("torch.library.opcheck of torch.ops.tilejit.topk_gate", True)
 
 

@@ -78,6 +78,14 @@ expect("swiglu_forward_and_per_token_cast (2.1, psum rows)",
                                            psum, meta((T,), torch.float32),
                                            2.5),
        ("float8_e4m3fn", (T, H), (H, 1)), ("float32", (T, 16), (16, 1)))
+got = q.swiglu_backward(meta((T, 2 * H)), meta((T, H)), "bf16", psum,
+                        meta((T,), torch.float32), 2.5, do_recompute=True)
+report("swiglu_backward's optional outputs when asked: x_grad, weight_grad, "
+       "act_out", [layout(t) for t in got] ==
+       [("bfloat16", (T, 2 * H), (2 * H, 1)), ("float32", (T,), (1,)),
+        ("bfloat16", (T, H), (H, 1))], f"{[layout(t) for t in got]}")
+got = q.swiglu_backward(meta((T, 2 * H)), meta((T, H)), "bf16", psum)
+report("and only x_grad when none is", len(got) == 1, f"{got}")
 expect("swiglu_forward to fp32", q.swiglu_forward(meta((T, 2 * H)), "fp32"),
        ("float32", (T, H), (H, 1)))
 got = q.swiglu_backward_and_per_token_cast(
@@ -129,15 +137,14 @@ expect("normalize_weight", tk.moe.normalize_weight(
     ("float32", (M, 8), (8, 1)))
 
 with_outputs = [d["name"] for d in tilejit.declarations()
-                if any(t["output"] and not t["optional"]
-                       for t in d["tensors"])]
+                if any(t["output"] for t in d["tensors"])]
 missing = [n for n in with_outputs if not hasattr(torch.ops.tilejit, n)]
 report(f"every op with outputs is torch.ops.tilejit.<op> "
        f"({len(with_outputs)})", not missing, f"{missing}")
 schema = str(torch.ops.tilejit.topk_gate.default._schema)
 report("a schema from the declaration", schema ==
-       "tilejit::topk_gate(Tensor scores, int num_topk, str[] out_dtypes) "
-       "-> Tensor", schema)
+       "tilejit::topk_gate(Tensor scores, int num_topk, str[] out_dtypes, "
+       "bool[] want) -> Tensor", schema)
 
 try:
     q.per_token_cast(x, "e4m3", 100)
@@ -152,9 +159,8 @@ try:
     report("out= on meta tensors", False, "no error")
 except ValueError as e:
     report("out= on meta tensors is refused, saying so", str(e) ==
-           "per_token_cast: given output buffers (out=) or optional outputs "
-           "are not supported under torch.compile or on meta tensors yet",
-           str(e))
+           "per_token_cast: given output buffers (out=) are not supported "
+           "under torch.compile or on meta tensors yet", str(e))
 
 
 class DLPackOnly:
@@ -205,6 +211,16 @@ def layer(x, scores):
     back = q.per_token_cast_back((out, sf), "bf16", 128)
     return back.float().sum(), tk.moe.topk_gate(scores, 8)
 
+
+def backward(x, g, psum, w):
+    return q.swiglu_backward(x, g, "bf16", psum, w, 2.5, do_recompute=True)
+
+
+counter = CompileCounter()
+got = torch.compile(backward, fullgraph=True, backend=counter)(
+    meta((T, 2 * H)), meta((T, H)), psum, meta((T,), torch.float32))
+report("torch.compile traces optional outputs (swiglu_backward, fullgraph)",
+       counter.frame_count == 1 and len(got) == 3, f"{counter.frame_count}")
 
 counter = CompileCounter()
 compiled = torch.compile(layer, fullgraph=True, backend=counter)

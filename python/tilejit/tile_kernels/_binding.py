@@ -248,13 +248,13 @@ def _run(spec, args):
             tensors[i] = None
     if device.type == "meta" or device.type == "cuda" and _compiling():
         # Traced (torch.compile) or shapes only: the functional custom op,
-        # which allocates exactly the required outputs.
-        if allocate != spec.required:
-            raise ValueError(f"{spec.op}: given output buffers (out=) or "
-                             "optional outputs are not supported under "
-                             "torch.compile or on meta tensors yet")
+        # which allocates the required outputs and the optional ones asked.
+        if any(tensors[i] is not None for i in spec.output_index.values()):
+            raise ValueError(f"{spec.op}: given output buffers (out=) are "
+                             "not supported under torch.compile or on meta "
+                             "tensors yet")
         return _returns(spec, _traced(spec, tensors, params,
-                                      get("__dtypes__")), args)
+                                      get("__dtypes__"), allocate), args)
     if device.type != "cuda":
         raise ValueError(f"tensors are on {device}; tilejit runs on CUDA "
                          "devices")
@@ -277,18 +277,20 @@ def _returns(spec, outputs, args=None):
     return tuple(outputs[i] for i in spec.returns_index)
 
 
-def _traced(spec, tensors, params, dtypes):
-    """The outputs (in declaration order, None for optional ones) through
-    torch.ops.tilejit.<op>."""
+def _traced(spec, tensors, params, dtypes, allocate):
+    """The outputs (in declaration order, None for optional ones not asked
+    for) through torch.ops.tilejit.<op>, which returns every output (an
+    empty tensor for an optional one not asked for)."""
     f = _torch_op(spec.op)
     inputs = [t for n, t in zip(spec.tensors, tensors)
               if n not in spec.output_index]
     names = [tilejit_dtype_name(dtypes[n]) if dtypes and n in dtypes else ""
-             for n in spec.required]
-    got = f(*inputs, *params, names)
-    got = [got] if len(spec.required) == 1 else list(got)
-    it = iter(got)
-    return [None if n in spec.optional else next(it) for n in spec.outputs]
+             for n in spec.outputs]
+    want = [n in allocate for n in spec.outputs if n in spec.optional]
+    got = f(*inputs, *params, names, want)
+    got = [got] if len(spec.outputs) == 1 else list(got)
+    return [g if n not in spec.optional or n in allocate else None
+            for n, g in zip(spec.outputs, got)]
 
 
 def _allocator(device, dtypes):

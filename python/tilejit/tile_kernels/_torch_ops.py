@@ -6,8 +6,8 @@ on the current stream) and a fake one (the outputs' layouts from
 traces a TileKernels call as one node and meta tensors get their shapes.
 
 Registered when tilejit.tile_kernels is imported (not inside a trace,
-where torch refuses it). An op whose outputs are all optional (none to
-return) is left out.
+where torch refuses it). Optional outputs are returned too: allocated when
+`want` asks, else as empty tensors.
 """
 from tilejit import _C
 import tilejit
@@ -43,32 +43,35 @@ class _Layout:
 
 def schema(decl):
     """The custom op's schema: the inputs (Tensor, or Tensor? for an
-    optional one), the parameters by type, the outputs' dtype names (str[]:
-    "" keeps the layout's), and the outputs a call allocates."""
+    optional one), the parameters by type, the outputs' dtype names (str[],
+    one an output: "" keeps the layout's), whether each optional output is
+    wanted (bool[]), and every output (an empty tensor for an optional one
+    not wanted)."""
     args = []
     for t in decl["tensors"]:
         if not t["output"]:
             args.append(f"Tensor{'?' if t['optional'] else ''} {t['name']}")
     for p in decl["params"]:
         args.append(f"{_TYPES[p['type']]} {p['name']}")
-    args.append("str[] out_dtypes")
-    outs = [t for t in decl["tensors"] if t["output"] and not t["optional"]]
+    args += ["str[] out_dtypes", "bool[] want"]
+    outs = [t for t in decl["tensors"] if t["output"]]
     ret = "Tensor" if len(outs) == 1 else \
         "(" + ", ".join("Tensor" for _ in outs) + ")"
     return f"({', '.join(args)}) -> {ret}"
 
 
 def _split(decl, args):
-    """The custom op's arguments as _C's tensors (outputs None) and
-    parameters, and the outputs' dtype names."""
+    """The custom op's arguments as _C's tensors (outputs None), the
+    parameters, the outputs' dtype names and the optional outputs wanted."""
     it = iter(args)
     tensors = [None if t["output"] else next(it) for t in decl["tensors"]]
     params = [next(it) for _ in decl["params"]]
-    return tensors, params, next(it)
+    return tensors, params, next(it), next(it)
 
 
 def register(torch):
-    """Defines torch.ops.tilejit.<op> for every declared op (once)."""
+    """Defines torch.ops.tilejit.<op> for every declared op with outputs
+    (once)."""
     if _registered:
         return _registered
     from . import _binding
@@ -76,51 +79,53 @@ def register(torch):
     _registered["__lib__"] = lib
     for decl in tilejit.declarations():
         op = decl["name"]
-        outs = [t["name"] for t in decl["tensors"]
-                if t["output"] and not t["optional"]]
+        outs = [t for t in decl["tensors"] if t["output"]]
         if not outs:
             continue
         lib.define(op + schema(decl))
 
-        def cuda(*args, _op=op, _decl=decl, _outs=outs):
-            tensors, params, dtypes = _split(_decl, args)
+        def wanted(want, _outs=outs):
+            """Per output: allocated (required, or optional and wanted)."""
+            it = iter(want)
+            return [not t["optional"] or bool(next(it)) for t in _outs]
+
+        def cuda(*args, _op=op, _decl=decl, _outs=outs, _wanted=wanted):
+            tensors, params, dtypes, want = _split(_decl, args)
             device = next(t for t in tensors if t is not None).device
-            named = {n: getattr(torch, _binding.torch_dtype_name(d))
-                     for n, d in zip(_outs, dtypes) if d}
+            alloc = _wanted(want)
+            names = [t["name"] for t, a in zip(_outs, alloc) if a]
+            chosen = {t["name"]: getattr(torch, _binding.torch_dtype_name(d))
+                      for t, d in zip(_outs, dtypes) if d}
             got = _C.call_allocating(
                 _op, tensors, params, lambda: _binding._stream(device),
-                _outs, _binding._allocator(device, named))
-            got = [g for g, t in zip(got, (t for t in _decl["tensors"]
-                                           if t["output"]))
-                   if not t["optional"]]
+                names, _binding._allocator(device, chosen))
+            got = [g if a else torch.empty(0, device=device)
+                   for g, a in zip(got, alloc)]
             return got[0] if len(got) == 1 else tuple(got)
 
-        def fake(*args, _op=op, _decl=decl, _outs=outs):
-            tensors, params, dtypes = _split(_decl, args)
+        def fake(*args, _op=op, _decl=decl, _outs=outs, _wanted=wanted):
+            tensors, params, dtypes, want = _split(_decl, args)
             device = next(t for t in tensors if t is not None).device
+            alloc = _wanted(want)
             views = [None if t is None else _Layout(t) for t in tensors]
             layouts = _C.output_layouts(_op, views, params)
+            chosen = [d or layout[0] for d, layout in zip(dtypes, layouts)]
             # The whole call validated, as the launch would (its op's own
-            # rules too), on stand-ins of the outputs.
-            chosen = dict(zip(_outs, dtypes))
-            it = iter(layouts)
+            # rules too), on stand-ins of the outputs it writes.
+            it = iter(zip(layouts, chosen, alloc))
             stand_ins = []
             for t, v in zip(_decl["tensors"], views):
-                if t["output"]:  # an optional one left out, as here
-                    dtype, shape, strides = next(it)
-                    v = None if t["optional"] else _Layout.of(
-                        chosen.get(t["name"]) or dtype, shape, strides)
+                if t["output"]:
+                    (_, shape, strides), dtype, a = next(it)
+                    v = _Layout.of(dtype, shape, strides) if a else None
                 stand_ins.append(v)
             _C.check(_op, stand_ins, params)
-            got = []
-            for t, (dtype, shape, strides) in zip(
-                    (t for t in _decl["tensors"] if t["output"]), layouts):
-                if t["optional"]:
-                    continue
-                d = dtypes[len(got)] or dtype
-                got.append(torch.empty_strided(
-                    shape, strides, device=device,
-                    dtype=getattr(torch, _binding.torch_dtype_name(d))))
+            got = [torch.empty_strided(
+                shape, strides, device=device,
+                dtype=getattr(torch, _binding.torch_dtype_name(dtype)))
+                if a else torch.empty(0, device=device)
+                for (_, shape, strides), dtype, a in zip(layouts, chosen,
+                                                          alloc)]
             return got[0] if len(got) == 1 else tuple(got)
 
         lib.impl(op, cuda, "CUDA")
