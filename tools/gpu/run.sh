@@ -44,6 +44,12 @@ for tool in ${SANITIZERS-memcheck racecheck synccheck}; do
 done
 [ "${SKIP_BENCH:-0}" = 1 ] && exit $rc
 echo "== benchmarks"; TILEJIT_BENCH_JSON="$out/bench.json" bin/tilejit_bench ${OPS:+--ops "$OPS"} 2>&1 | tee "$out/bench.log"; brc=${PIPESTATUS[0]}
+# The chart of % of copy (python -m tilejit.bench), where the pack has the
+# Python module (pack.sh) and the run wrote rows.
+if [ -d python/tilejit ] && [ -s "$out/bench.json" ]; then
+  PYTHONPATH=$PWD/python LD_LIBRARY_PATH=$PWD/lib python3 -m tilejit.bench \
+    "$out/bench.json" "$out/chart.svg" || true
+fi
 [ -n "${OPS:-}" ] && exit $(( rc || brc ))
 echo "== cuBLAS through torch, same run (the gemm roofline)"
 python3 - <<'PY' 2>&1 | tee "$out/cublas.log"
