@@ -11,11 +11,13 @@ API (`tilejit.tile_kernels`) is to be built on it.
                                num_per_channels=128)
 """
 import inspect
+import sys
 import types
 
 from . import _C
 
-__all__ = ["ops", "declarations", "check", "signature", "output_layouts"]
+__all__ = ["ops", "declarations", "check", "signature", "output_layouts",
+           "current_stream"]
 
 _DECLS = {d["name"]: d for d in _C.ops()}
 
@@ -60,7 +62,8 @@ def _generate(op, sig, body):
             defaults[f"_d_{p.name}"] = p.default
             items.append(f"{p.name}=_d_{p.name}")
     src = f"def {op}({', '.join(items)}):\n    return {body}\n"
-    namespace = {"_C": _C, "_op": op, **defaults}
+    namespace = {"_C": _C, "_op": op, "_current_stream": current_stream,
+                 **defaults}
     exec(src, namespace)  # noqa: S102 - names are checked identifiers
     f = namespace[op]
     f.__signature__ = sig
@@ -95,17 +98,29 @@ def _layouts(op):
                               f"({_names(d['params'])}))")
 
 
+def current_stream():
+    """torch's current CUDA stream (of the current device) as an int where
+    torch has initialised CUDA, else 0 (the default stream, which then is
+    torch's current one too): where a call launches without `stream`."""
+    t = sys.modules.get("torch")
+    if t is None or not t.cuda.is_initialized():
+        return 0
+    return t._C._cuda_getCurrentRawStream(t.cuda.current_device())
+
+
 def _make(op):
     d = _DECLS[op]
     sig = signature(op)
     sig = sig.replace(parameters=list(sig.parameters.values()) + [
         inspect.Parameter("stream", inspect.Parameter.KEYWORD_ONLY,
-                          default=0)])
+                          default=None)])
     call = _generate(op, sig, f"_C.call(_op, ({_names(d['tensors'])}), "
-                              f"({_names(d['params'])}), stream)")
+                              f"({_names(d['params'])}), _current_stream() "
+                              "if stream is None else stream)")
     call.__doc__ = (f"{d['summary']}\n\nValidates and launches on "
                     "`stream` (a CUstream as an int, e.g. torch.cuda."
-                    "current_stream().cuda_stream; 0: the default stream).")
+                    "current_stream().cuda_stream; 0: the default stream; "
+                    "None: torch's current stream, tilejit.current_stream()).")
     return call
 
 

@@ -44,6 +44,10 @@ def report(what, op, tensors, params, raw, tile_kernels):
             f(*tensors, **params,
               stream=torch.cuda.current_stream().cuda_stream)
 
+    def default(n):
+        for _ in range(n):
+            f(*tensors, **params)
+
     def once(n):
         for _ in range(n):
             f(*tensors, **params, stream=stream)
@@ -66,6 +70,7 @@ def report(what, op, tensors, params, raw, tile_kernels):
     torch.cuda.synchronize()
     rows = [("tilejit.tile_kernels (allocates the outputs)", tk_call),
             ("tilejit.ops, torch's current stream each call", fetched),
+            ("tilejit.ops, stream=None (tilejit.current_stream())", default),
             ("tilejit.ops, stream fetched once", once),
             ("C++ OpDef::call (_C.call_repeated)", cpp),
             ("raw torch op of a similar size", torch_op)]

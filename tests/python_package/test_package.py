@@ -28,7 +28,7 @@ sig = inspect.signature(tilejit.ops.per_token_cast)
 want = ("(x, x_sf, out, out_sf, *, fmt='e4m3', num_per_channels=128, "
         "use_tma_aligned_col_major_sf=False, round_sf=False, "
         "use_packed_ue8m0=False, use_e4m3_sf=False, x_block_m=0, "
-        "x_block_k=0, stochastic_cast=False, stream=0)")
+        "x_block_k=0, stochastic_cast=False, stream=None)")
 report("per_token_cast's signature", str(sig) == want, str(sig))
 bad = []
 for d in decls:

@@ -6,6 +6,8 @@ shapes and strides, and torch.compile traces them as single nodes with no
 graph break (fullgraph=True). Plain Python; prints `torch: N passed, M
 failed`; exits 1 when M > 0.
 """
+import inspect
+
 import torch
 from torch._dynamo.testing import CompileCounter
 
@@ -198,6 +200,10 @@ for what, args, want in [
         report(what, False, "no error")
     except ValueError as e:
         report(what, str(e) == want, str(e))
+report("without CUDA initialised a call's default stream is 0",
+       tilejit.current_stream() == 0 and
+       inspect.signature(tilejit.ops.topk_gate).parameters["stream"].default
+       is None)
 try:
     tilejit.check("per_token_cast", DLPackOnly(cpu), None,
                   DLPackOnly(out_cpu), DLPackOnly(sf_cpu))
