@@ -234,6 +234,13 @@ for path, sig in TK10.items():
     got = str(inspect.signature(f))
     report(f"v1.{path} takes 1.0's {sig}",
            got == sig or got.startswith(sig[:-1] + ", "), got)
+doc = tk.quant.per_token_cast.__doc__
+report("a docstring from the declaration and the conversions",
+       doc.startswith("TileKernels' per_token_cast, on tilejit's op "
+                      "per_token_cast: ") and
+       "\n    x_block_size: (x_block_m, x_block_k)\n" in doc and
+       "\n    out: None, or pre-allocated (out, out_sf), either None\n" in doc
+       and "\n    round_sf: scales rounded up to powers of two\n" in doc, doc)
 report("config is there", callable(tk.config.get_num_sms) and
        callable(tk.config.set_num_sms))
 tk.config.set_token_alignment(64)

@@ -102,6 +102,8 @@ def quant_tensor(arg, data=None, sf=None, required=False):
                              "requires a (data, sf) pair")
         else:
             call[data] = x
+    convert.doc = (arg, "a (data, sf) pair" if required else
+                   "a tensor, or a (data, sf) pair (a QuantTensor)", data)
     return convert
 
 
@@ -116,6 +118,7 @@ def pair(arg, first, second, none=None):
             raise ValueError(f"argument '{arg}' is {v!r}; requires a pair "
                              "of ints")
         call[first], call[second] = v
+    convert.doc = (arg, f"({first}, {second})", None)
     return convert
 
 
@@ -138,6 +141,8 @@ def out_pair(arg, data, sf):
             raise ValueError(f"argument '{arg}' is {v!r}; requires None or "
                              "a (data, sf) pair of tensors or None")
         call[data], call[sf] = v
+    convert.doc = (arg, f"None, or pre-allocated ({data}, {sf}), either "
+                   "None", None)
     return convert
 
 
@@ -147,6 +152,7 @@ def must_be_none(arg, why):
         if args[arg] is not None:
             raise ValueError(f"argument '{arg}' is {args[arg]!r}; requires "
                              f"None ({why})")
+    convert.doc = (arg, f"None ({why})", None)
     return convert
 
 
@@ -328,9 +334,31 @@ def tk_op(op, signature, *, name=None, convert=(), returns, device_of=None):
     exec(src, namespace)  # noqa: S102 - a declared signature
     f = namespace[name]
     f.tilejit_bound = True
-    f.__doc__ = (f"TileKernels' {name}, on tilejit's op {op}: "
-                 f"{tilejit._DECLS[op]['summary']}")
+    f.__doc__ = _doc(name, op, arg_names, spec.convert)
     return f
+
+
+def _doc(name, op, arg_names, convert):
+    """The docstring: the op's summary, then each argument named like one of
+    the op's tensors or parameters with the declaration's words for it, or
+    as its conversion describes it."""
+    d = tilejit._DECLS[op]
+    words = {t["name"]: (t["doc"] or t["shape"]) for t in d["tensors"]}
+    for p in d["params"]:
+        allowed = f" ({', '.join(p['choices'])})" if p["choices"] else ""
+        words[p["name"]] = f"{p['doc']}{allowed}"
+    for c in convert:
+        if hasattr(c, "doc"):
+            arg, form, like = c.doc
+            words[arg] = form + (f"; {words[like]}" if words.get(like) else
+                                 "")
+    lines = [f"TileKernels' {name}, on tilejit's op {op}: {d['summary']}."]
+    args = [f"    {a}: {words[a]}" for a in arg_names if words.get(a)]
+    if args:
+        lines += ["", "Args (as the op declares them):"] + args
+    lines += ["", "Outputs are allocated with torch on the inputs' device; "
+              "the launch goes to the current torch CUDA stream."]
+    return "\n".join(lines)
 
 
 class _LazyTorch:
