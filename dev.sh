@@ -49,9 +49,11 @@ if [ "$mode" = test ]; then
   py=$(tools/find_python.sh)
   if [ -n "$py" ]; then
     # The wheel's build requirements (python/pyproject.toml; CMake >= 3.26
-    # for the stable ABI, Debian 12 has 3.25).
-    "$py" -c "import nanobind, scikit_build_core, cmake, ninja" 2>/dev/null ||
-      "$py" -m pip install -q nanobind scikit-build-core "cmake>=3.26" ninja
+    # for the stable ABI, Debian 12 has 3.25), and NumPy for the tests'
+    # DLPack arrays.
+    "$py" -c "import nanobind, scikit_build_core, cmake, ninja, numpy" \
+      2>/dev/null || "$py" -m pip install -q nanobind scikit-build-core \
+      "cmake>=3.26" ninja numpy
     # torch for the package's torch tests (CPU only: meta tensors,
     # torch.compile tracing); PyPI's wheel brings CUDA's libraries (~4.6 GB
     # installed). TILEJIT_TEST_TORCH=0 leaves it out (the test says so).

@@ -179,6 +179,14 @@ class DLPackOnly:
         return self.t.__dlpack_device__()
 
 
+try:
+    import numpy
+    a = numpy.zeros((8001, 256), numpy.float32)
+    layouts = tilejit.output_layouts("topk_gate", a, num_topk=8)
+    report("a NumPy array through DLPack", layouts ==
+           [("i64", [8001, 8], [8, 1])], f"{layouts}")
+except ImportError:
+    print("(no NumPy: its DLPack check left out)")
 cpu = torch.zeros(256, 7168, dtype=torch.bfloat16)
 layouts = tilejit.output_layouts("per_token_cast", DLPackOnly(cpu),
                                  fmt="e4m3")
