@@ -26,9 +26,6 @@
 
 namespace tilejit::harness {
 
-namespace {
-
-/// Elements a layout's storage spans (0 when it has none).
 int64_t extent(const ops::TensorShape &t) {
   int64_t last = 0;
   for (size_t d = 0; d < t.shape.size(); ++d) {
@@ -38,6 +35,8 @@ int64_t extent(const ops::TensorShape &t) {
   }
   return last + 1;
 }
+
+namespace {
 
 int64_t numel(const ops::TensorShape &t) {
   int64_t n = 1;

@@ -30,6 +30,10 @@ struct RunResult {
   double flops = 0;   ///< floating-point operations of a compute-bound op
 };
 
+/// Elements a layout's storage spans (0 when it has none): what a buffer of
+/// it holds.
+int64_t extent(const ops::TensorShape &t);
+
 /// A case resolved against the op's declaration: every parameter typed,
 /// every dimension and dtype known. UserError for a shape, parameter or
 /// dtype the declaration does not take.

@@ -43,7 +43,7 @@ const ops::OpDef &cast_back_op() {
              return cast_back_shape(tensor, a, a.integer("bm"),
                                     a.integer("bk"));
            },
-       .dims_from_inputs = cast_back_dims,
+       .dims_from_inputs = quantized_data_dims,
        .reference =
            [](const ops::HostCall &c) {
              return std::vector{cast_back_ref(

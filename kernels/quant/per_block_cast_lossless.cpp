@@ -2,6 +2,7 @@
 // fp4 with (1, x_bk) power-of-two scales to e4m3 in out_bm x out_bk blocks,
 // exactly; 256 threads a max(out_bm, 32) x max(out_bk, 8192 / rows) tile.
 #include "quant/per_block_cast_lossless.h"
+#include "quant/per_token_cast_back.h"
 #include "quant/scale_layout.h"
 
 #include "op/op.h"
@@ -95,8 +96,8 @@ const ops::OpDef &per_block_cast_lossless_op() {
                        "power-of-two scales: f32 (M, ceil(K / x_bk)) of any "
                        "strides, or packed int32"),
                    ops::output("out", {DType::e4m3}, "M, K"),
-                   ops::output("out_sf", {DType::f32, DType::i32}, "",
-                               ops::Layout::as_shaped,
+                   ops::output("out_sf", {DType::f32, DType::i32},
+                               "", ops::Layout::as_shaped,
                                "scales; layout by the flags (§3.3)")},
        .params = with_sf_flags(
            {ops::choice("fmt", "e4m3", {"e4m3"}, "the output format"),
@@ -113,16 +114,7 @@ const ops::OpDef &per_block_cast_lossless_op() {
        .default_shape = {8001, 7168},
        .check = check,
        .shape_of = shape_of,
-       // (M, K) from the packed data (M, K / 2).
-       .dims_from_inputs =
-           [](const ops::Call &c) {
-             const rt::TensorView &x = c.tensor("x_data");
-             return x.rank == 2
-                        ? std::vector<std::pair<std::string,
-                                                int64_t>>{{"M", x.shape[0]},
-                                                          {"K", 2 * x.shape[1]}}
-                        : std::vector<std::pair<std::string, int64_t>>{};
-           },
+       .dims_from_inputs = quantized_data_dims,
        .reference =
            [](const ops::HostCall &c) {
              QuantTensor q = per_block_cast_lossless_ref(

@@ -78,7 +78,7 @@ std::vector<ops::TensorDecl> cast_back_tensors() {
 }
 
 std::vector<std::pair<std::string, int64_t>>
-cast_back_dims(const ops::Call &c) {
+quantized_data_dims(const ops::Call &c) {
   const rt::TensorView &x = c.tensor("x_data");
   if (x.rank != 2)
     return {};
@@ -135,7 +135,7 @@ const ops::OpDef &per_token_cast_back_op() {
              return cast_back_shape(tensor, a, 1,
                                     a.integer("num_per_channels"));
            },
-       .dims_from_inputs = cast_back_dims,
+       .dims_from_inputs = quantized_data_dims,
        .reference =
            [](const ops::HostCall &c) {
              return std::vector{per_token_cast_back_ref(

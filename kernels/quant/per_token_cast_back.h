@@ -70,9 +70,12 @@ ops::ParamDecl x_special_fmt_param();
 void check_x_special_fmt(const ops::Call &c);
 /// The reference's x_special_fmt from a call's parameter.
 std::optional<std::string_view> x_special_fmt_of(const ops::HostCall &c);
-/// (M, K) from the shape-less data's dtype and shape (e4m3 (M, K), packed
-/// e2m1 (M, K / 2), e5m6 bytes (M, 3K / 2)): OpDef::dims_from_inputs.
-std::vector<std::pair<std::string, int64_t>> cast_back_dims(const ops::Call &c);
+/// (M, K) from a shape-less quantized `x_data`'s dtype and shape (e4m3
+/// (M, K), packed e2m1 (M, K / 2), e5m6 bytes (M, 3K / 2)): the
+/// OpDef::dims_from_inputs of cast_back, per_token_cast_back and
+/// per_block_cast_lossless.
+std::vector<std::pair<std::string, int64_t>>
+quantized_data_dims(const ops::Call &c);
 ops::TensorShape cast_back_shape(std::string_view tensor,
                                  const ops::ShapeArgs &a, int64_t bm,
                                  int64_t bk);

@@ -35,13 +35,7 @@ const harness::OpTest &test_named(const std::string &op) {
 
 /// Bytes a layout's storage spans.
 size_t extent_bytes(const ops::TensorShape &t) {
-  int64_t last = 0;
-  for (size_t d = 0; d < t.shape.size(); ++d) {
-    if (t.shape[d] == 0)
-      return 0;
-    last += (t.shape[d] - 1) * t.strides[d];
-  }
-  return static_cast<size_t>(last + 1) * size_of(t.dtype);
+  return static_cast<size_t>(harness::extent(t)) * size_of(t.dtype);
 }
 
 /// One case of an op's table, its inputs filled and its reference computed.
