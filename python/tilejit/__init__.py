@@ -81,7 +81,11 @@ def _checker(op):
                      f"({_names(d['params'])}))")
 
 
-def _layouts(op):
+def inputs_signature(op):
+    """The signature of a call given by its inputs alone (output_layouts,
+    tilejit.cache): the inputs in declaration order (an optional one
+    defaulting to None where every input after it is optional too), then
+    the parameters, keyword-only with their defaults."""
     d = _DECLS[op]
     P = inspect.Parameter
     inputs, trailing = [], True
@@ -89,9 +93,14 @@ def _layouts(op):
         trailing = trailing and t["optional"]
         inputs.insert(0, P(t["name"], P.POSITIONAL_OR_KEYWORD,
                            default=None if trailing else P.empty))
-    sig = inspect.Signature(inputs + [
+    return inspect.Signature(inputs + [
         p for p in signature(op).parameters.values()
         if p.kind == P.KEYWORD_ONLY])
+
+
+def _layouts(op):
+    d = _DECLS[op]
+    sig = inputs_signature(op)
     tensors = "".join("None, " if t["output"] else f"{t['name']}, "
                       for t in d["tensors"])
     return _generate(op, sig, f"_C.output_layouts(_op, ({tensors}), "

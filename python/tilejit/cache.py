@@ -16,8 +16,6 @@ Calls are given as `tilejit.output_layouts` takes them: the op's inputs in
 declaration order (tensors, or `tensor(...)` specs of their dtype and
 layout) and its parameters by name; the outputs follow from them.
 """
-import inspect
-
 import tilejit
 from . import _C
 
@@ -68,13 +66,7 @@ def _call(op, inputs, params):
     if op not in tilejit._DECLS:
         raise ValueError(f"no op named '{op}'")
     d = tilejit._DECLS[op]
-    P = inspect.Parameter
-    names = [t["name"] for t in d["tensors"] if not t["output"]]
-    sig = inspect.Signature(
-        [P(n, P.POSITIONAL_OR_KEYWORD, default=None) for n in names] +
-        [P(p["name"], P.KEYWORD_ONLY, default=p["default"])
-         for p in d["params"]])
-    bound = sig.bind(*inputs, **params)
+    bound = tilejit.inputs_signature(op).bind(*inputs, **params)
     bound.apply_defaults()
     a = bound.arguments
     tensors = [None if t["output"] else _stand_in(a[t["name"]])
