@@ -91,24 +91,41 @@ nb::dict describe(const ops::OpDef &op) {
 }
 
 /// torch's and NumPy's dtype names (str(torch.bfloat16) is
-/// "torch.bfloat16") to tilejit's.
+/// "torch.bfloat16") to tilejit's; the first name of each is torch's.
+constexpr std::pair<std::string_view, DType> kDTypeNames[] = {
+    {"float32", DType::f32},      {"float", DType::f32},
+    {"float16", DType::f16},      {"half", DType::f16},
+    {"bfloat16", DType::bf16},    {"float8_e4m3fn", DType::e4m3},
+    {"float8_e5m2", DType::e5m2}, {"int8", DType::i8},
+    {"uint8", DType::u8},         {"int32", DType::i32},
+    {"int", DType::i32},          {"int64", DType::i64},
+    {"long", DType::i64},         {"float64", DType::f64},
+    {"double", DType::f64},       {"uint32", DType::u32},
+    {"uint64", DType::u64},       {"bool", DType::boolean}};
+
 std::optional<DType> dtype_named(std::string_view name) {
   if (name.starts_with("torch."))
     name.remove_prefix(6);
-  static constexpr std::pair<std::string_view, DType> kNames[] = {
-      {"float32", DType::f32},      {"float", DType::f32},
-      {"float16", DType::f16},      {"half", DType::f16},
-      {"bfloat16", DType::bf16},    {"float8_e4m3fn", DType::e4m3},
-      {"float8_e5m2", DType::e5m2}, {"int8", DType::i8},
-      {"uint8", DType::u8},         {"int32", DType::i32},
-      {"int", DType::i32},          {"int64", DType::i64},
-      {"long", DType::i64},         {"float64", DType::f64},
-      {"double", DType::f64},       {"uint32", DType::u32},
-      {"uint64", DType::u64},       {"bool", DType::boolean}};
-  for (const auto &[n, d] : kNames)
+  for (const auto &[n, d] : kDTypeNames)
     if (n == name)
       return d;
   return parse_dtype(name);
+}
+
+/// torch's dtype object of `d` (torch imported on first use): the first of
+/// dtype_named's names for it is torch's attribute.
+nb::handle torch_dtype(DType d) {
+  static std::array<nb::object *, 16> table{}; // live with _C
+  const auto i = static_cast<size_t>(d);
+  if (!table.at(i)) {
+    std::string_view attr;
+    for (const auto &[n, k] : kDTypeNames)
+      if (k == d && attr.empty())
+        attr = n;
+    table[i] = new nb::object(
+        nb::module_::import_("torch").attr(nb::str(attr.data(), attr.size())));
+  }
+  return *table[i];
 }
 
 /// The DType of a dtype object. torch's dtypes are singletons, so each is
@@ -194,24 +211,70 @@ rt::TensorView dlpack_view(const ops::OpDef &op, const ops::TensorDecl &decl,
                                  shape, strides);
 }
 
+/// The attribute names a tensor is read through, interned once (a name
+/// made per read costs a str each time).
+struct AttrNames {
+  nb::str data_ptr{"data_ptr"}, dtype{"dtype"}, shape{"shape"},
+      stride{"stride"}, is_cuda{"is_cuda"};
+};
+const AttrNames &attr_names() {
+  static const AttrNames *names = new AttrNames(); // lives with the module
+  return *names;
+}
+
+/// `t.name`, or a null object (the AttributeError cleared) where `t` has
+/// no such attribute. No hasattr before: on a torch tensor hasattr(t,
+/// "shape") builds the shape it then throws away (a quarter of a call's
+/// cost once).
+nb::object attr_or_null(nb::handle t, const nb::str &name) {
+  PyObject *v = PyObject_GetAttr(t.ptr(), name.ptr());
+  if (!v) {
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+      throw nb::python_error();
+    PyErr_Clear();
+  }
+  return nb::steal(v);
+}
+
+/// The ints of a shape or strides tuple (any sequence) into `out`; their
+/// count. UserError past TensorView::kMaxRank.
+size_t ints_of(nb::handle seq,
+               std::array<int64_t, rt::TensorView::kMaxRank> &out,
+               const ops::OpDef &op, const ops::TensorDecl &decl) {
+  size_t n = 0;
+  for (nb::handle v : seq) {
+    if (n == out.size())
+      throw UserError(fmt::format("{}: argument '{}' has more than {} "
+                                  "dimensions; requires at most {}",
+                                  op.name, decl.name, out.size(), out.size()));
+    out[n++] = nb::cast<int64_t>(v);
+  }
+  return n;
+}
+
 /// A tensor argument (anything with data_ptr(), dtype, shape and
 /// stride(), as torch's tensors; else a DLPack tensor; None: left out) as a
-/// view. For a launch (`launch`), one whose `device.type` is not "cuda" is
-/// refused: its memory is not the GPU's.
+/// view. For a launch (`launch`), one whose `is_cuda` is false (or, without
+/// is_cuda, whose `device.type` is not "cuda") is refused: its memory is not
+/// the GPU's.
 rt::TensorView view_of(const ops::OpDef &op, const ops::TensorDecl &decl,
                        nb::handle t, bool launch = false) {
   if (t.is_none())
     return ops::absent();
-  if (!nb::hasattr(t, "data_ptr"))
+  const AttrNames &names = attr_names();
+  nb::object data_ptr = attr_or_null(t, names.data_ptr);
+  if (!data_ptr.is_valid())
     return dlpack_view(op, decl, t, launch);
-  for (const char *attr : {"dtype", "shape", "stride"})
-    if (!nb::hasattr(t, attr))
-      throw not_a_tensor(decl, t);
+  nb::object dtype = attr_or_null(t, names.dtype);
+  nb::object shape = attr_or_null(t, names.shape);
+  nb::object stride = attr_or_null(t, names.stride);
+  if (!dtype.is_valid() || !shape.is_valid() || !stride.is_valid())
+    throw not_a_tensor(decl, t);
   if (launch) {
     // torch's is_cuda is a plain bool (device.type makes a torch.device
     // object: 0.7 us); the device only where there is no is_cuda, and for
     // the message.
-    nb::object is_cuda = nb::getattr(t, "is_cuda", nb::none());
+    nb::object is_cuda = attr_or_null(t, names.is_cuda);
     auto device_type = [&]() -> std::string {
       nb::object device = nb::getattr(t, "device", nb::none());
       if (device.is_none() || !nb::hasattr(device, "type"))
@@ -219,7 +282,7 @@ rt::TensorView view_of(const ops::OpDef &op, const ops::TensorDecl &decl,
       return nb::str(device.attr("type")).c_str();
     };
     std::string type;
-    const bool cuda = is_cuda.is_none()
+    const bool cuda = !is_cuda.is_valid() || is_cuda.is_none()
                           ? ((type = device_type()).empty() || type == "cuda")
                           : nb::cast<bool>(is_cuda);
     if (!cuda) {
@@ -231,7 +294,6 @@ rt::TensorView view_of(const ops::OpDef &op, const ops::TensorDecl &decl,
                                   type.empty() ? "no CUDA device" : type));
     }
   }
-  nb::object dtype = t.attr("dtype");
   std::optional<DType> d = dtype_of(dtype);
   if (!d) {
     std::string name = nb::str(dtype).c_str();
@@ -241,13 +303,12 @@ rt::TensorView view_of(const ops::OpDef &op, const ops::TensorDecl &decl,
                                 "tilejit does not know",
                                 op.name, decl.name, name));
   }
-  std::vector<int64_t> shape, strides;
-  for (nb::handle n : t.attr("shape"))
-    shape.push_back(nb::cast<int64_t>(n));
-  for (nb::handle n : t.attr("stride")())
-    strides.push_back(nb::cast<int64_t>(n));
-  return rt::TensorView::strided(nb::cast<uint64_t>(t.attr("data_ptr")()), *d,
-                                 shape, strides);
+  std::array<int64_t, rt::TensorView::kMaxRank> sizes, strides;
+  const size_t rank = ints_of(shape, sizes, op, decl);
+  const size_t strided = ints_of(stride(), strides, op, decl);
+  return rt::TensorView::strided(nb::cast<uint64_t>(data_ptr()), *d,
+                                 std::span(sizes.data(), rank),
+                                 std::span(strides.data(), strided));
 }
 
 /// The views of a call's tensors, in declaration order.
@@ -328,17 +389,23 @@ Args args_of(const std::string &name, const nb::sequence &tensors,
   return {op, views(op, tensors, launch), params_of(op, params)};
 }
 
-/// Allocates the outputs named in `allocate` with `alloc(name, dtype name,
-/// shape, strides)` in the layouts OpDef::output_layouts gives, validates
-/// and launches on `stream` (an int, or a function giving one); the outputs in
-/// declaration order (None for an optional one neither given nor allocated).
-/// One crossing for what an allocating caller does per call.
+/// Allocates the outputs named in `allocate` in the layouts
+/// OpDef::output_layouts gives, with `empty_strided(shape, strides,
+/// dtype=..., device=device)` (None: torch's, imported on the first
+/// allocation, after the inputs validated: so a call that fails needs no
+/// torch), of the dtype `chosen` names for
+/// the output (a dict, or None) else the layout's;
+/// validates and launches on `stream`; the outputs in declaration order
+/// (None for an optional one neither given nor allocated). One crossing
+/// for what an allocating caller does per call.
 nb::list call_allocating(const std::string &name, nb::sequence tensors,
-                         const nb::sequence &params, const nb::object &stream,
+                         const nb::sequence &params, uint64_t stream,
                          const nb::sequence &allocate,
-                         const nb::object &alloc) {
+                         const nb::object &empty_strided,
+                         const nb::object &device, const nb::object &chosen) {
   Args a = args_of(name, tensors, params, true);
   std::vector<nb::object> objects;
+  objects.reserve(a.tensors.size());
   for (nb::handle t : tensors)
     objects.push_back(nb::borrow(t));
   if (nb::len(allocate) > 0) {
@@ -348,6 +415,13 @@ nb::list call_allocating(const std::string &name, nb::sequence tensors,
         inputs[i] = ops::absent();
     const std::vector<ops::TensorShape> layouts =
         a.op.output_layouts(inputs, a.params);
+    const AttrNames &names = attr_names();
+    static nb::object *torch_empty_strided = nullptr; // lives with _C
+    if (empty_strided.is_none() && !torch_empty_strided)
+      torch_empty_strided =
+          new nb::object(nb::module_::import_("torch").attr("empty_strided"));
+    const nb::object &empty =
+        empty_strided.is_none() ? *torch_empty_strided : empty_strided;
     for (nb::handle n : allocate) {
       const std::string out = nb::cast<std::string>(n);
       const int i = a.op.tensor_index(out);
@@ -355,27 +429,29 @@ nb::list call_allocating(const std::string &name, nb::sequence tensors,
         throw UserError(fmt::format("{}: '{}' is no output", name, out));
       const ops::TensorShape &l =
           layouts[static_cast<size_t>(a.op.index_among(out, true))];
+      nb::object dtype;
+      if (!chosen.is_none())
+        dtype = nb::borrow(PyDict_GetItem(chosen.ptr(), n.ptr()));
+      if (!dtype.is_valid())
+        dtype = nb::borrow(torch_dtype(l.dtype));
       nb::object t =
-          alloc(n, std::string(name_of(l.dtype)), l.shape, l.strides);
-      // Laid out as asked: only its address and dtype (the allocator may
-      // choose another, e.g. cast's) are read back.
-      const std::optional<DType> d = dtype_of(t.attr("dtype"));
+          empty(nb::tuple(nb::cast(l.shape)), nb::tuple(nb::cast(l.strides)),
+                nb::arg("dtype") = dtype, nb::arg("device") = device);
+      // Laid out as asked: only its address and dtype (the chosen one may
+      // differ from the layout's, e.g. cast's) are read back.
+      const std::optional<DType> d = dtype_of(dtype);
       if (!d)
-        throw UserError(fmt::format("{}: the allocator gave '{}' a dtype "
+        throw UserError(fmt::format("{}: output '{}' was asked in a dtype "
                                     "tilejit does not know",
                                     name, out));
       a.tensors[i] = rt::TensorView::strided(
-          nb::cast<uint64_t>(t.attr("data_ptr")()), *d, l.shape, l.strides);
+          nb::cast<uint64_t>(t.attr(names.data_ptr)()), *d, l.shape, l.strides);
       objects[i] = std::move(t);
     }
   }
-  // The stream last: a getter (torch's current stream) runs only for a call
-  // whose inputs validated.
-  const uint64_t s =
-      nb::cast<uint64_t>(nb::isinstance<nb::int_>(stream) ? stream : stream());
   {
     nb::gil_scoped_release release;
-    a.op.call(a.tensors, a.params, reinterpret_cast<CUstream>(s));
+    a.op.call(a.tensors, a.params, reinterpret_cast<CUstream>(stream));
   }
   nb::list out;
   for (size_t i = 0; i < objects.size(); ++i)
@@ -480,11 +556,14 @@ NB_MODULE(_C, m) {
       "Validates and launches on `stream` (a CUstream as an int).");
   m.def("call_allocating", &call_allocating, nb::arg("op"), nb::arg("tensors"),
         nb::arg("params"), nb::arg("stream"), nb::arg("allocate"),
-        nb::arg("alloc").none(),
-        "Allocates the outputs named in `allocate` with `alloc(name, dtype, "
-        "shape, strides)` in their layouts from the inputs, validates and "
-        "launches on `stream` (an int or a function giving one); returns the "
-        "outputs in declaration order.");
+        nb::arg("empty_strided").none(), nb::arg("device").none(),
+        nb::arg("chosen").none(),
+        "Allocates the outputs named in `allocate` in their layouts from the "
+        "inputs with `empty_strided(shape, strides, dtype=, device=device)` "
+        "(None: torch's), "
+        "of the dtype `chosen[name]` (a dict or None) else the layout's, "
+        "validates and launches on `stream` (a "
+        "CUstream as an int); returns the outputs in declaration order.");
   m.def(
       "precompile",
       [](const std::string &name, const nb::sequence &tensors,

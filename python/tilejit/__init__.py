@@ -114,7 +114,7 @@ def current_stream():
     t = sys.modules.get("torch")
     if t is None or not t.cuda.is_initialized():
         return 0
-    return t._C._cuda_getCurrentRawStream(t.cuda.current_device())
+    return t._C._cuda_getCurrentRawStream(t._C._cuda_getDevice())
 
 
 def _make(op):

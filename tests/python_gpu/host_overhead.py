@@ -13,7 +13,10 @@ not the GPU's), the median batch:
 - the same with the stream fetched once;
 - _C.call_repeated: the same call repeated from C++ (validation, lookup,
   launch), the C++ host cost;
-- a raw torch op of a similar size (torch.topk; x.abs() into a buffer).
+- a raw torch op of a similar size (torch.topk; x.abs() into a buffer);
+- torch.empty_strided of the call's outputs (what the allocating layer
+  spends in torch's allocator) and a bare launch (torch.cuda._sleep(0),
+  one kernel through the CUDA runtime): the floors under the first row.
 """
 import statistics
 import time
@@ -35,7 +38,7 @@ def per_call_us(run_batch, batch=100, batches=100):
     return statistics.median(us)
 
 
-def report(what, op, tensors, params, raw, tile_kernels):
+def report(what, op, tensors, params, raw, tile_kernels, outputs):
     f = getattr(tilejit.ops, op)
     stream = torch.cuda.current_stream().cuda_stream
 
@@ -66,6 +69,18 @@ def report(what, op, tensors, params, raw, tile_kernels):
         for _ in range(n):
             tile_kernels()
 
+    layouts = [(o.shape, o.stride(), o.dtype, o.device) for o in outputs]
+
+    def allocate(n):
+        for _ in range(n):
+            for shape, strides, dtype, device in layouts:
+                torch.empty_strided(shape, strides, dtype=dtype,
+                                    device=device)
+
+    def bare_launch(n):
+        for _ in range(n):
+            torch.cuda._sleep(0)
+
     once(10)  # compile and load
     torch.cuda.synchronize()
     rows = [("tilejit.tile_kernels (allocates the outputs)", tk_call),
@@ -73,7 +88,10 @@ def report(what, op, tensors, params, raw, tile_kernels):
             ("tilejit.ops, stream=None (tilejit.current_stream())", default),
             ("tilejit.ops, stream fetched once", once),
             ("C++ OpDef::call (_C.call_repeated)", cpp),
-            ("raw torch op of a similar size", torch_op)]
+            ("raw torch op of a similar size", torch_op),
+            (f"torch.empty_strided of the {len(outputs)} output(s)",
+             allocate),
+            ("a bare launch (torch.cuda._sleep(0))", bare_launch)]
     print(f"{what}: host cost per call, median of 100 batches of 100")
     for name, run in rows:
         print(f"  {name:<48} {per_call_us(run):7.2f} us")
@@ -84,7 +102,7 @@ scores = torch.randn(8001, 256, device="cuda")
 idx = torch.empty(8001, 8, dtype=torch.int64, device="cuda")
 report("topk_gate 8001x256 top 8", "topk_gate", [scores, idx],
        {"num_topk": 8}, lambda: torch.topk(scores, 8, dim=1),
-       lambda: tk.moe.topk_gate(scores, 8))
+       lambda: tk.moe.topk_gate(scores, 8), [idx])
 
 x = torch.randn(4001, 576, device="cuda").bfloat16()
 out = torch.empty(4001, 576, dtype=torch.float8_e4m3fn, device="cuda")
@@ -93,4 +111,4 @@ y = torch.empty_like(x)
 report("per_token_cast 4001x576 e4m3", "per_token_cast", [x, None, out, sf],
        {"fmt": "e4m3", "num_per_channels": 128},
        lambda: torch.abs(x, out=y),
-       lambda: tk.quant.per_token_cast(x, "e4m3", 128))
+       lambda: tk.quant.per_token_cast(x, "e4m3", 128), [out, sf])

@@ -102,6 +102,11 @@ raises("a dtype tilejit does not know", ValueError,
        "does not know",
        lambda: tilejit.check(op, Tensor("complex64", (256, 7168)), None, out,
                              sf))
+raises("a rank past TensorView's", ValueError,
+       "per_token_cast: argument 'x' has more than 6 dimensions; requires at "
+       "most 6",
+       lambda: tilejit.check(op, Tensor("bfloat16", (1,) * 7), None, out,
+                             sf))
 raises("not a tensor", TypeError,
        "argument 'x' is a list; requires a tensor (data_ptr(), dtype, shape, "
        "stride(); or DLPack) or None",

@@ -304,7 +304,7 @@ class CpuTensor(Tensor):
 
 
 raises("a tensor on the CPU", ValueError,
-       "tensors are on cpu; tilejit runs on CUDA devices",
+       "topk_gate: argument 'scores' is on cpu; requires a CUDA tensor",
        lambda: tk.moe.topk_gate(CpuTensor("float32", (8, 64)), 4))
 
 finish("tile_kernels")

@@ -25,7 +25,6 @@ _TORCH_NAMES = {
     "u32": "uint32", "u64": "uint64", "bool": "bool",
 }
 _torch = None
-_dtypes = {}
 
 
 def torch_dtype_name(name):
@@ -62,7 +61,6 @@ def torch():
     if _torch is None:
         import torch as t
         _torch = t
-        _dtypes.update({k: getattr(t, v) for k, v in _TORCH_NAMES.items()})
     return _torch
 
 
@@ -80,151 +78,145 @@ def _stream(device):
     return _raw_stream(device.index)
 
 
-# --- argument conversions: f(args, call) reads TileKernels' arguments
-# (`args`, by name) and writes the op's (`call`, by name).
+# --- argument conversions: each reads TileKernels' arguments (or the
+# op's names an earlier conversion wrote) and writes the op's names; the
+# generated function runs them in order on its locals.
+
+class Conversion:
+    """Writes the op's names `writes` with fn(*values of `reads`) (a tuple
+    when it writes several; a name "dtype:OUT" is output OUT's dtype for
+    the allocation). `doc`: (argument, its form, the op's name whose words
+    follow) for the docstring, or None."""
+
+    __slots__ = ("reads", "writes", "fn", "doc")
+
+    def __init__(self, reads, writes, fn, doc=None):
+        self.reads, self.writes, self.fn, self.doc = (
+            tuple(reads), tuple(writes), fn, doc)
+
 
 def quant_tensor(arg, data=None, sf=None, required=False):
     """TileKernels' QuantTensor argument: a tensor, or a (data, sf) pair;
     the op's tensors `data` (default: `arg`) and `sf` (`arg`_sf)."""
-    data = data or arg
-    sf = sf or f"{arg}_sf"
-
-    def convert(args, call):
-        x = args[arg]
+    def split(x):
         if isinstance(x, (tuple, list)):
             if len(x) != 2:
                 raise ValueError(f"argument '{arg}' is a {type(x).__name__} "
                                  f"of {len(x)}; requires a tensor or a "
                                  "(data, sf) pair")
-            call[data], call[sf] = x
-        elif required:
+            return x[0], x[1]
+        if required:
             raise ValueError(f"argument '{arg}' is a {type(x).__name__}; "
                              "requires a (data, sf) pair")
-        else:
-            call[data] = x
-    convert.doc = (arg, "a (data, sf) pair" if required else
-                   "a tensor, or a (data, sf) pair (a QuantTensor)", data)
-    return convert
+        return x, None
+    return Conversion((arg,), (data or arg, sf or f"{arg}_sf"), split,
+                      (arg, "a (data, sf) pair" if required else
+                       "a tensor, or a (data, sf) pair (a QuantTensor)",
+                       data or arg))
 
 
 def pair(arg, first, second, none=None):
     """A (first, second) tuple argument as two integer parameters; `none`:
     their values when the argument is None (else None is refused)."""
-    def convert(args, call):
-        v = args[arg]
+    def split(v):
         if v is None and none is not None:
             v = none
-        if (not isinstance(v, (tuple, list)) or len(v) != 2):
+        if not isinstance(v, (tuple, list)) or len(v) != 2:
             raise ValueError(f"argument '{arg}' is {v!r}; requires a pair "
                              "of ints")
-        call[first], call[second] = v
-    convert.doc = (arg, f"({first}, {second})", None)
-    return convert
+        return v[0], v[1]
+    return Conversion((arg,), (first, second), split,
+                      (arg, f"({first}, {second})", None))
 
 
 def none_as(arg, value, param=None):
     """An argument whose None is the op's `value` (a parameter or tensor of
     the same name, or `param`)."""
-    def convert(args, call):
-        v = args[arg]
-        call[param or arg] = value if v is None else v
-    return convert
+    return Conversion((arg,), (param or arg,),
+                      lambda v: value if v is None else v)
 
 
 def out_pair(arg, data, sf):
     """TileKernels' `out=(data, sf)`: pre-allocated outputs, either None."""
-    def convert(args, call):
-        v = args[arg]
+    def split(v):
         if v is None:
-            return
+            return None, None
         if not isinstance(v, (tuple, list)) or len(v) != 2:
             raise ValueError(f"argument '{arg}' is {v!r}; requires None or "
                              "a (data, sf) pair of tensors or None")
-        call[data], call[sf] = v
-    convert.doc = (arg, f"None, or pre-allocated ({data}, {sf}), either "
-                   "None", None)
-    return convert
+        return v[0], v[1]
+    return Conversion((arg,), (data, sf), split,
+                      (arg, f"None, or pre-allocated ({data}, {sf}), either "
+                       "None", None))
 
 
 def must_be_none(arg, why):
     """A TileKernels argument the op does not take: refused unless None."""
-    def convert(args, call):
-        if args[arg] is not None:
-            raise ValueError(f"argument '{arg}' is {args[arg]!r}; requires "
-                             f"None ({why})")
-    convert.doc = (arg, f"None ({why})", None)
-    return convert
+    def check(v):
+        if v is not None:
+            raise ValueError(f"argument '{arg}' is {v!r}; requires None "
+                             f"({why})")
+    return Conversion((arg,), (), check, (arg, f"None ({why})", None))
 
 
 def from_config(param, getter):
     """A parameter TileKernels takes from its config (getter())."""
-    def convert(args, call):
-        call[param] = getter()
-    return convert
+    return Conversion((), (param,), getter)
 
 
-def derive(param, fn):
-    """A parameter computed from the op's converted arguments:
-    fn(call) (e.g. a group size from a scale tensor's shape)."""
-    def convert(args, call):
-        call[param] = fn(call)
-    return convert
+def derive(param, reads, fn):
+    """A parameter computed from the values of `reads` (arguments, or the
+    op's names earlier conversions wrote): fn(*values), e.g. a group size
+    from a scale tensor's shape."""
+    return Conversion(reads, (param,), fn)
 
 
-def want(output, when):
-    """An optional output allocated when when(args) (TileKernels returns it
-    then), else left out."""
-    def convert(args, call):
-        if when(args):
-            call[output] = ALLOCATE
-    return convert
+def want(output, reads, when):
+    """An optional output allocated when when(*values of `reads`)
+    (TileKernels returns it then), else left out."""
+    return Conversion(reads, (output,),
+                      lambda *v: ALLOCATE if when(*v) else None)
 
 
 def same(name, arg):
     """The op's tensor `name` is argument `arg` (an input under another
     name, or an output written in place)."""
-    def convert(args, call):
-        call[name] = args[arg]
-    return convert
+    return Conversion((arg,), (name,), lambda v: v)
 
 
 def out_dtype(name, arg, names=None):
     """Output `name`'s dtype is argument `arg`: a torch dtype, or (with
     `names`) one of the names it maps to torch dtype names."""
-    def convert(args, call):
-        v = args[arg]
+    def dtype(v):
         if names is not None:
             if v not in names:
                 allowed = ", ".join(repr(n) for n in names)
                 raise ValueError(f"argument '{arg}' is {v!r}; requires one "
                                  f"of {allowed}")
-            v = getattr(torch(), names[v])
-        elif isinstance(v, _LazyDType):
-            v = v.resolve()
-        call.setdefault("__dtypes__", {})[name] = v
-    return convert
+            return getattr(torch(), names[v])
+        return v.resolve() if isinstance(v, _LazyDType) else v
+    return Conversion((arg,), (f"dtype:{name}",), dtype)
 
 
 # --- the generated function
 
-ALLOCATE = object()  # call[output] = ALLOCATE: an optional output wanted
+ALLOCATE = object()  # an optional output wanted (want())
+
 
 class _Spec:
-    def __init__(self, op, convert, returns, device_of):
-        d = {x["name"]: x for x in tilejit.declarations()}[op]
+    def __init__(self, op, returns, result_args):
+        d = tilejit._DECLS[op]
         self.op = op
         self.tensors = [t["name"] for t in d["tensors"]]
         self.outputs = [t["name"] for t in d["tensors"] if t["output"]]
         # Optional outputs (a count only some calls want) are allocated
-        # only where a conversion asks (call[name] = ALLOCATE).
+        # only where a conversion asks (want()).
         self.optional = {t["name"] for t in d["tensors"]
                          if t["output"] and t["optional"]}
-        self.required = [t for t in self.outputs if t not in self.optional]
-        self.output_index = {t: i for i, t in enumerate(self.tensors)
-                             if t in self.outputs}
-        self.params = [(p["name"], p["default"]) for p in d["params"]]
-        self.convert = convert
+        self.output_items = [(t, i) for i, t in enumerate(self.tensors)
+                             if t in self.outputs]
         self.returns = returns
+        self.result_args = result_args  # returns(args, ...) wants them
         # Where the returned outputs are among the outputs.
         position = {t: i for i, t in enumerate(self.outputs)}
         if returns is None or callable(returns):
@@ -233,49 +225,48 @@ class _Spec:
             self.returns_index = position[returns]
         else:
             self.returns_index = tuple(position[n] for n in returns)
-        self.device_of = device_of
 
 
-def _run(spec, args):
-    call = {}
-    for c in spec.convert:
-        c(args, call)
-    get = call.get
-    tensors = [get(t, args.get(t)) for t in spec.tensors]
-    params = [get(p, args.get(p, default)) for p, default in spec.params]
-    device = args[spec.device_of]
-    device = device[0].device if isinstance(device, (tuple, list)) else \
-        device.device
+def _run(spec, tensors, params, first, dtypes, args):
+    """The call: `tensors` (a list, in declaration order; outputs None or
+    ALLOCATE where they are to be allocated), `params`, the tensors' device
+    that of `first` (a tensor, or a (data, sf) pair), `dtypes` the chosen
+    dtypes of outputs by name (or None), `args` TileKernels' arguments by
+    name where `returns` is a function of them."""
     allocate = []
-    for name, i in spec.output_index.items():
+    for name, i in spec.output_items:
         t = tensors[i]
-        if t is ALLOCATE or t is None and name not in spec.optional:
+        if t is ALLOCATE:
             allocate.append(name)
             tensors[i] = None
-    if device.type == "meta" or device.type == "cuda" and _compiling():
-        # Traced (torch.compile) or shapes only: the functional custom op,
-        # which allocates the required outputs and the optional ones asked.
-        if any(tensors[i] is not None for i in spec.output_index.values()):
-            raise ValueError(f"{spec.op}: given output buffers (out=) are "
-                             "not supported under torch.compile or on meta "
-                             "tensors yet")
-        return _returns(spec, _traced(spec, tensors, params,
-                                      get("__dtypes__"), allocate), args)
-    if device.type != "cuda":
-        raise ValueError(f"tensors are on {device}; tilejit runs on CUDA "
-                         "devices")
-    outputs = _C.call_allocating(spec.op, tensors, params,
-                                 lambda: _stream(device),
-                                 allocate, _allocator(device, get(
-                                     "__dtypes__")) if allocate else None)
-    return _returns(spec, outputs, args)
+        elif t is None and name not in spec.optional:
+            allocate.append(name)
+    if isinstance(first, (tuple, list)):
+        first = first[0]
+    # is_meta is a plain bool (device makes an object). Anything else goes
+    # to _C, which names a tensor not in CUDA memory, or not a tensor.
+    if not getattr(first, "is_meta", False) and not _compiling():
+        device = getattr(first, "device", None)
+        outputs = _C.call_allocating(
+            spec.op, tensors, params,
+            _stream(device) if getattr(first, "is_cuda", False) else 0,
+            allocate, None, device, dtypes)
+        return _returns(spec, outputs, args)
+    # Traced (torch.compile) or shapes only: the functional custom op,
+    # which allocates the required outputs and the optional ones asked.
+    if any(tensors[i] is not None for _, i in spec.output_items):
+        raise ValueError(f"{spec.op}: given output buffers (out=) are "
+                         "not supported under torch.compile or on meta "
+                         "tensors yet")
+    return _returns(spec, _traced(spec, tensors, params, dtypes, allocate),
+                    args)
 
 
 def _returns(spec, outputs, args=None):
     r = spec.returns
     if r is None:
         return None
-    if callable(r):
+    if spec.returns_index is None:
         return r(args, {n: t for n, t in zip(spec.outputs, outputs)
                         if t is not None})
     if isinstance(r, str):
@@ -288,8 +279,8 @@ def _traced(spec, tensors, params, dtypes, allocate):
     for) through torch.ops.tilejit.<op>, which returns every output (an
     empty tensor for an optional one not asked for)."""
     f = _torch_op(spec.op)
-    inputs = [t for n, t in zip(spec.tensors, tensors)
-              if n not in spec.output_index]
+    outputs = {n for n, _ in spec.output_items}
+    inputs = [t for n, t in zip(spec.tensors, tensors) if n not in outputs]
     names = [tilejit_dtype_name(dtypes[n]) if dtypes and n in dtypes else ""
              for n in spec.outputs]
     want = [n in allocate for n in spec.outputs if n in spec.optional]
@@ -299,42 +290,71 @@ def _traced(spec, tensors, params, dtypes, allocate):
             for n, g in zip(spec.outputs, got)]
 
 
-def _allocator(device, dtypes):
-    """alloc(name, dtype name, shape, strides) for _C.call_allocating:
-    torch.empty_strided on `device`, of the dtype `dtypes` names for the
-    output, else of the layout's (torch imported on the first call)."""
-    def alloc(name, dtype, shape, strides):
-        t = torch()
-        return t.empty_strided(shape, strides, device=device,
-                               dtype=dtypes.get(name) or _dtypes[dtype]
-                               if dtypes else _dtypes[dtype])
-    return alloc
-
-
 def tk_op(op, signature, *, name=None, convert=(), returns, device_of=None):
     """The TileKernels function `name` (default: `op`) of the Python
     signature `signature` (its parameter list), calling tilejit op `op`:
-    `convert` maps the arguments whose names or forms differ, `returns`
-    names the outputs it returns (a name, a tuple of names, None, or a
-    function of the arguments and the outputs by name), and
-    the tensors go to the device of argument `device_of` (default: the
-    first)."""
+    `convert` maps the arguments whose names or forms differ (Conversions,
+    in order), `returns` names the outputs it returns (a name, a tuple of
+    names, None, or a function of the arguments by name and the outputs by
+    name), and the tensors go to the device of argument `device_of`
+    (default: the first).
+
+    Generated as Python source: the arguments bind as the signature says,
+    each conversion is one line on the function's locals, and the op's
+    tensors and parameters are read by name from them (a parameter no
+    argument gives is its declared default), so that a call costs its
+    conversions and one crossing into _C."""
     name = name or op
-    first = signature.split(",")[0].split("=")[0].strip()
-    spec = _Spec(op, list(convert), returns, device_of or first)
+    d = tilejit._DECLS[op]
     arg_names = [a.split("=")[0].strip().lstrip("*")
                  for a in signature.split(",")]
     arg_names = [a for a in arg_names if a]
     for a in arg_names:
-        assert a.isidentifier(), a
-    body = ", ".join(f"{a!r}: {a}" for a in arg_names)
-    src = (f"def {name}({signature}):\n"
-           f"    return _run(_spec, {{{body}}})\n")
-    namespace = {"_run": _run, "_spec": spec, "torch": _LazyTorch()}
-    exec(src, namespace)  # noqa: S102 - a declared signature
-    f = namespace[name]
+        assert a.isidentifier() and not a.startswith("_tj_"), a
+    bound = set(arg_names)
+    ns = {"_tj_run": _run, "torch": _LazyTorch()}
+    lines, dtypes = [], []
+    if callable(returns):
+        lines.append("_tj_args = {" + ", ".join(f"{a!r}: {a}"
+                                                for a in arg_names) + "}")
+    lines.append(f"_tj_first = {device_of or arg_names[0]}")
+    for i, c in enumerate(convert):
+        for r in c.reads:
+            assert r in bound, f"{name}: conversion {i} reads {r!r}"
+        ns[f"_tj_c{i}"] = c.fn
+        targets = []
+        for w in c.writes:
+            if w.startswith("dtype:"):
+                dtypes.append(w[6:])
+                w = f"_tj_dtype_{w[6:]}"
+            assert w.isidentifier(), w
+            targets.append(w)
+            bound.add(w)
+        call = f"_tj_c{i}({', '.join(c.reads)})"
+        lines.append(f"{', '.join(targets)} = {call}" if len(targets) > 1
+                     else f"{targets[0]} = {call}" if targets else call)
+    tensors = ", ".join(t["name"] if t["name"] in bound else "None"
+                        for t in d["tensors"])
+    params = []
+    for p in d["params"]:
+        if p["name"] in bound:
+            params.append(p["name"])
+        else:
+            ns[f"_tj_d_{p['name']}"] = p["default"]
+            params.append(f"_tj_d_{p['name']}")
+    chosen = ("{" + ", ".join(f"{o!r}: _tj_dtype_{o}" for o in dtypes) + "}"
+              if dtypes else "None")
+    lines.append(f"return _tj_run(_tj_spec, [{tensors}], ({', '.join(params)}"
+                 f"{',' if len(params) == 1 else ''}), _tj_first, {chosen}, "
+                 f"{'_tj_args' if callable(returns) else 'None'})")
+    ns["_tj_spec"] = _Spec(op, returns, callable(returns))
+    src = f"def {name}({signature}):\n" + "".join(f"    {ln}\n"
+                                                   for ln in lines)
+    exec(src, ns)  # noqa: S102 - a declared signature, checked names
+    f = ns[name]
     f.tilejit_bound = True
-    f.__doc__ = _doc(name, op, arg_names, spec.convert)
+    f.tilejit_source = src
+    f.__doc__ = _doc(name, op, arg_names, convert)
     return f
 
 
@@ -348,7 +368,7 @@ def _doc(name, op, arg_names, convert):
         allowed = f" ({', '.join(p['choices'])})" if p["choices"] else ""
         words[p["name"]] = f"{p['doc']}{allowed}"
     for c in convert:
-        if hasattr(c, "doc"):
+        if c.doc:
             arg, form, like = c.doc
             words[arg] = form + (f"; {words[like]}" if words.get(like) else
                                  "")

@@ -97,8 +97,8 @@ def register(torch):
             chosen = {t["name"]: getattr(torch, _binding.torch_dtype_name(d))
                       for t, d in zip(_outs, dtypes) if d}
             got = _C.call_allocating(
-                _op, tensors, params, lambda: _binding._stream(device),
-                names, _binding._allocator(device, chosen))
+                _op, tensors, params, _binding._stream(device), names,
+                None, device, chosen)
             got = [g if a else torch.empty(0, device=device)
                    for g, a in zip(got, alloc)]
             return got[0] if len(got) == 1 else tuple(got)

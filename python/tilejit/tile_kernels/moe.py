@@ -1,6 +1,6 @@
 """tile_kernels.moe on tilejit: the ops whose kernels run; the others raise
 NotImplementedError naming what is missing."""
-from ._binding import not_bound, quant_tensor, tk_op, torch
+from ._binding import Conversion, not_bound, quant_tensor, tk_op, torch
 
 topk_gate = tk_op("topk_gate", "scores, num_topk", returns="topk_idx")
 normalize_weight = tk_op("normalize_weight", "topk_weights",
@@ -10,20 +10,20 @@ mask_indices_by_tp = tk_op(
     returns="masked")
 
 
-def _fp8_format(args, call):
+def _out_dtype(fp8_format, x):
     """reduce_fused's out: x's dtype, or e4m3 for fp8_format 'e4m3'."""
-    f = args["fp8_format"]
-    if f not in ("", "e4m3"):
-        raise ValueError(f"argument 'fp8_format' is {f!r}; requires '' or "
-                         "'e4m3'")
-    call.setdefault("__dtypes__", {})["out"] = (
-        torch().float8_e4m3fn if f == "e4m3" else call["x"].dtype)
+    if fp8_format not in ("", "e4m3"):
+        raise ValueError(f"argument 'fp8_format' is {fp8_format!r}; "
+                         "requires '' or 'e4m3'")
+    return torch().float8_e4m3fn if fp8_format == "e4m3" else x.dtype
 
 
 reduce_fused = tk_op(
     "reduce_fused",
     "x, topk_weights, token_topk_to_pos, fp8_format='', sf=None, out=None",
-    convert=[quant_tensor("x"), _fp8_format], returns="out")
+    convert=[quant_tensor("x"),
+             Conversion(("fp8_format", "x"), ("dtype:out",), _out_dtype)],
+    returns="out")
 for _name in ("top2_sum_gate", "topk_sum_and_topk_group_idx",
               "get_fused_mapping", "expand_to_fused",
               "expand_to_fused_with_sf", "group_count", "aux_fi",

@@ -126,8 +126,8 @@ def _backward_returns(args, out):
 
 
 _BACKWARD_21 = _SWIGLU_21 + [
-    want("weight_grad", lambda a: a["topk_weights"] is not None),
-    want("act_out", lambda a: a["do_recompute"])]
+    want("weight_grad", ("topk_weights",), lambda w: w is not None),
+    want("act_out", ("do_recompute",), bool)]
 swiglu_backward = tk_op(
     "swiglu_backward",
     "x, act_x_grad, fmt, psum_num_tokens_per_expert=None, "
@@ -141,8 +141,8 @@ swiglu_backward_and_per_token_cast = tk_op(
     "clamp_value=None, do_recompute=False",
     name="swiglu_backward_and_per_token_cast",
     convert=[quant_tensor("x", required=True),
-             derive("x_sf_group",
-                    lambda c: c["x"].shape[-1] // c["x_sf"].shape[-1])]
+             derive("x_sf_group", ("x", "x_sf"),
+                    lambda x, sf: x.shape[-1] // sf.shape[-1])]
     + _BACKWARD_21,
     returns=_backward_returns)
 swiglu_forward_and_per_channel_cast_and_transpose = tk_op(
