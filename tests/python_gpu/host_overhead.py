@@ -13,6 +13,10 @@ not the GPU's), the median batch:
 - the same with the stream fetched once;
 - _C.call_repeated: the same call repeated from C++ (validation, lookup,
   launch), the C++ host cost;
+- where the time between the two goes: _C.call from Python with the
+  argument tuples built once (no generated function, no binding), _C.check
+  (the tensors read and the call validated, no key and no launch), and the
+  attributes _C reads of each tensor read from Python;
 - a raw torch op of a similar size (torch.topk; x.abs() into a buffer);
 - torch.empty_strided of the call's outputs (what the allocating layer
   spends in torch's allocator) and a bare launch (torch.cuda._sleep(0),
@@ -61,6 +65,23 @@ def report(what, op, tensors, params, raw, tile_kernels, outputs):
     def cpp(n):
         _C.call_repeated(op, tensors, values, stream, n)
 
+    tensor_tuple, value_tuple = tuple(tensors), tuple(values)
+
+    def direct(n):
+        for _ in range(n):
+            _C.call(op, tensor_tuple, value_tuple, stream)
+
+    def validate(n):
+        for _ in range(n):
+            _C.check(op, tensor_tuple, value_tuple)
+
+    present = [t for t in tensors if t is not None]
+
+    def attributes(n):
+        for _ in range(n):
+            for t in present:
+                t.data_ptr(), t.dtype, t.shape, t.stride(), t.is_cuda
+
     def torch_op(n):
         for _ in range(n):
             raw()
@@ -88,6 +109,9 @@ def report(what, op, tensors, params, raw, tile_kernels, outputs):
             ("tilejit.ops, stream=None (tilejit.current_stream())", default),
             ("tilejit.ops, stream fetched once", once),
             ("C++ OpDef::call (_C.call_repeated)", cpp),
+            ("  _C.call, the argument tuples built once", direct),
+            ("  _C.check (read, validate; no key, no launch)", validate),
+            ("  the tensors' attributes read in Python", attributes),
             ("raw torch op of a similar size", torch_op),
             (f"torch.empty_strided of the {len(outputs)} output(s)",
              allocate),

@@ -101,12 +101,42 @@ def gpu_cases(ops=None):
     return out
 
 
+class _Preparer:
+    """Under pytest: the selected cases (conftest.py hands them over once
+    collected, in the order they run) prepared on every core ahead of the
+    one running, a window of them in memory at once."""
+
+    def __init__(self):
+        self.order, self.next, self.futures, self.pool = [], 0, {}, None
+
+    def will_run(self, cases):
+        self.order, self.next = list(cases), 0
+
+    def get(self, op, index):
+        from concurrent.futures import ThreadPoolExecutor
+        window = os.cpu_count() or 1
+        if self.pool is None:
+            self.pool = ThreadPoolExecutor(max_workers=window)
+        if (op, index) in self.order[self.next:]:
+            self.next = self.order.index((op, index), self.next) + 1
+        while len(self.futures) < window and self.next < len(self.order):
+            key = self.order[self.next]
+            self.next += 1
+            if key not in self.futures:
+                self.futures[key] = self.pool.submit(_testing.Prepared, *key)
+        future = self.futures.pop((op, index), None)
+        return future.result() if future else _testing.Prepared(op, index)
+
+
+_PREPARER = _Preparer()
+will_run = _PREPARER.will_run
+
 try:
     import pytest
 
     @pytest.mark.parametrize("op,index,label", gpu_cases())
     def test_case(op, index, label):
-        case = _testing.Prepared(op, index)
+        case = _PREPARER.get(op, index)
         passed, what = launch_and_check(op, case)
         assert passed, f"{op} {case.label}: {what}"
 except ImportError:

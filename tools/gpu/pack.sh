@@ -33,6 +33,19 @@ if [ -n "$py" ]; then
   mkdir -p pack/tilejit/python
   cp -r "$w/site/tilejit" pack/tilejit/python/
   strip --strip-unneeded pack/tilejit/python/tilejit/*.so
+  # pytest for the GPU machine's Python where it has none (python.sh puts
+  # it on the path then): pure-Python wheels from PyPI, unpacked. Left out,
+  # saying so, where PyPI cannot be reached.
+  mkdir -p "$w/wheels" pack/tilejit/pytest
+  if "$py" -m pip download -q -d "$w/wheels" --only-binary=:all: \
+       --python-version 3.12 pytest >/dev/null 2>&1; then
+    for whl in "$w"/wheels/*.whl; do
+      "$py" -m zipfile -e "$whl" pack/tilejit/pytest
+    done
+  else
+    echo "pack.sh: pytest could not be downloaded; python.sh needs the" \
+         "GPU machine's own" >&2
+  fi
 else
   echo "pack.sh: no Python >= 3.12 here; the Python module is left out" >&2
 fi

@@ -6,9 +6,12 @@
 # (tests/python_gpu/test_ops_gpu.py, as JOBS scripts at once (default 4),
 # the ops dealt among them, each preparing and checking its cases on its
 # share of the cores; PYTEST=1 under pytest, one core; OPS=a,b those ops;
-# SKIP_CASES=1 none), TileKernels' API (tests/python_gpu/
-# test_tile_kernels_gpu.py), then the host's cost of a call from Python
-# (tests/python_gpu/host_overhead.py; SKIP_OVERHEAD=1 leaves it out).
+# SKIP_CASES=1 none), TileKernels' API in TileKernels' test layout
+# (tests/python_gpu/tile_kernels/<module>/test_<op>.py, under pytest), then
+# the host's cost of a call from Python (tests/python_gpu/host_overhead.py;
+# SKIP_OVERHEAD=1 leaves it out). PYTEST=1: one pytest run over both, the
+# cases prepared on every core ahead of the one running (its summary is the
+# GPU machine's pytest summary). pytest: the machine's, else the pack's.
 # Exits 1 when a check fails.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -21,32 +24,44 @@ source tools/gpu/unpack.sh
 }
 export PYTHONPATH=$PWD/python LD_LIBRARY_PATH=$PWD/lib
 py=${PYTHON:-python3}
+"$py" -c "import pytest" 2>/dev/null || PYTHONPATH=$PYTHONPATH:$PWD/pytest
 rc=0
-if [ -n "${SKIP_CASES:-}" ]; then
-  :
-elif [ -n "${PYTEST:-}" ]; then
-  timeout "${TEST_S:-400}" "$py" -m pytest -q -p no:cacheprovider \
-    "$repo/tests/python_gpu/test_ops_gpu.py" 2>&1 | tail -${TAIL:-15} || rc=1
+pytest() {
+  timeout -s INT -k 30 "${TEST_S:-400}" "$py" -m pytest -q \
+    -p no:cacheprovider \
+    -o console_output_style=count "$@" > "$out/pytest.log" 2>&1
+  local status=$?
+  grep -E "^(FAILED|ERROR)" "$out/pytest.log" | head -30
+  tail -1 "$out/pytest.log"
+  return $status
+}
+if [ -n "${PYTEST:-}" ] && [ -z "${SKIP_CASES:-}" ]; then
+  pytest "$repo/tests/python_gpu/tile_kernels" \
+    "$repo/tests/python_gpu/test_ops_gpu.py" || rc=1
 else
-  # JOBS processes (default 4), the ops dealt round-robin, the cores shared.
-  all=$(bin/tilejit list | awk '/^[a-z]/{print $1}')
-  ops=${OPS:+$(echo "${OPS//,/ }" | tr ' ' '\n')}
-  ops=${ops:-$all}
-  jobs=${JOBS:-4}
-  pids=()
-  for ((g = 0; g < jobs; g++)); do
-    mine=$(echo "$ops" | awk -v g=$g -v n=$jobs '(NR - 1) % n == g' |
-           paste -sd,)
-    [ -n "$mine" ] || continue
-    TILEJIT_TEST_THREADS=$(( $(nproc) / jobs > 0 ? $(nproc) / jobs : 1 )) \
-      timeout "${TEST_S:-400}" "$py" "$repo/tests/python_gpu/test_ops_gpu.py" \
-      "$mine" > "$out/python-cases-$g.log" 2>&1 & pids+=($!)
-  done
-  for p in "${pids[@]}"; do wait "$p" || rc=1; done
-  grep -h "FAIL" "$out"/python-cases-*.log | head -30
-  grep -h "python GPU cases" "$out"/python-cases-*.log
+  if [ -z "${SKIP_CASES:-}" ]; then
+    # JOBS processes (default 4), the ops dealt round-robin, the cores
+    # shared.
+    all=$(bin/tilejit list | awk '/^[a-z]/{print $1}')
+    ops=${OPS:+$(echo "${OPS//,/ }" | tr ' ' '\n')}
+    ops=${ops:-$all}
+    jobs=${JOBS:-4}
+    pids=()
+    for ((g = 0; g < jobs; g++)); do
+      mine=$(echo "$ops" | awk -v g=$g -v n=$jobs '(NR - 1) % n == g' |
+             paste -sd,)
+      [ -n "$mine" ] || continue
+      TILEJIT_TEST_THREADS=$(( $(nproc) / jobs > 0 ? $(nproc) / jobs : 1 )) \
+        timeout "${TEST_S:-400}" "$py" \
+        "$repo/tests/python_gpu/test_ops_gpu.py" "$mine" \
+        > "$out/python-cases-$g.log" 2>&1 & pids+=($!)
+    done
+    for p in "${pids[@]}"; do wait "$p" || rc=1; done
+    grep -h "FAIL" "$out"/python-cases-*.log | head -30
+    grep -h "python GPU cases" "$out"/python-cases-*.log
+  fi
+  pytest "$repo/tests/python_gpu/tile_kernels" || rc=1
 fi
-timeout 200 "$py" "$repo/tests/python_gpu/test_tile_kernels_gpu.py" || rc=1
 [ -n "${SKIP_OVERHEAD:-}" ] ||
   timeout 120 "$py" "$repo/tests/python_gpu/host_overhead.py" || rc=1
 exit $rc

@@ -1,0 +1,54 @@
+"""tk_testing.py - the comparisons of TileKernels' tests (its
+tile_kernels/testing/numeric.py, as the spec gives them, §12.3) for the
+GPU tests of tilejit.tile_kernels."""
+import torch
+
+
+def layout(t):
+    """dtype, shape and strides, as a string for a message."""
+    return f"{t.dtype} {tuple(t.shape)} {t.stride()}"
+
+
+def differing(a, b):
+    """Why a and b are not equal: the layouts, or how many bytes differ."""
+    if a.dtype != b.dtype or a.shape != b.shape or a.stride() != b.stride():
+        return f"{layout(a)} vs {layout(b)}"
+    ne = a.contiguous().view(torch.uint8) != b.contiguous().view(torch.uint8)
+    return f"{int(ne.sum())} of {ne.numel()} bytes differ"
+
+
+def assert_equal(x, y):
+    """TileKernels' assert_equal: the same dtype, shape and strides (strides
+    only where there are elements), then the same raw bytes (+0 and -0
+    differ, fp8 and fp4 codes must match)."""
+    same_strides = x.numel() == 0 or x.stride() == y.stride()
+    assert x.dtype == y.dtype and x.shape == y.shape and same_strides, \
+        differing(x, y)
+    assert torch.equal(x.contiguous().view(torch.uint8),
+                       y.contiguous().view(torch.uint8)), differing(x, y)
+
+
+def calc_diff(x, y):
+    """1 - 2 sum(x y) / sum(x^2 + y^2) in float64 (0 where both are 0)."""
+    x, y = x.double(), y.double()
+    den = (x * x + y * y).sum()
+    return 0.0 if den == 0 else float(1 - 2 * (x * y).sum() / den)
+
+
+def check_bias(x, ref):
+    """Dequantized values not systematically below or above the originals:
+    the share below (ties count half) within 10 / sqrt(n) of 1/2."""
+    n = x.numel()
+    if n == 0:
+        return
+    ratio = (float((x < ref).sum()) + float((x == ref).sum()) / 2) / n
+    assert abs(ratio - 0.5) < 10 / n ** 0.5, f"share below {ratio:.4f}"
+
+
+def align(n, a):
+    return (n + a - 1) // a * a
+
+
+def stream():
+    """torch's current stream, for tilejit.ops' stream argument."""
+    return torch.cuda.current_stream().cuda_stream
