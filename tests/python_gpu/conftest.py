@@ -4,7 +4,8 @@ pytest_random_plugin.py: `--seed`, default 0, and every test seeded with
 seed + sha256(node id) mod 2^31, so a test's data depends on its id
 alone), the folder on sys.path for tk_testing (the helpers of TileKernels'
 tile_kernels.testing.numeric), and the selected cases of test_ops_gpu.py
-handed to its preparer, so that it prepares the next ones while one runs.
+handed over, so that the next ones run on every core while one is
+asserted (and, at the session's end, those not started are dropped).
 """
 import hashlib
 import os
@@ -38,3 +39,10 @@ def pytest_collection_finish(session):
                       for item in session.items
                       if item.module is ops_gpu and
                       hasattr(item, "callspec")])
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session, exitstatus):
+    ops_gpu = sys.modules.get("test_ops_gpu")
+    if ops_gpu is not None:
+        ops_gpu.stop()

@@ -101,10 +101,21 @@ def gpu_cases(ops=None):
     return out
 
 
-class _Preparer:
+def _run_case(op, index):
+    """A case prepared, launched (on a stream of its own: torch's current
+    stream is a thread's own) and checked: (label, passed, what)."""
+    case = _testing.Prepared(op, index)
+    try:
+        passed, what = launch_and_check(op, case)
+    except Exception as e:  # a case that throws fails alone
+        passed, what = False, f"{type(e).__name__}: {e}"
+    return case.label, passed, what
+
+
+class _Ahead:
     """Under pytest: the selected cases (conftest.py hands them over once
-    collected, in the order they run) prepared on every core ahead of the
-    one running, a window of them in memory at once."""
+    collected, in the order they run) run on every core ahead of the test
+    that asserts each one's result, a window of them in memory at once."""
 
     def __init__(self):
         self.order, self.next, self.futures, self.pool = [], 0, {}, None
@@ -112,7 +123,7 @@ class _Preparer:
     def will_run(self, cases):
         self.order, self.next = list(cases), 0
 
-    def get(self, op, index):
+    def result(self, op, index):
         from concurrent.futures import ThreadPoolExecutor
         window = os.cpu_count() or 1
         if self.pool is None:
@@ -123,22 +134,27 @@ class _Preparer:
             key = self.order[self.next]
             self.next += 1
             if key not in self.futures:
-                self.futures[key] = self.pool.submit(_testing.Prepared, *key)
+                self.futures[key] = self.pool.submit(_run_case, *key)
         future = self.futures.pop((op, index), None)
-        return future.result() if future else _testing.Prepared(op, index)
+        return future.result() if future else _run_case(op, index)
+
+    def stop(self):
+        """Cases not started are dropped (an interrupted session ends
+        without waiting for them)."""
+        if self.pool is not None:
+            self.pool.shutdown(wait=False, cancel_futures=True)
 
 
-_PREPARER = _Preparer()
-will_run = _PREPARER.will_run
+_AHEAD = _Ahead()
+will_run, stop = _AHEAD.will_run, _AHEAD.stop
 
 try:
     import pytest
 
     @pytest.mark.parametrize("op,index,label", gpu_cases())
     def test_case(op, index, label):
-        case = _PREPARER.get(op, index)
-        passed, what = launch_and_check(op, case)
-        assert passed, f"{op} {case.label}: {what}"
+        label, passed, what = _AHEAD.result(op, index)
+        assert passed, f"{op} {label}: {what}"
 except ImportError:
     pass
 
