@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -37,9 +38,23 @@ std::string read_all(const std::filesystem::path &path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-/// Runs `argv` with stdout and stderr to `log`; the exit status, or -1 when
-/// it could not be started.
-int run_to_log(const std::vector<std::string> &argv, const std::string &log) {
+/// How a run of a program ended.
+struct RunResult {
+  /// Its exit status (128 + the signal that ended it), when known.
+  int status = 0;
+  /// False when another wait in this process collected the status (SIGCHLD
+  /// ignored, or a waitpid(-1) elsewhere, as a host program's process pool
+  /// may do): the program ran to its end, how it ended is lost.
+  bool known = true;
+  /// Why it could not be started (errno's text); empty when it ran.
+  std::string not_started;
+};
+
+/// Runs `argv` with stdout and stderr to `log`. A spawn refused for lack of
+/// resources (EAGAIN: many threads compiling at once) is tried again, up to
+/// 5 times, 1-16 ms apart.
+RunResult run_to_log(const std::vector<std::string> &argv,
+                     const std::string &log) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 1, log.c_str(),
@@ -50,15 +65,28 @@ int run_to_log(const std::vector<std::string> &argv, const std::string &log) {
     args.push_back(const_cast<char *>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = 0;
-  int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  int rc = 0;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+    if (rc != EAGAIN)
+      break;
+    usleep(1000u << attempt);
+  }
   posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0)
-    return -1;
+  RunResult r;
+  if (rc != 0) {
+    r.not_started = std::strerror(rc);
+    return r;
+  }
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR)
-      return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno == EINTR)
+      continue;
+    r.known = false; // ECHILD: collected by another wait, after it ended
+    return r;
+  }
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
 }
 
 } // namespace
@@ -127,18 +155,25 @@ LinkResult compile_with_ptxas(const std::string &ptxas_path,
   std::filesystem::path in = dir.write("kernel.ptx", ptx);
   std::filesystem::path out = dir.path() / "kernel.cubin";
   std::filesystem::path log = dir.path() / "ptxas.log";
-  int status = run_to_log(
+  const RunResult run = run_to_log(
       {ptxas_path, "-arch=" + target, "-O3", in.string(), "-o", out.string()},
       log.string());
   std::string output = read_all(log);
-  if (status != 0)
-    throw InternalError(fmt::format("ptxas '{}' failed for PTX '{}' ({}){}{}",
-                                    ptxas_path, name_for_messages,
-                                    status < 0
-                                        ? std::string("could not be started")
-                                        : fmt::format("exit status {}", status),
-                                    output.empty() ? "" : ":\n", output));
+  auto failed = [&](const std::string &how) {
+    return InternalError(fmt::format("ptxas '{}' failed for PTX '{}' ({}){}{}",
+                                     ptxas_path, name_for_messages, how,
+                                     output.empty() ? "" : ":\n", output));
+  };
+  if (!run.not_started.empty())
+    throw failed("could not be started: " + run.not_started);
+  if (run.known && run.status != 0)
+    throw failed(fmt::format("exit status {}", run.status));
+  // A status collected elsewhere: ptxas writes its cubin only when it
+  // succeeds, so a cubin (read whole: ptxas has ended) is its success.
   std::string cubin = read_all(out);
+  if (cubin.empty() && !run.known)
+    throw failed("its exit status was collected by another wait in this "
+                 "process, and it wrote no cubin");
   if (cubin.empty())
     throw InternalError(fmt::format("ptxas '{}' wrote no cubin for PTX '{}'",
                                     ptxas_path, name_for_messages));

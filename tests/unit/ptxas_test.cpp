@@ -141,11 +141,34 @@ TEST_CASE("compile_with_ptxas runs ptxas on the PTX's own target", "[ptxas]") {
     CHECK_THROWS_WITH(rt::compile_with_ptxas(fake, kPtx, "k.ptx"),
                       "ptxas '" + fake + "' wrote no cubin for PTX 'k.ptx'");
   }
-  SECTION("a ptxas that cannot be started") {
+  SECTION("a ptxas that cannot be started: why, in the error") {
     std::string missing = (dir.path / "nope").string();
     CHECK_THROWS_WITH(rt::compile_with_ptxas(missing, kPtx, "k.ptx"),
                       "ptxas '" + missing +
-                          "' failed for PTX 'k.ptx' (could not be started)");
+                          "' failed for PTX 'k.ptx' (could not be started: "
+                          "No such file or directory)");
+  }
+  SECTION("its status collected by another wait (SIGCHLD ignored)") {
+    // A host program that reaps children itself (SIG_IGN, or waitpid(-1)
+    // in a process pool's thread) takes ptxas's status: the cubin says
+    // whether it succeeded.
+    struct IgnoreChildren {
+      void (*saved)(int) = std::signal(SIGCHLD, SIG_IGN);
+      ~IgnoreChildren() { std::signal(SIGCHLD, saved); }
+    } ignore;
+    std::string writes = script(
+        dir.path, "ptxas",
+        "out=; for a; do [ \"$prev\" = -o ] && out=$a; prev=$a; done\n"
+        "echo cubin > \"$out\"\n");
+    rt::LinkResult r = rt::compile_with_ptxas(writes, kPtx, "k.ptx");
+    CHECK(std::string(r.cubin.begin(), r.cubin.end()) == "cubin\n");
+    std::string fails =
+        script(dir.path, "ptxas2", "echo 'ptxas fatal: bad PTX' >&2\nexit 3\n");
+    CHECK_THROWS_WITH(rt::compile_with_ptxas(fails, kPtx, "k.ptx"),
+                      "ptxas '" + fails +
+                          "' failed for PTX 'k.ptx' (its exit status was "
+                          "collected by another wait in this process, and it "
+                          "wrote no cubin):\nptxas fatal: bad PTX\n");
   }
   SECTION("PTX without a .target") {
     CHECK_THROWS_WITH(
