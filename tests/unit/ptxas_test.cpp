@@ -156,10 +156,10 @@ TEST_CASE("compile_with_ptxas runs ptxas on the PTX's own target", "[ptxas]") {
       void (*saved)(int) = std::signal(SIGCHLD, SIG_IGN);
       ~IgnoreChildren() { std::signal(SIGCHLD, saved); }
     } ignore;
-    std::string writes = script(
-        dir.path, "ptxas",
-        "out=; for a; do [ \"$prev\" = -o ] && out=$a; prev=$a; done\n"
-        "echo cubin > \"$out\"\n");
+    std::string writes =
+        script(dir.path, "ptxas",
+               "out=; for a; do [ \"$prev\" = -o ] && out=$a; prev=$a; done\n"
+               "echo cubin > \"$out\"\n");
     rt::LinkResult r = rt::compile_with_ptxas(writes, kPtx, "k.ptx");
     CHECK(std::string(r.cubin.begin(), r.cubin.end()) == "cubin\n");
     std::string fails =
