@@ -27,7 +27,8 @@ struct Fill {
     row_indices,
     element_indices,
     inverse_indices,
-    psum
+    psum,
+    ids_below
   } kind = Kind::normal;
   double a = 0, b = 1;
   std::string of = {}; ///< *_indices: the tensor they index
@@ -76,6 +77,13 @@ inline Fill inverse_indices(std::string tensor) {
 /// that the rows have padding between segments and past the last one.
 inline Fill psum(std::string tensor, int alignment = 128) {
   return {Fill::Kind::psum, 1.0 * alignment, 0, std::move(tensor)};
+}
+
+/// Ids below the integer parameter `param` (group or expert ids, such as
+/// group_count's below num_groups): each element uniform in [0, param), or
+/// -1 (none) with probability `none`.
+inline Fill ids_below(std::string param, double none = 0.125) {
+  return {Fill::Kind::ids_below, none, 0, std::move(param)};
 }
 
 /// What a run computed: the inputs, the parameters, the outputs the GPU

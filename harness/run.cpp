@@ -283,6 +283,21 @@ void fill(ref::HostTensor &t, int64_t elements, const Fill &f,
     }
     return;
   }
+  if (f.kind == Fill::Kind::ids_below) {
+    std::bernoulli_distribution none(f.a);
+    std::uniform_int_distribution<int64_t> id(
+        0, std::max<int64_t>(0, rows_of - 1));
+    for (int64_t i = 0; i < elements; ++i) {
+      const int64_t v = none(gen) || rows_of < 1 ? -1 : id(gen);
+      if (elt == 4) {
+        const auto v32 = static_cast<int32_t>(v);
+        std::memcpy(raw + i * 4, &v32, 4);
+      } else {
+        std::memcpy(raw + i * 8, &v, 8);
+      }
+    }
+    return;
+  }
   if (f.kind == Fill::Kind::psum) {
     // Segment e: from align(end of e - 1) for a share of up to twice an
     // even split of the rows left; ends are clipped to the rows.
@@ -438,6 +453,17 @@ Prepared Prepared::make(const Resolved &r, uint64_t seed, bool reference) {
       rows_of = how.kind == Fill::Kind::element_indices
                     ? numel(r.tensors[of])
                     : r.tensors[of].shape[0];
+    }
+    if (how.kind == Fill::Kind::ids_below) {
+      const int param = r.op->param_index(how.of);
+      const int64_t *bound =
+          param < 0 ? nullptr : std::get_if<int64_t>(&r.params[param]);
+      if (!bound)
+        throw InternalError(fmt::format("internal error: {}: '{}' fills "
+                                        "with ids below '{}', which is no "
+                                        "integer parameter",
+                                        r.op->name, decl.name, how.of));
+      rows_of = *bound;
     }
     if (how.kind == Fill::Kind::inverse_indices) {
       const int of = r.op->tensor_index(how.of);
