@@ -274,8 +274,10 @@ public:
   std::vector<int64_t> default_shape;
   /// Checks beyond the declaration (throws UserError); optional.
   std::function<void(const Call &)> check;
-  /// Handles a call with no kernel to launch (e.g. gemm's K = 0); returns
-  /// true when it did. Optional.
+  /// Runs before the kernel: handles a call with no kernel to launch (e.g.
+  /// gemm's K = 0) and returns true, or prepares the outputs for it (e.g.
+  /// group_count zeroing the counts its kernel adds to) and returns false.
+  /// Optional.
   std::function<bool(const Call &, CUstream)> special;
   /// The layout of a tensor declared without a shape (the others are
   /// contiguous, of their declared shape): what a call's tensor is checked

@@ -1,0 +1,71 @@
+// group_count.cpp - group_count declared: i64 group ids (T, K) to the i32
+// count of each of num_groups groups; the output zeroed, then a block's
+// counts added atomically.
+#include "moe/group_count.h"
+#include "moe/reference.h"
+
+#include "op/op.h"
+
+#include "tilejit/runtime/driver.h"
+
+#include <algorithm>
+#include <bit>
+
+namespace tilejit::moe {
+
+static GroupCountSpec spec(const ops::Call &c) {
+  GroupCountSpec s;
+  // Bins in whole chunks: up to 32 groups a power of two, then multiples
+  // of 32 (those past num_groups are dropped).
+  const auto groups = static_cast<uint64_t>(c.integer("num_groups"));
+  s.groups = static_cast<int32_t>(
+      groups <= 32 ? std::bit_ceil(std::max<uint64_t>(groups, 2))
+                   : (groups + 31) / 32 * 32);
+  s.chunk = std::min(s.groups, 32);
+  // About 8K comparisons a chunk (32 a thread), 256 to 1024 ids.
+  s.block = std::clamp(8192 / std::min(s.groups, s.chunk), 256, 1024);
+  return s;
+}
+
+/// group_idx flattened to (T * K,).
+static void flat(const ops::Call &c, const GroupCountSpec &,
+                 ops::KernelArgs &args) {
+  args.flat("flat_group_idx", c.tensor("group_idx"));
+}
+
+/// The counts start at zero (the kernel adds to them); the kernel follows.
+static bool zero_counts(const ops::Call &c, CUstream stream) {
+  const rt::TensorView &counts = c.tensor("counts");
+  const size_t bytes = static_cast<size_t>(counts.numel()) * 4;
+  TILEJIT_CU_CHECK(cuMemsetD2D8Async(counts.data, bytes, 0, bytes, 1, stream));
+  return false;
+}
+
+const ops::OpDef &group_count_op() {
+  static const ops::OpDef op = ops::make_op<GroupCountSpec>(
+      {.name = "group_count",
+       .summary = "the count of each group id in [0, num_groups) of an i64 "
+                  "(T, K) index tensor (-1 not counted), i32",
+       .tensors = {ops::input("group_idx", {DType::i64}, "T, K",
+                              ops::Layout::contiguous),
+                   ops::output("counts", {DType::i32}, "num_groups")},
+       .params = {ops::integer("num_groups", 32, 1, 1024, "groups counted")},
+       .cli_shape = "T, K",
+       .default_shape = {21760, 8},
+       .special = zero_counts,
+       .reference =
+           [](const ops::HostCall &c) {
+             return std::vector{group_count_ref(c.tensor("group_idx"),
+                                                c.integer("num_groups"))};
+           }},
+      {spec, group_count_kernel, flat});
+  return op;
+}
+TILEJIT_REGISTER_OP(group_count_op);
+
+void group_count(const rt::TensorView &group_idx, int64_t num_groups,
+                 const rt::TensorView &counts, CUstream stream) {
+  group_count_op().call({group_idx, counts}, {num_groups}, stream);
+}
+
+} // namespace tilejit::moe

@@ -1,0 +1,35 @@
+// group_count.h - how often each group id occurs in a (T, K) index tensor,
+// on the GPU (shared/specs/moe_engram_mhc.md §1.10); declared in
+// group_count.cpp.
+#pragma once
+
+#include "op/op_def.h"
+#include "op/spec_fields.h"
+
+namespace tilejit::moe {
+
+/// counts[g] = the number of elements of group_idx (i64 (T, K), contiguous)
+/// equal to g, for g in [0, num_groups); -1 (no group) is not counted, nor
+/// is any other value outside [0, num_groups) (TileKernels device-asserts
+/// on those; the CPU reference rejects them). counts: i32 (num_groups,),
+/// zeroed by the op, then added to atomically. Bit-exact (integer sums).
+/// Throws UserError naming the argument, its value and the requirement;
+/// nothing is written then.
+void group_count(const rt::TensorView &group_idx, int64_t num_groups,
+                 const rt::TensorView &counts, CUstream stream = nullptr);
+
+const ops::OpDef &group_count_op();
+
+/// Static parameters of a group_count kernel.
+struct GroupCountSpec {
+  int32_t groups = 32; ///< bins counted: num_groups in whole chunks
+  int32_t chunk = 32;  ///< groups compared at once
+  int32_t block = 256; ///< ids a block, a multiple of threads
+  int32_t threads = 256;
+};
+TILEJIT_SPEC_FIELDS(GroupCountSpec, groups, chunk, block, threads)
+
+/// The kernel in the DSL (group_count.dsl.cpp).
+Kernel group_count_kernel(const GroupCountSpec &spec);
+
+} // namespace tilejit::moe
