@@ -110,6 +110,9 @@ Compare exact();
 /// |got - want| <= atol + rtol |want| for every element
 /// (torch.testing.assert_close).
 Compare allclose(double rtol, double atol);
+/// 1 - 2 sum(got want) / sum(got^2 + want^2) below `max` (in f64; 0 when
+/// both are all zeros): TileKernels' calc_diff, for sums in no fixed order.
+Compare calc_diff(double max);
 
 /// One row of the case table. Shapes and parameters are written as on the
 /// command line: `shape` is `--shape`, `set` holds `--set NAME=VALUE` (the

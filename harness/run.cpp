@@ -703,6 +703,34 @@ Compare allclose(double rtol, double atol) {
           }};
 }
 
+Compare calc_diff(double max) {
+  return {fmt::format("calc_diff below {}", max),
+          [max](const ref::HostTensor &got, const ref::HostTensor &want,
+                const RunData &) -> std::string {
+            if (got.shape() != want.shape())
+              return fmt::format("got {}, expected {}", got.to_string(),
+                                 want.to_string());
+            std::vector<int64_t> index(got.shape().size(), 0);
+            double dot = 0, squares = 0;
+            for (int64_t flat = 0; flat < got.numel(); ++flat) {
+              int64_t rem = flat;
+              for (size_t d = index.size(); d-- > 0;) {
+                index[d] = rem % got.shape()[d];
+                rem /= got.shape()[d];
+              }
+              const double g = ref::element_as_double(got, index),
+                           w = ref::element_as_double(want, index);
+              dot += g * w;
+              squares += g * g + w * w;
+            }
+            const double diff = squares == 0 ? 0 : 1 - 2 * dot / squares;
+            if (diff < max)
+              return "";
+            return fmt::format("calc_diff {:.3g}, requires below {}", diff,
+                               max);
+          }};
+}
+
 rt::TensorView fake(DType dtype, std::vector<int64_t> shape,
                     std::vector<int64_t> strides, CUdeviceptr address) {
   if (strides.empty())
