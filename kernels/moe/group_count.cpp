@@ -13,18 +13,22 @@
 
 namespace tilejit::moe {
 
-static GroupCountSpec spec(const ops::Call &c) {
+GroupCountSpec group_count_spec(int64_t num_groups) {
   GroupCountSpec s;
   // Bins in whole chunks: up to 32 groups a power of two, then multiples
   // of 32 (those past num_groups are dropped).
-  const auto groups = static_cast<uint64_t>(c.integer("num_groups"));
+  const auto groups = static_cast<uint64_t>(num_groups);
   s.groups = static_cast<int32_t>(
       groups <= 32 ? std::bit_ceil(std::max<uint64_t>(groups, 2))
                    : (groups + 31) / 32 * 32);
   s.chunk = std::min(s.groups, 32);
   // About 8K comparisons a chunk (32 a thread), 256 to 1024 ids.
-  s.block = std::clamp(8192 / std::min(s.groups, s.chunk), 256, 1024);
+  s.block = std::clamp(8192 / s.chunk, 256, 1024);
   return s;
+}
+
+static GroupCountSpec spec(const ops::Call &c) {
+  return group_count_spec(c.integer("num_groups"));
 }
 
 /// group_idx flattened to (T * K,).

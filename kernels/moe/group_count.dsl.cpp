@@ -2,18 +2,14 @@
 // the flattened ids, compares each with a chunk of the groups at a time (an
 // (ids, chunk) tile of 0 and 1), sums the tile's columns and adds the
 // block's counts to the output atomically (which the op zeroed first).
-#include "moe/group_count.h"
-
-#include "tilejit/compiler/dsl.h"
+#include "moe/group_count_dsl.h"
 
 namespace tilejit::moe {
 
-Kernel group_count_kernel(const GroupCountSpec &s) {
-  dsl::KernelBuilder k("group_count", s.threads);
-  // group_idx flattened to (T * K,).
-  auto ids = k.tensor("flat_group_idx", DType::i64, 1, dsl::inner_contiguous());
-  auto counts = k.tensor("counts", DType::i32, 1);
-  const int64_t n = s.block, g = s.groups;
+void count_block_groups(
+    dsl::KernelBuilder &k, const dsl::Tensor &ids, const GroupCountSpec &s,
+    const std::function<void(dsl::Value counts, int64_t first)> &add) {
+  const int64_t n = s.block, g = s.groups, chunk = s.chunk;
   k.grid({k.blocks(ids, 0, n)});
   auto at = k.block_id(0) * k.index(n);
   // Past the end, loads read 0, a group: those positions become -1, and so
@@ -25,16 +21,23 @@ Kernel group_count_kernel(const GroupCountSpec &s) {
   id = k.select(k.lt(id, c64(0)), c64(-1), id);
   id = k.select(k.lt(id, c64(g)), id, c64(-1));
   auto narrow = k.reshape(k.cast(id, DType::i32), {n, 1});
-  // The groups a chunk at a time (a (ids, chunk) tile each); counts past
-  // num_groups (the last chunk's padding) are dropped.
-  const int64_t chunk = s.chunk;
   for (int64_t first = 0; first < g; first += chunk) {
     auto group = k.iota({n, chunk}, 1) + k.constant(first, DType::i32);
     auto ones = k.select(k.eq(k.broadcast(narrow, {n, chunk}), group),
                          k.constant(1, DType::i32), k.constant(0, DType::i32));
-    k.atomic_add(k.reshape(k.reduce_sum(ones, 0), {chunk}), counts,
-                 {k.index(first)});
+    add(k.reshape(k.reduce_sum(ones, 0), {chunk}), first);
   }
+}
+
+Kernel group_count_kernel(const GroupCountSpec &s) {
+  dsl::KernelBuilder k("group_count", s.threads);
+  // group_idx flattened to (T * K,).
+  auto ids = k.tensor("flat_group_idx", DType::i64, 1, dsl::inner_contiguous());
+  auto counts = k.tensor("counts", DType::i32, 1);
+  // Counts past num_groups (the last chunk's padding) are dropped.
+  count_block_groups(k, ids, s, [&](dsl::Value block_counts, int64_t first) {
+    k.atomic_add(block_counts, counts, {k.index(first)});
+  });
   return k.build();
 }
 

@@ -32,4 +32,8 @@ TILEJIT_SPEC_FIELDS(GroupCountSpec, groups, chunk, block, threads)
 /// The kernel in the DSL (group_count.dsl.cpp).
 Kernel group_count_kernel(const GroupCountSpec &spec);
 
+/// The spec of a count of `groups` groups (bins in whole chunks, ids a
+/// block from the chunk size).
+GroupCountSpec group_count_spec(int64_t groups);
+
 } // namespace tilejit::moe

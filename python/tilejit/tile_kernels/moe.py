@@ -9,6 +9,7 @@ mask_indices_by_tp = tk_op(
     "mask_indices_by_tp", "indices, n, num_ep_ranks, tp_rank, num_tp_ranks",
     returns="masked")
 group_count = tk_op("group_count", "group_idx, num_groups", returns="counts")
+aux_fi = tk_op("aux_fi", "topk_idx, num_experts, num_aux_topk", returns="fi")
 
 
 def _out_dtype(fp8_format, x):
@@ -27,7 +28,7 @@ reduce_fused = tk_op(
     returns="out")
 for _name in ("top2_sum_gate", "topk_sum_and_topk_group_idx",
               "get_fused_mapping", "expand_to_fused",
-              "expand_to_fused_with_sf", "aux_fi",
+              "expand_to_fused_with_sf",
               "inplace_unique_group_indices", "moe_topk_gate_forward",
               "moe_topk_gate_backward"):
     globals()[_name] = not_bound(f"moe.{_name}")
