@@ -20,6 +20,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <future>
 #include <random>
 #include <thread>
@@ -265,6 +266,15 @@ void fill(ref::HostTensor &t, int64_t elements, const Fill &f,
           std::mt19937_64 &gen, int64_t rows_of = 0) {
   std::byte *raw = t.raw();
   const size_t elt = size_of(t.dtype());
+  // Element i of an i32 or i64 index tensor.
+  auto put_index = [&](int64_t i, int64_t v) {
+    if (elt == 4) {
+      const auto v32 = static_cast<int32_t>(v);
+      std::memcpy(raw + i * 4, &v32, 4);
+    } else {
+      std::memcpy(raw + i * 8, &v, 8);
+    }
+  };
   if (f.kind == Fill::Kind::row_indices ||
       f.kind == Fill::Kind::element_indices) {
     std::vector<int64_t> rows(static_cast<size_t>(elements));
@@ -272,30 +282,16 @@ void fill(ref::HostTensor &t, int64_t elements, const Fill &f,
       rows[i] = rows_of > 0 ? i % rows_of : -1;
     std::shuffle(rows.begin(), rows.end(), gen);
     std::bernoulli_distribution pad(f.a);
-    for (int64_t i = 0; i < elements; ++i) {
-      const int64_t v = pad(gen) ? -1 : rows[i];
-      if (elt == 4) {
-        const auto v32 = static_cast<int32_t>(v);
-        std::memcpy(raw + i * 4, &v32, 4);
-      } else {
-        std::memcpy(raw + i * 8, &v, 8);
-      }
-    }
+    for (int64_t i = 0; i < elements; ++i)
+      put_index(i, pad(gen) ? -1 : rows[i]);
     return;
   }
   if (f.kind == Fill::Kind::ids_below) {
     std::bernoulli_distribution none(f.a);
     std::uniform_int_distribution<int64_t> id(
         0, std::max<int64_t>(0, rows_of - 1));
-    for (int64_t i = 0; i < elements; ++i) {
-      const int64_t v = none(gen) || rows_of < 1 ? -1 : id(gen);
-      if (elt == 4) {
-        const auto v32 = static_cast<int32_t>(v);
-        std::memcpy(raw + i * 4, &v32, 4);
-      } else {
-        std::memcpy(raw + i * 8, &v, 8);
-      }
-    }
+    for (int64_t i = 0; i < elements; ++i)
+      put_index(i, none(gen) || rows_of < 1 ? -1 : id(gen));
     return;
   }
   if (f.kind == Fill::Kind::psum) {
@@ -677,6 +673,28 @@ Compare exact() {
              const RunData &) { return ref::compare_exact(got, want); }};
 }
 
+namespace {
+
+/// Calls `visit(index, got, want)` for each element in row-major order, as
+/// doubles, until it returns false.
+void for_each_pair(const ref::HostTensor &got, const ref::HostTensor &want,
+                   const std::function<bool(const std::vector<int64_t> &,
+                                            double, double)> &visit) {
+  std::vector<int64_t> index(got.shape().size(), 0);
+  for (int64_t flat = 0; flat < got.numel(); ++flat) {
+    int64_t rem = flat;
+    for (size_t d = index.size(); d-- > 0;) {
+      index[d] = rem % got.shape()[d];
+      rem /= got.shape()[d];
+    }
+    if (!visit(index, ref::element_as_double(got, index),
+               ref::element_as_double(want, index)))
+      return;
+  }
+}
+
+} // namespace
+
 Compare allclose(double rtol, double atol) {
   return {fmt::format("within rtol {}, atol {}", rtol, atol),
           [rtol, atol](const ref::HostTensor &got, const ref::HostTensor &want,
@@ -685,20 +703,13 @@ Compare allclose(double rtol, double atol) {
               return fmt::format("got {}, expected {}", got.to_string(),
                                  want.to_string());
             std::string diff;
-            std::vector<int64_t> index(got.shape().size(), 0);
-            const int64_t n = got.numel();
-            for (int64_t flat = 0; flat < n && diff.empty(); ++flat) {
-              int64_t rem = flat;
-              for (size_t d = index.size(); d-- > 0;) {
-                index[d] = rem % got.shape()[d];
-                rem /= got.shape()[d];
-              }
-              const double g = ref::element_as_double(got, index),
-                           w = ref::element_as_double(want, index);
-              if (!(std::fabs(g - w) <= atol + rtol * std::fabs(w)))
-                diff = fmt::format("[{}]: {} vs reference {}",
-                                   fmt::join(index, ", "), g, w);
-            }
+            for_each_pair(
+                got, want, [&](const auto &index, double g, double w) {
+                  if (!(std::fabs(g - w) <= atol + rtol * std::fabs(w)))
+                    diff = fmt::format("[{}]: {} vs reference {}",
+                                       fmt::join(index, ", "), g, w);
+                  return diff.empty();
+                });
             return diff;
           }};
 }
@@ -710,19 +721,12 @@ Compare calc_diff(double max) {
             if (got.shape() != want.shape())
               return fmt::format("got {}, expected {}", got.to_string(),
                                  want.to_string());
-            std::vector<int64_t> index(got.shape().size(), 0);
             double dot = 0, squares = 0;
-            for (int64_t flat = 0; flat < got.numel(); ++flat) {
-              int64_t rem = flat;
-              for (size_t d = index.size(); d-- > 0;) {
-                index[d] = rem % got.shape()[d];
-                rem /= got.shape()[d];
-              }
-              const double g = ref::element_as_double(got, index),
-                           w = ref::element_as_double(want, index);
+            for_each_pair(got, want, [&](const auto &, double g, double w) {
               dot += g * w;
               squares += g * g + w * w;
-            }
+              return true;
+            });
             const double diff = squares == 0 ? 0 : 1 - 2 * dot / squares;
             if (diff < max)
               return "";

@@ -6,8 +6,6 @@
 
 #include "op/op.h"
 
-#include "tilejit/runtime/driver.h"
-
 namespace tilejit::moe {
 
 static GroupCountSpec spec(const ops::Call &c) {
@@ -23,36 +21,30 @@ static void views(const ops::Call &c, const GroupCountSpec &,
               static_cast<double>(c.dim("T") * c.integer("num_aux_topk")));
 }
 
-/// The fractions start at zero (the kernel adds to them).
-static bool zero_fi(const ops::Call &c, CUstream stream) {
-  const rt::TensorView &fi = c.tensor("fi");
-  const size_t bytes = static_cast<size_t>(fi.numel()) * 4;
-  TILEJIT_CU_CHECK(cuMemsetD2D8Async(fi.data, bytes, 0, bytes, 1, stream));
-  return false;
-}
-
 const ops::OpDef &aux_fi_op() {
-  static const ops::OpDef op =
-      ops::make_op<GroupCountSpec>(
-          {.name = "aux_fi",
-           .summary = "each expert's share of the top-k ids times E / "
-                      "num_aux_topk (the auxiliary loss's fi), f32",
-           .tensors = {ops::input("topk_idx", {DType::i64}, "T, K",
-                                  ops::Layout::contiguous),
-                       ops::output("fi", {DType::f32}, "num_experts")},
-           .params = {ops::integer("num_experts", 256, 1, 1024, "experts"),
-                      ops::integer("num_aux_topk", 8, 1, 1 << 20,
-                                   "top-k of the auxiliary loss")},
-           .cli_shape = "T, K",
-           .default_shape = {21760, 8},
-           .special = zero_fi,
-           .reference =
-               [](const ops::HostCall &c) {
-                 return std::vector{aux_fi_ref(c.tensor("topk_idx"),
-                                               c.integer("num_experts"),
-                                               c.integer("num_aux_topk"))};
-               }},
-          {spec, aux_fi_kernel, views});
+  static const ops::OpDef op = ops::make_op<GroupCountSpec>(
+      {.name = "aux_fi",
+       .summary = "each expert's share of the top-k ids times E / "
+                  "num_aux_topk (the auxiliary loss's fi), f32",
+       .tensors = {ops::input("topk_idx", {DType::i64}, "T, K",
+                              ops::Layout::contiguous),
+                   ops::output("fi", {DType::f32}, "num_experts")},
+       .params = {ops::integer("num_experts", 256, 1, 1024, "experts"),
+                  ops::integer("num_aux_topk", 8, 1, 1 << 20,
+                               "top-k of the auxiliary loss")},
+       .cli_shape = "T, K",
+       .default_shape = {21760, 8},
+       .special =
+           [](const ops::Call &c, CUstream stream) {
+             return zero_before_kernel(c, "fi", stream);
+           },
+       .reference =
+           [](const ops::HostCall &c) {
+             return std::vector{aux_fi_ref(c.tensor("topk_idx"),
+                                           c.integer("num_experts"),
+                                           c.integer("num_aux_topk"))};
+           }},
+      {spec, aux_fi_kernel, views});
   return op;
 }
 TILEJIT_REGISTER_OP(aux_fi_op);

@@ -37,11 +37,11 @@ static void flat(const ops::Call &c, const GroupCountSpec &,
   args.flat("flat_group_idx", c.tensor("group_idx"));
 }
 
-/// The counts start at zero (the kernel adds to them); the kernel follows.
-static bool zero_counts(const ops::Call &c, CUstream stream) {
-  const rt::TensorView &counts = c.tensor("counts");
-  const size_t bytes = static_cast<size_t>(counts.numel()) * 4;
-  TILEJIT_CU_CHECK(cuMemsetD2D8Async(counts.data, bytes, 0, bytes, 1, stream));
+bool zero_before_kernel(const ops::Call &call, std::string_view output,
+                        CUstream stream) {
+  const rt::TensorView &t = call.tensor(output);
+  const size_t bytes = static_cast<size_t>(t.numel()) * size_of(t.dtype);
+  TILEJIT_CU_CHECK(cuMemsetD2D8Async(t.data, bytes, 0, bytes, 1, stream));
   return false;
 }
 
@@ -56,7 +56,10 @@ const ops::OpDef &group_count_op() {
        .params = {ops::integer("num_groups", 32, 1, 1024, "groups counted")},
        .cli_shape = "T, K",
        .default_shape = {21760, 8},
-       .special = zero_counts,
+       .special =
+           [](const ops::Call &c, CUstream stream) {
+             return zero_before_kernel(c, "counts", stream);
+           },
        .reference =
            [](const ops::HostCall &c) {
              return std::vector{group_count_ref(c.tensor("group_idx"),
