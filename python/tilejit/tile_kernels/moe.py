@@ -1,6 +1,6 @@
 """tile_kernels.moe on tilejit: the ops whose kernels run; the others raise
 NotImplementedError naming what is missing."""
-from ._binding import Conversion, not_bound, quant_tensor, tk_op, torch
+from ._binding import Conversion, not_bound, quant_tensor, same, tk_op, torch
 
 topk_gate = tk_op("topk_gate", "scores, num_topk", returns="topk_idx")
 normalize_weight = tk_op("normalize_weight", "topk_weights",
@@ -10,6 +10,9 @@ mask_indices_by_tp = tk_op(
     returns="masked")
 group_count = tk_op("group_count", "group_idx, num_groups", returns="counts")
 aux_fi = tk_op("aux_fi", "topk_idx, num_experts, num_aux_topk", returns="fi")
+inplace_unique_group_indices = tk_op(
+    "inplace_unique_group_indices", "group_indices, num_groups",
+    convert=[same("out", "group_indices")], returns=None)
 
 
 def _out_dtype(fp8_format, x):
@@ -28,8 +31,7 @@ reduce_fused = tk_op(
     returns="out")
 for _name in ("top2_sum_gate", "topk_sum_and_topk_group_idx",
               "get_fused_mapping", "expand_to_fused",
-              "expand_to_fused_with_sf",
-              "inplace_unique_group_indices", "moe_topk_gate_forward",
+              "expand_to_fused_with_sf", "moe_topk_gate_forward",
               "moe_topk_gate_backward"):
     globals()[_name] = not_bound(f"moe.{_name}")
 del _name
