@@ -38,6 +38,49 @@ const ops::OpDef &op_named(const std::string &name) {
   throw UserError(fmt::format("no op named '{}'", name));
 }
 
+/// op_named for a Python str, remembered by the object (the generated
+/// functions pass the same str each call; at most 256, with the GIL held):
+/// a pointer compare instead of a string made and looked up per call.
+const ops::OpDef &op_of(nb::handle name) {
+  static std::vector<std::pair<PyObject *, const ops::OpDef *>> seen;
+  for (const auto &[object, op] : seen)
+    if (object == name.ptr())
+      return *op;
+  const ops::OpDef &op = op_named(nb::cast<std::string>(name));
+  if (seen.size() < 256)
+    seen.emplace_back(name.inc_ref().ptr(), &op);
+  return op;
+}
+
+/// A tuple of Python ints, made directly (nb::cast of a vector makes a
+/// list, which a tuple then copies).
+nb::tuple int_tuple(const std::vector<int64_t> &values) {
+  nb::object t = nb::steal(PyTuple_New(static_cast<Py_ssize_t>(values.size())));
+  if (!t.is_valid())
+    throw nb::python_error();
+  for (size_t i = 0; i < values.size(); ++i) {
+    PyObject *v = PyLong_FromLongLong(values[i]);
+    if (!v)
+      throw nb::python_error();
+    PyTuple_SetItem(t.ptr(), static_cast<Py_ssize_t>(i), v); // steals v
+  }
+  return nb::borrow<nb::tuple>(t);
+}
+
+/// Calls f(item) for each item of a sequence: a tuple's (torch.Size and
+/// stride() are tuples) by index, any other through an iterator (which
+/// costs an object and a call an item).
+template <class F> void for_each_item(nb::handle seq, F &&f) {
+  if (PyTuple_Check(seq.ptr())) {
+    const Py_ssize_t n = PyTuple_Size(seq.ptr());
+    for (Py_ssize_t i = 0; i < n; ++i)
+      f(nb::handle(PyTuple_GetItem(seq.ptr(), i)));
+    return;
+  }
+  for (nb::handle v : seq)
+    f(v);
+}
+
 const char *type_name(ops::ParamDecl::Type t) {
   switch (t) {
   case ops::ParamDecl::Type::boolean:
@@ -242,13 +285,13 @@ size_t ints_of(nb::handle seq,
                std::array<int64_t, rt::TensorView::kMaxRank> &out,
                const ops::OpDef &op, const ops::TensorDecl &decl) {
   size_t n = 0;
-  for (nb::handle v : seq) {
+  for_each_item(seq, [&](nb::handle v) {
     if (n == out.size())
       throw UserError(fmt::format("{}: argument '{}' has more than {} "
                                   "dimensions; requires at most {}",
                                   op.name, decl.name, out.size(), out.size()));
     out[n++] = nb::cast<int64_t>(v);
-  }
+  });
   return n;
 }
 
@@ -321,8 +364,9 @@ std::vector<rt::TensorView> views(const ops::OpDef &op,
   std::vector<rt::TensorView> out;
   out.reserve(n);
   size_t i = 0;
-  for (nb::handle t : tensors)
+  for_each_item(tensors, [&](nb::handle t) {
     out.push_back(view_of(op, op.tensors[i++], t, launch));
+  });
   return out;
 }
 
@@ -337,7 +381,7 @@ std::vector<ops::ParamValue> params_of(const ops::OpDef &op,
   std::vector<ops::ParamValue> out;
   out.reserve(n);
   size_t i = 0;
-  for (nb::handle v : values) {
+  for_each_item(values, [&](nb::handle v) {
     const ops::ParamDecl &p = op.params[i++];
     auto wrong = [&](const char *want) {
       return UserError(fmt::format("{}: argument '{}' is {}; requires {}",
@@ -371,7 +415,7 @@ std::vector<ops::ParamValue> params_of(const ops::OpDef &op,
       out.emplace_back(nb::cast<std::string>(v));
       break;
     }
-  }
+  });
   return out;
 }
 
@@ -383,9 +427,9 @@ struct Args {
 };
 
 /// `launch`: the tensors must be in GPU memory (view_of).
-Args args_of(const std::string &name, const nb::sequence &tensors,
+Args args_of(nb::handle name, const nb::sequence &tensors,
              const nb::sequence &params, bool launch = false) {
-  const ops::OpDef &op = op_named(name);
+  const ops::OpDef &op = op_of(name);
   return {op, views(op, tensors, launch), params_of(op, params)};
 }
 
@@ -398,7 +442,7 @@ Args args_of(const std::string &name, const nb::sequence &tensors,
 /// validates and launches on `stream`; the outputs in declaration order
 /// (None for an optional one neither given nor allocated). One crossing
 /// for what an allocating caller does per call.
-nb::list call_allocating(const std::string &name, nb::sequence tensors,
+nb::list call_allocating(const nb::str &name, nb::sequence tensors,
                          const nb::sequence &params, uint64_t stream,
                          const nb::sequence &allocate,
                          const nb::object &empty_strided,
@@ -406,8 +450,8 @@ nb::list call_allocating(const std::string &name, nb::sequence tensors,
   Args a = args_of(name, tensors, params, true);
   std::vector<nb::object> objects;
   objects.reserve(a.tensors.size());
-  for (nb::handle t : tensors)
-    objects.push_back(nb::borrow(t));
+  for_each_item(tensors,
+                [&](nb::handle t) { objects.push_back(nb::borrow(t)); });
   if (nb::len(allocate) > 0) {
     std::vector<rt::TensorView> inputs = a.tensors;
     for (size_t i = 0; i < inputs.size(); ++i)
@@ -422,11 +466,11 @@ nb::list call_allocating(const std::string &name, nb::sequence tensors,
           new nb::object(nb::module_::import_("torch").attr("empty_strided"));
     const nb::object &empty =
         empty_strided.is_none() ? *torch_empty_strided : empty_strided;
-    for (nb::handle n : allocate) {
+    for_each_item(allocate, [&](nb::handle n) {
       const std::string out = nb::cast<std::string>(n);
       const int i = a.op.tensor_index(out);
       if (i < 0 || !a.op.tensors[i].output)
-        throw UserError(fmt::format("{}: '{}' is no output", name, out));
+        throw UserError(fmt::format("{}: '{}' is no output", a.op.name, out));
       const ops::TensorShape &l =
           layouts[static_cast<size_t>(a.op.index_among(out, true))];
       nb::object dtype;
@@ -435,7 +479,7 @@ nb::list call_allocating(const std::string &name, nb::sequence tensors,
       if (!dtype.is_valid())
         dtype = nb::borrow(torch_dtype(l.dtype));
       nb::object t =
-          empty(nb::tuple(nb::cast(l.shape)), nb::tuple(nb::cast(l.strides)),
+          empty(int_tuple(l.shape), int_tuple(l.strides),
                 nb::arg("dtype") = dtype, nb::arg("device") = device);
       // Laid out as asked: only its address and dtype (the chosen one may
       // differ from the layout's, e.g. cast's) are read back.
@@ -443,11 +487,11 @@ nb::list call_allocating(const std::string &name, nb::sequence tensors,
       if (!d)
         throw UserError(fmt::format("{}: output '{}' was asked in a dtype "
                                     "tilejit does not know",
-                                    name, out));
+                                    a.op.name, out));
       a.tensors[i] = rt::TensorView::strided(
           nb::cast<uint64_t>(t.attr(names.data_ptr)()), *d, l.shape, l.strides);
       objects[i] = std::move(t);
-    }
+    });
   }
   {
     nb::gil_scoped_release release;
@@ -484,7 +528,7 @@ nb::dict stats_dict(const rt::CacheStats &s) {
 
 /// The call's key, digest and what the disk cache holds for it: whether the
 /// entry is there, else how the nearest entry of the same op differs.
-nb::dict explain(const std::string &name, const nb::sequence &tensors,
+nb::dict explain(const nb::str &name, const nb::sequence &tensors,
                  const nb::sequence &params) {
   const Args a = args_of(name, tensors, params);
   const ops::Call c(a.op, a.tensors, a.params);
@@ -522,7 +566,7 @@ NB_MODULE(_C, m) {
   });
   m.def(
       "check",
-      [](const std::string &name, const nb::sequence &tensors,
+      [](const nb::str &name, const nb::sequence &tensors,
          const nb::sequence &params) {
         const Args a = args_of(name, tensors, params);
         ops::Call(a.op, a.tensors, a.params); // validates, op.check too
@@ -532,7 +576,7 @@ NB_MODULE(_C, m) {
       "value and the requirement.");
   m.def(
       "output_layouts",
-      [](const std::string &name, const nb::sequence &tensors,
+      [](const nb::str &name, const nb::sequence &tensors,
          const nb::sequence &params) {
         const Args a = args_of(name, tensors, params);
         std::vector<
@@ -547,7 +591,7 @@ NB_MODULE(_C, m) {
       "the inputs and parameters alone (the outputs None).");
   m.def(
       "call",
-      [](const std::string &name, const nb::sequence &tensors,
+      [](const nb::str &name, const nb::sequence &tensors,
          const nb::sequence &params, uint64_t stream) {
         const Args a = args_of(name, tensors, params, true);
         nb::gil_scoped_release release;
@@ -566,7 +610,7 @@ NB_MODULE(_C, m) {
         "CUstream as an int); returns the outputs in declaration order.");
   m.def(
       "precompile",
-      [](const std::string &name, const nb::sequence &tensors,
+      [](const nb::str &name, const nb::sequence &tensors,
          const nb::sequence &params) {
         const Args a = args_of(name, tensors, params);
         const ops::Call c(a.op, a.tensors, a.params);
@@ -612,7 +656,7 @@ NB_MODULE(_C, m) {
   m.def("cache_clear", [] { return rt::KernelCache::global().clear(); });
   m.def(
       "call_repeated",
-      [](const std::string &name, const nb::sequence &tensors,
+      [](const nb::str &name, const nb::sequence &tensors,
          const nb::sequence &params, uint64_t stream, int64_t times) {
         const Args a = args_of(name, tensors, params, true);
         nb::gil_scoped_release release;
