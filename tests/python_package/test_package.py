@@ -141,4 +141,40 @@ raises("the generic entry counts the tensors", ValueError,
        "per_token_cast: 0 tensors given; the op takes 4",
        lambda: _C.check("per_token_cast", [], []))
 
+
+class ListTensor(Tensor):
+    """The same, its shape and strides lists (sequences that are no tuple)."""
+
+    def __init__(self, dtype, shape):
+        super().__init__(dtype, shape)
+        self.shape, self._strides = list(self.shape), list(self._strides)
+
+
+values = ["e4m3", 128, False, False, False, False, 0, 0, False]
+for what, tensors, params in [
+        ("tuples", (x, None, out, sf), tuple(values)),
+        ("lists", [x, None, out, sf], values),
+        ("shapes and strides as lists",
+         (ListTensor("bfloat16", (256, 7168)), None,
+          ListTensor("float8_e4m3fn", (256, 7168)),
+          ListTensor("float32", (256, 56))), tuple(values))]:
+    try:
+        _C.check("per_token_cast", tensors, params)
+        report(f"the generic entry reads {what}", True)
+    except Exception as e:  # noqa: BLE001 - the check reports it
+        report(f"the generic entry reads {what}", False, repr(e))
+try:  # a name made at run time: another str object than the interned one
+    _C.check("".join(["per_token", "_cast"]), (x, None, out, sf),
+             tuple(values))
+    report("an op named by a str made at run time", True)
+except Exception as e:  # noqa: BLE001
+    report("an op named by a str made at run time", False, repr(e))
+try:
+    _C.check(7, (x, None, out, sf), tuple(values))
+    report("an op name that is no str: TypeError", False, "no error")
+except TypeError as e:  # nanobind's own text, which lists the signature
+    report("an op name that is no str: TypeError",
+           str(e).startswith("check(): incompatible function arguments"),
+           str(e))
+
 finish("python package")
