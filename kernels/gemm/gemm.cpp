@@ -3,8 +3,7 @@
 #include "gemm/gemm.h"
 
 #include "op/op.h"
-
-#include "tilejit/runtime/driver.h"
+#include "op/zero_output.h"
 
 namespace tilejit::gemm {
 
@@ -52,13 +51,7 @@ static void check(const ops::Call &call) {
 static bool zeros(const ops::Call &call, CUstream stream) {
   if (call.dim("k") != 0)
     return false;
-  const rt::TensorView &c = call.tensor("c");
-  const size_t elt = size_of(c.dtype);
-  const size_t pitch =
-      static_cast<size_t>(c.shape[0] > 1 ? c.strides[0] : c.shape[1]) * elt;
-  TILEJIT_CU_CHECK(cuMemsetD2D8Async(c.data, pitch, 0,
-                                     static_cast<size_t>(c.shape[1]) * elt,
-                                     static_cast<size_t>(c.shape[0]), stream));
+  ops::zero_output(call.tensor("c"), stream);
   return true;
 }
 

@@ -5,6 +5,7 @@
 #include "moe/reference.h"
 
 #include "op/op.h"
+#include "op/zero_output.h"
 
 namespace tilejit::moe {
 
@@ -22,29 +23,27 @@ static void views(const ops::Call &c, const GroupCountSpec &,
 }
 
 const ops::OpDef &aux_fi_op() {
-  static const ops::OpDef op = ops::make_op<GroupCountSpec>(
-      {.name = "aux_fi",
-       .summary = "each expert's share of the top-k ids times E / "
-                  "num_aux_topk (the auxiliary loss's fi), f32",
-       .tensors = {ops::input("topk_idx", {DType::i64}, "T, K",
-                              ops::Layout::contiguous),
-                   ops::output("fi", {DType::f32}, "num_experts")},
-       .params = {ops::integer("num_experts", 256, 1, 1024, "experts"),
-                  ops::integer("num_aux_topk", 8, 1, 1 << 20,
-                               "top-k of the auxiliary loss")},
-       .cli_shape = "T, K",
-       .default_shape = {21760, 8},
-       .special =
-           [](const ops::Call &c, CUstream stream) {
-             return zero_before_kernel(c, "fi", stream);
-           },
-       .reference =
-           [](const ops::HostCall &c) {
-             return std::vector{aux_fi_ref(c.tensor("topk_idx"),
-                                           c.integer("num_experts"),
-                                           c.integer("num_aux_topk"))};
-           }},
-      {spec, aux_fi_kernel, views});
+  static const ops::OpDef op =
+      ops::make_op<GroupCountSpec>(
+          {.name = "aux_fi",
+           .summary = "each expert's share of the top-k ids times E / "
+                      "num_aux_topk (the auxiliary loss's fi), f32",
+           .tensors = {ops::input("topk_idx", {DType::i64}, "T, K",
+                                  ops::Layout::contiguous),
+                       ops::output("fi", {DType::f32}, "num_experts")},
+           .params = {ops::integer("num_experts", 256, 1, 1024, "experts"),
+                      ops::integer("num_aux_topk", 8, 1, 1 << 20,
+                                   "top-k of the auxiliary loss")},
+           .cli_shape = "T, K",
+           .default_shape = {21760, 8},
+           .special = ops::zero_before_kernel("fi"),
+           .reference =
+               [](const ops::HostCall &c) {
+                 return std::vector{aux_fi_ref(c.tensor("topk_idx"),
+                                               c.integer("num_experts"),
+                                               c.integer("num_aux_topk"))};
+               }},
+          {spec, aux_fi_kernel, views});
   return op;
 }
 TILEJIT_REGISTER_OP(aux_fi_op);

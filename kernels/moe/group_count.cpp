@@ -5,8 +5,7 @@
 #include "moe/reference.h"
 
 #include "op/op.h"
-
-#include "tilejit/runtime/driver.h"
+#include "op/zero_output.h"
 
 #include <algorithm>
 #include <bit>
@@ -37,14 +36,6 @@ static void flat(const ops::Call &c, const GroupCountSpec &,
   args.flat("flat_group_idx", c.tensor("group_idx"));
 }
 
-bool zero_before_kernel(const ops::Call &call, std::string_view output,
-                        CUstream stream) {
-  const rt::TensorView &t = call.tensor(output);
-  const size_t bytes = static_cast<size_t>(t.numel()) * size_of(t.dtype);
-  TILEJIT_CU_CHECK(cuMemsetD2D8Async(t.data, bytes, 0, bytes, 1, stream));
-  return false;
-}
-
 const ops::OpDef &group_count_op() {
   static const ops::OpDef op = ops::make_op<GroupCountSpec>(
       {.name = "group_count",
@@ -56,10 +47,7 @@ const ops::OpDef &group_count_op() {
        .params = {ops::integer("num_groups", 32, 1, 1024, "groups counted")},
        .cli_shape = "T, K",
        .default_shape = {21760, 8},
-       .special =
-           [](const ops::Call &c, CUstream stream) {
-             return zero_before_kernel(c, "counts", stream);
-           },
+       .special = ops::zero_before_kernel("counts"),
        .reference =
            [](const ops::HostCall &c) {
              return std::vector{group_count_ref(c.tensor("group_idx"),

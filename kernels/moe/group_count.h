@@ -32,12 +32,6 @@ TILEJIT_SPEC_FIELDS(GroupCountSpec, groups, chunk, block, threads)
 /// The kernel in the DSL (group_count.dsl.cpp).
 Kernel group_count_kernel(const GroupCountSpec &spec);
 
-/// An OpDef::special for an output a kernel adds to (group_count's, and
-/// aux_fi's): zeroes `output` (contiguous) on `stream`; false, so that the
-/// kernel follows.
-bool zero_before_kernel(const ops::Call &call, std::string_view output,
-                        CUstream stream);
-
 /// The spec of a count of `groups` groups (bins in whole chunks, ids a
 /// block from the chunk size).
 GroupCountSpec group_count_spec(int64_t groups);
