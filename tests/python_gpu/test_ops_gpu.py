@@ -118,18 +118,19 @@ class _Ahead:
     that asserts each one's result, a window of them in memory at once."""
 
     def __init__(self):
-        self.order, self.next, self.futures, self.pool = [], 0, {}, None
+        self.order, self.position, self.next = [], {}, 0
+        self.futures, self.pool = {}, None
 
     def will_run(self, cases):
         self.order, self.next = list(cases), 0
+        self.position = {key: i for i, key in enumerate(self.order)}
 
     def result(self, op, index):
         from concurrent.futures import ThreadPoolExecutor
         window = os.cpu_count() or 1
         if self.pool is None:
             self.pool = ThreadPoolExecutor(max_workers=window)
-        if (op, index) in self.order[self.next:]:
-            self.next = self.order.index((op, index), self.next) + 1
+        self.next = max(self.next, self.position.get((op, index), -1) + 1)
         while len(self.futures) < window and self.next < len(self.order):
             key = self.order[self.next]
             self.next += 1
