@@ -262,6 +262,8 @@ ops::Call bind_for_compile(const Resolved &r,
 
 namespace {
 
+/// Fills `elements` of `t` as `f` says; `rows_of`: the rows (or elements)
+/// an index fill indexes, or the bound of ids_below.
 void fill(ref::HostTensor &t, int64_t elements, const Fill &f,
           std::mt19937_64 &gen, int64_t rows_of = 0) {
   std::byte *raw = t.raw();

@@ -27,8 +27,8 @@ py=${PYTHON:-python3}
 "$py" -c "import pytest" 2>/dev/null || PYTHONPATH=$PYTHONPATH:$PWD/pytest
 rc=0
 pytest() {
+  # (tests/python_gpu/pytest.ini adds -p no:cacheprovider.)
   timeout -s INT -k 30 "${TEST_S:-400}" "$py" -m pytest -q \
-    -p no:cacheprovider \
     -o console_output_style=count "$@" > "$out/pytest.log" 2>&1
   local status=$?
   grep -E "^(FAILED|ERROR)" "$out/pytest.log" | head -30
