@@ -162,3 +162,75 @@ TEST_CASE("take and put index fragments at run-time positions",
   }
   CHECK(bad == 0);
 }
+
+namespace {
+
+/// A block a row of 128 f32: at[b] < 0 gives -1 (a branch on a scalar read
+/// from memory), else table[at[b]] (a load_scalar at an integer scalar; 0
+/// past the table) in every column.
+Kernel scalar_kernel() {
+  dsl::KernelBuilder k("load_scalar", 128);
+  auto at = k.tensor("at", DType::i32, 1);
+  auto table = k.tensor("table", DType::f32, 1);
+  auto out = k.tensor("out", DType::f32, 2);
+  auto b = k.block_id(0), zero = k.index(0);
+  auto s = k.load_scalar(at, {b});
+  auto v = k.load_scalar(table, {s});
+  k.if_else(
+      k.lt(s, k.constant(0, DType::i32)), {},
+      [&](dsl::Value, std::vector<dsl::Value>) {
+        k.store(k.full({1, 128}, -1.0, DType::f32), out, {b, zero});
+        return std::vector<dsl::Value>{};
+      },
+      [&](dsl::Value, std::vector<dsl::Value>) {
+        k.store(k.full({1, 128}, 0.0, DType::f32) + v, out, {b, zero});
+        return std::vector<dsl::Value>{};
+      });
+  return k.build();
+}
+
+} // namespace
+
+TEST_CASE("load_scalar reads one element for every thread, branches on it",
+          "[dsl][index]") {
+  const ops::LoadedKernel &kernel = ops::load_kernel(
+      ops::make_key("test_load_scalar"), [] { return scalar_kernel(); });
+  const int64_t rows = 300, entries = 50;
+  std::mt19937_64 gen(Catch::rngSeed());
+  std::uniform_int_distribution<int32_t> position(-3, entries + 3);
+  std::vector<int32_t> at(rows);
+  for (int32_t &p : at)
+    p = position(gen); // negative (-1 rows), inside, past the table (0)
+  std::vector<float> table(entries);
+  for (int64_t i = 0; i < entries; ++i)
+    table[i] = 0.5f * static_cast<float>(i) + 1.0f;
+  rt::DeviceBuffer dat(rows * 4), dtable(entries * 4), dout(rows * 128 * 4);
+  dat.upload(at.data(), rows * 4);
+  dtable.upload(table.data(), entries * 4);
+  const int64_t at_shape[1] = {rows}, table_shape[1] = {entries},
+                out_shape[2] = {rows, 128};
+  launch_rows(
+      kernel, rows,
+      [&](rt::ArgPack &args) {
+        ops::push_tensor(
+            args, rt::TensorView::contiguous(dat.ptr(), DType::i32, at_shape));
+        ops::push_tensor(args, rt::TensorView::contiguous(
+                                   dtable.ptr(), DType::f32, table_shape));
+        ops::push_tensor(args, rt::TensorView::contiguous(
+                                   dout.ptr(), DType::f32, out_shape));
+      },
+      /*threads=*/128, /*block_rows=*/1);
+  std::vector<float> out(rows * 128);
+  dout.download(out.data(), out.size() * 4);
+  size_t bad = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float want = at[r] < 0         ? -1.0f
+                       : at[r] < entries ? table[at[r]]
+                                         : 0.0f;
+    for (int64_t j = 0; j < 128; ++j)
+      if (out[r * 128 + j] != want && bad++ < 5)
+        UNSCOPED_INFO("row " << r << " (at " << at[r] << ") col " << j << ": "
+                             << out[r * 128 + j] << ", want " << want);
+  }
+  CHECK(bad == 0);
+}

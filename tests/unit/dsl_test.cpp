@@ -672,3 +672,44 @@ TEST_CASE("min_blocks_per_sm reaches ptxas as .minnctapersm", "[compiler]") {
   CHECK(c.ptx.find(".minnctapersm 16") != std::string::npos);
   CHECK(c.ptx.find(".maxntid 64, 1, 1") != std::string::npos);
 }
+
+TEST_CASE("DSL load_scalar rejects misuse with one line, and compiles to one "
+          "load a thread",
+          "[compiler][error]") {
+  // Deliberate mistake: one index for a rank-2 tensor.
+  CHECK_THAT(error_of([](auto &k, auto &x) { k.load_scalar(x, {k.index(0)}); }),
+             EndsWith("error: load_scalar: 1 indices for a tensor of rank 2; "
+                      "requires one a dimension"));
+  // Deliberate mistake: a float as an index.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               k.load_scalar(x, {k.index(0), k.constant(1.0, DType::f32)});
+             }),
+             EndsWith("error: load_scalar: index 1 is f32; requires an index "
+                      "or an integer scalar"));
+  // An integer scalar read from memory indexes another load_scalar, and a
+  // comparison of it is a branch's condition.
+  dsl::KernelBuilder k("scalars", 128);
+  auto at = k.tensor("at", DType::i32, 1);
+  auto table = k.tensor("table", DType::f32, 1);
+  auto out = k.tensor("out", DType::f32, 2);
+  auto s = k.load_scalar(at, {k.block_id(0)});
+  auto v = k.load_scalar(table, {s});
+  k.if_else(
+      k.lt(s, k.constant(0, DType::i32)), {},
+      [&](dsl::Value, std::vector<dsl::Value>) {
+        k.store(k.full({1, 128}, -1.0, DType::f32), out,
+                {k.block_id(0), k.index(0)});
+        return std::vector<dsl::Value>{};
+      },
+      [&](dsl::Value, std::vector<dsl::Value>) {
+        k.store(k.full({1, 128}, 0.0, DType::f32) + v, out,
+                {k.block_id(0), k.index(0)});
+        return std::vector<dsl::Value>{};
+      });
+  const std::string ptx = compile(k.build()).ptx;
+  size_t loads = 0;
+  for (size_t at = ptx.find("ld.global"); at != std::string::npos;
+       at = ptx.find("ld.global", at + 1))
+    ++loads;
+  CHECK(loads == 2);
+}

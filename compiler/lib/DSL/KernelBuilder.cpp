@@ -14,6 +14,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
 
@@ -175,6 +177,58 @@ Value KernelBuilder::load(const Tensor &src, const std::vector<Value> &origin,
                                  unwrapAll(origin, *impl_, loc));
   op.setInBounds(bounds == Bounds::promised_inside);
   return impl_->wrap(op.getResult(), src.dtype());
+}
+
+Value KernelBuilder::load_scalar(const Tensor &src,
+                                 const std::vector<Value> &index, Loc loc) {
+  impl_->checkOwn(src, loc, "load_scalar");
+  if (static_cast<int>(index.size()) != src.rank())
+    impl_->fail(loc, fmt::format("load_scalar: {} indices for a tensor of "
+                                 "rank {}; requires one a dimension",
+                                 index.size(), src.rank()));
+  SmallVector<mlir::Value> at = unwrapAll(index, *impl_, loc);
+  OpBuilder &b = impl_->builder;
+  Location l = impl_->loc(loc);
+  for (size_t i = 0; i < at.size(); ++i) {
+    mlir::Value &v = at[i];
+    // An integer scalar (an index read from memory) as an index: a
+    // negative one wraps above every extent, so it reads 0.
+    if (v.getType().isSignlessInteger())
+      v = arith::IndexCastOp::create(b, l, b.getIndexType(), v);
+    if (!mlir::isa<IndexType>(v.getType()))
+      impl_->fail(loc, fmt::format("load_scalar: index {} is {}; requires an "
+                                   "index or an integer scalar",
+                                   i, typeName(v.getType())));
+  }
+  mlir::Value memref = unwrap(src.raw());
+  Type elt = mlir::cast<MemRefType>(memref.getType()).getElementType();
+  // Inside when every index is below its extent (unsigned: a negative one
+  // is outside too).
+  mlir::Value inside;
+  for (auto [d, v] : llvm::enumerate(at)) {
+    mlir::Value extent =
+        memref::DimOp::create(b, l, memref, static_cast<int64_t>(d));
+    mlir::Value in =
+        arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, v, extent);
+    inside = inside ? arith::AndIOp::create(b, l, inside, in).getResult() : in;
+  }
+  auto read = [&](OpBuilder &ob, Location ol) {
+    scf::YieldOp::create(
+        ob, ol, memref::LoadOp::create(ob, ol, memref, at).getResult());
+  };
+  mlir::Value value;
+  if (!inside) { // rank 0
+    value = memref::LoadOp::create(b, l, memref, at);
+  } else {
+    value =
+        scf::IfOp::create(b, l, inside, read, [&](OpBuilder &ob, Location ol) {
+          scf::YieldOp::create(
+              ob, ol,
+              arith::ConstantOp::create(ob, ol, elt, ob.getZeroAttr(elt))
+                  .getResult());
+        }).getResult(0);
+  }
+  return impl_->wrap(value, src.dtype());
 }
 
 /// Fails unless `rows` is a rank-1 tensor of i32 or i64 row indices.

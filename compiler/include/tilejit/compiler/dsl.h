@@ -142,6 +142,14 @@ public:
   Value load(const Tensor &src, const std::vector<Value> &origin,
              const std::vector<int64_t> &shape, Bounds bounds = Bounds::checked,
              Loc loc = Loc::current());
+  /// Loads one element of `src` as a scalar, the same in every thread (each
+  /// thread reads it: one L1-cached load they share): `index` has an index
+  /// or an integer scalar (say, another load_scalar's) a dimension; outside
+  /// the tensor (a negative index too) it reads 0.
+  /// What TileLang's `if pos_to_expert[b] < 0:` reads: a scalar compared
+  /// is a condition for k.if_else, a bound for k.serial.
+  Value load_scalar(const Tensor &src, const std::vector<Value> &index,
+                    Loc loc = Loc::current());
   /// Loads rows of `src` picked at run time by the rank-1 i32/i64 tensor
   /// `rows` (TileLang's gathered copies, `x[pos_to_token[r], :]`): element
   /// [i, j, ...] of the result is src[rows[origin[0] + i], origin[1] + j,
