@@ -78,6 +78,18 @@ RowFn rowsOf(Value rows) {
   };
 }
 
+/// rowsOf for a tile of `shape` at `base`: a tile of one row (a token's
+/// row scattered or gathered) has one row for all its chunks, read once
+/// here, before any of the access's branches, instead of once a chunk.
+RowFn rowsOf(OpBuilder &b, Location loc, Value rows, ValueRange base,
+             ArrayRef<int64_t> shape) {
+  RowFn rowOf = rowsOf(rows);
+  if (!rowOf || shape.empty() || shape[0] != 1)
+    return rowOf;
+  Value row = rowOf(b, loc, base[0]);
+  return [row](OpBuilder &, Location, Value) { return row; };
+}
+
 ChunkAccess computeChunkAccess(OpBuilder &b, Location loc,
                                const ThreadMapping &mapping, LayoutAttr layout,
                                Value memref, ValueRange base,
@@ -271,6 +283,14 @@ Value loadChunk(OpBuilder &b, Location loc, Value memref, VectorType chunkType,
       return vector::BroadcastOp::create(
           ob, l, chunkType,
           memref::LoadOp::create(ob, l, memref, access.indices));
+    if (!cast<MemRefType>(memref.getType()).isLastDimUnitStride()) {
+      // An author's chunk from elements apart: one load each.
+      SmallVector<Value> elements;
+      for (int64_t e = 0; e < width; ++e)
+        elements.push_back(memref::LoadOp::create(
+            ob, l, memref, elementIndices(ob, l, access.indices, e)));
+      return vector::FromElementsOp::create(ob, l, chunkType, elements);
+    }
     unsigned bytes = width * elt.getIntOrFloatBitWidth() / 8;
     return vector::LoadOp::create(ob, l, chunkType, memref, access.indices,
                                   /*nontemporal=*/false,
@@ -327,6 +347,14 @@ void storeChunk(OpBuilder &b, Location loc, Value memref, Value chunk,
     if (width == 1) {
       memref::StoreOp::create(ob, l, vector::ExtractOp::create(ob, l, chunk, 0),
                               memref, access.indices);
+      return;
+    }
+    if (!cast<MemRefType>(memref.getType()).isLastDimUnitStride()) {
+      // An author's chunk to elements apart: one store each.
+      for (int64_t e = 0; e < width; ++e)
+        memref::StoreOp::create(
+            ob, l, vector::ExtractOp::create(ob, l, chunk, e), memref,
+            elementIndices(ob, l, access.indices, e));
       return;
     }
     unsigned bytes =
@@ -456,7 +484,7 @@ struct LoadOpLowering : OpConversionPattern<LoadOp> {
     const int64_t chunks = vecType.getNumElements() / width;
     ArrayRef<int64_t> shape = op.getType().getShape();
     Value rows = adaptor.getRows();
-    RowFn rowOf = rowsOf(rows);
+    RowFn rowOf = rowsOf(rewriter, loc, rows, adaptor.getIndices(), shape);
     auto loadAll = [&](OpBuilder &b, Location l, bool check) -> Value {
       SmallVector<Value> elements;
       for (int64_t c = 0; c < chunks; ++c) {
@@ -518,7 +546,7 @@ struct StoreOpLowering : OpConversionPattern<StoreOp> {
     const int64_t chunks = vecType.getNumElements() / width;
     ArrayRef<int64_t> shape = op.getValue().getType().getShape();
     Value rows = adaptor.getRows();
-    RowFn rowOf = rowsOf(rows);
+    RowFn rowOf = rowsOf(rewriter, loc, rows, adaptor.getIndices(), shape);
     Value mask = adaptor.getMask();
     auto storeAll = [&](OpBuilder &b, Location l, bool check) {
       for (int64_t c = 0; c < chunks; ++c) {

@@ -99,7 +99,7 @@ int64_t mlir::tile::accessWidth(func::FuncOp kernel, Value memref,
 /// not count, nor do fragments the author laid out with k.relayout, stacks
 /// and unstacks, their reshapes, loads read straight into such a layout
 /// (an unstack's only where the access takes its groups), or stores of
-/// stacked fragments.)
+/// stacked fragments or of the author's layouts.)
 /// A fragment lives in its threads' registers: one that needs more than a
 /// thread's 255 32-bit registers cannot be held and would compile for
 /// minutes into spills, so it is refused at once, at the author's line.
@@ -200,9 +200,12 @@ int64_t mlir::tile::chooseVectorWidth(func::FuncOp kernel, int64_t threads) {
     // A masked store (a mapping's entries, a row's mask) does not narrow
     // the kernel's vectors: where its destination promises less alignment
     // its chunks are stored at that alignment.
+    // Nor does a store of the author's layout: its chunks are stored at
+    // the destination's alignment, one element at a time where they are
+    // not contiguous there.
     if (auto store = dyn_cast<StoreOp>(op);
         store && !reduced.contains(store.getValue()) && !store.getMask() &&
-        !stacked(store.getValue()))
+        !stacked(store.getValue()) && !laidOutByAuthor(store.getValue()))
       width = std::min(width, accessWidth(kernel, store.getDest(),
                                           store.getValue().getType()));
     if (isSplatLike(op)) // placed in their users' layouts
