@@ -391,7 +391,7 @@ void Call::bind_dims() {
     auto wanted = [&] {
       std::vector<std::string> parts;
       bool all_known = true;
-      std::vector<std::string> values;
+      std::vector<std::string> values, known;
       for (const auto &s : items) {
         parts.push_back(s.kind == OpDef::ShapeItem::Kind::size
                             ? std::to_string(s.size)
@@ -403,10 +403,12 @@ void Call::bind_dims() {
         else if (s.kind == OpDef::ShapeItem::Kind::param)
           values.push_back(std::to_string(integer(s.name)));
         else if (s.kind == OpDef::ShapeItem::Kind::name) {
-          if (const Dim *d = find_dim(s.name))
+          if (const Dim *d = find_dim(s.name)) {
             values.push_back(std::to_string(d->value));
-          else
+            known.push_back(fmt::format("{} = {}", s.name, d->value));
+          } else {
             all_known = false;
+          }
         } else if (rest_tensor_ >= 0) {
           for (int j = 0; j < rest_rank_; ++j)
             values.push_back(std::to_string(tensors_[rest_tensor_].shape[j]));
@@ -417,6 +419,8 @@ void Call::bind_dims() {
       std::string text = fmt::format("[{}]", fmt::join(parts, ", "));
       if (all_known && !values.empty() && values != parts)
         text += fmt::format(" = [{}]", fmt::join(values, ", "));
+      else if (!all_known && !known.empty()) // the sizes bound so far
+        text += fmt::format(" with {}", fmt::join(known, ", "));
       return text;
     };
     if (rest ? t.rank < fixed : t.rank != fixed)
