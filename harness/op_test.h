@@ -28,7 +28,8 @@ struct Fill {
     element_indices,
     inverse_indices,
     psum,
-    ids_below
+    ids_below,
+    distinct_indices
   } kind = Kind::normal;
   double a = 0, b = 1;
   std::string of = {}; ///< *_indices: the tensor they index
@@ -61,6 +62,15 @@ inline Fill row_indices(std::string tensor, double padding = 0.125) {
 /// a flat gather's positions, such as pos_to_token_topk into topk_weights.
 inline Fill element_indices(std::string tensor, double padding = 0.125) {
   return {Fill::Kind::element_indices, padding, 0, std::move(tensor)};
+}
+
+/// Distinct row indices into `tensor` (a scatter's targets, such as
+/// token_topk_to_pos naming fused rows): each of its rows kept with
+/// probability 1 - `padding` and put at a random element of this tensor,
+/// one row an element (rows beyond the elements left out); the other
+/// elements -1. Any sizes: no row is named twice.
+inline Fill distinct_indices(std::string tensor, double padding = 0.125) {
+  return {Fill::Kind::distinct_indices, padding, 0, std::move(tensor)};
 }
 
 /// The inverse of the index input `tensor` (declared before this one, and

@@ -22,6 +22,7 @@
 #include <cstring>
 #include <functional>
 #include <future>
+#include <numeric>
 #include <random>
 #include <thread>
 
@@ -288,6 +289,21 @@ void fill(ref::HostTensor &t, int64_t elements, const Fill &f,
       put_index(i, pad(gen) ? -1 : rows[i]);
     return;
   }
+  if (f.kind == Fill::Kind::distinct_indices) {
+    std::vector<int64_t> rows, slots(static_cast<size_t>(elements));
+    std::bernoulli_distribution keep(1 - f.a);
+    for (int64_t r = 0; r < rows_of; ++r)
+      if (keep(gen))
+        rows.push_back(r);
+    std::shuffle(rows.begin(), rows.end(), gen);
+    std::iota(slots.begin(), slots.end(), int64_t{0});
+    std::shuffle(slots.begin(), slots.end(), gen);
+    for (int64_t i = 0; i < elements; ++i)
+      put_index(i, -1);
+    for (size_t i = 0; i < std::min(rows.size(), slots.size()); ++i)
+      put_index(slots[i], rows[i]);
+    return;
+  }
   if (f.kind == Fill::Kind::ids_below) {
     std::bernoulli_distribution none(f.a);
     std::uniform_int_distribution<int64_t> id(
@@ -441,6 +457,7 @@ Prepared Prepared::make(const Resolved &r, uint64_t seed, bool reference) {
     int64_t rows_of = 0;
     if (how.kind == Fill::Kind::row_indices ||
         how.kind == Fill::Kind::element_indices ||
+        how.kind == Fill::Kind::distinct_indices ||
         how.kind == Fill::Kind::psum) {
       const int of = r.op->tensor_index(how.of);
       if (of < 0 || r.tensors[of].shape.empty())
