@@ -52,3 +52,45 @@ def align(n, a):
 def stream():
     """torch's current stream, for tilejit.ops' stream argument."""
     return torch.cuda.current_stream().cuda_stream
+
+
+def moe_params():
+    """TileKernels' generate_moe_params (default set): (local experts,
+    expert-parallel ranks) x top-k for 4001 tokens sent by each rank."""
+    return [(e, ep, k) for e, ep in ((9, 8), (32, 8), (4, 64))
+            for k in (2, 6, 8, 9)]
+
+
+def moe_topk_idx(local_experts, ep, topk, send_tokens=4001):
+    """TileKernels' generate_topk_idx: the top-k of uniform bf16 scores over
+    all ranks' experts, those of other ranks -1, rows with none of this
+    rank's dropped (i64 (T, topk))."""
+    scores = torch.rand(send_tokens * ep, local_experts * ep,
+                        device="cuda").bfloat16()
+    idx = scores.topk(topk, dim=1, sorted=False).indices
+    idx[idx >= local_experts] = -1
+    return idx[(idx >= 0).any(dim=1)].contiguous()
+
+
+def fused_mapping(topk_idx, num_experts, alignment):
+    """The fused layout in torch (spec §1.5, slots in ascending flat order
+    within an expert): token_topk_to_pos i32 (T, K) and pos_to_expert i32
+    (N,), -1 on padding; each expert's rows aligned to `alignment`."""
+    t, k = topk_idx.shape
+    flat = topk_idx.flatten()
+    valid = flat >= 0
+    counts = torch.bincount(flat[valid], minlength=num_experts)
+    aligned = (counts + alignment - 1) // alignment * alignment
+    starts = torch.cumsum(aligned, 0) - aligned
+    firsts = torch.cumsum(counts, 0) - counts
+    order = torch.argsort(torch.where(valid, flat, num_experts),
+                          stable=True)[:int(valid.sum())]
+    experts = flat[order]
+    rank = torch.arange(order.numel(), device=flat.device) - firsts[experts]
+    pos = starts[experts] + rank
+    to_pos = torch.full((t * k,), -1, dtype=torch.int32, device=flat.device)
+    to_pos[order] = pos.int()
+    pos_to_expert = torch.full((int(aligned.sum()),), -1, dtype=torch.int32,
+                               device=flat.device)
+    pos_to_expert[pos] = experts.int()
+    return to_pos.view(t, k), pos_to_expert

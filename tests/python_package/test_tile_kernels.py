@@ -181,7 +181,7 @@ UNBOUND = {
     "quant": ["norm_forward",
               "norm_forward_and_per_token_cast", "norm_backward"],
     "moe": ["top2_sum_gate", "topk_sum_and_topk_group_idx",
-            "get_fused_mapping", "expand_to_fused", "expand_to_fused_with_sf",
+            "get_fused_mapping",
             "moe_topk_gate_forward", "moe_topk_gate_backward"],
     "engram": ["engram_hash", "fused_weight", "engram_gate_fwd",
                "engram_gate_bwd", "grad_w_reduce",

@@ -15,6 +15,15 @@ inplace_unique_group_indices = tk_op(
     convert=[same("out", "group_indices")], returns=None)
 
 
+expand_to_fused = tk_op(
+    "expand_to_fused", "x, token_topk_to_pos, pos_to_expert", returns="out")
+expand_to_fused_with_sf = tk_op(
+    "expand_to_fused_with_sf",
+    "x, num_per_channels, token_topk_to_pos, pos_to_expert, "
+    "use_tma_aligned_col_major_sf=False",
+    convert=[quant_tensor("x", required=True)], returns=("out", "out_sf"))
+
+
 def _out_dtype(fp8_format, x):
     """reduce_fused's out: x's dtype, or e4m3 for fp8_format 'e4m3'."""
     if fp8_format not in ("", "e4m3"):
@@ -30,8 +39,7 @@ reduce_fused = tk_op(
              Conversion(("fp8_format", "x"), ("dtype:out",), _out_dtype)],
     returns="out")
 for _name in ("top2_sum_gate", "topk_sum_and_topk_group_idx",
-              "get_fused_mapping", "expand_to_fused",
-              "expand_to_fused_with_sf", "moe_topk_gate_forward",
+              "get_fused_mapping", "moe_topk_gate_forward",
               "moe_topk_gate_backward"):
     globals()[_name] = not_bound(f"moe.{_name}")
 del _name
