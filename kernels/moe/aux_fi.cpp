@@ -10,7 +10,8 @@
 namespace tilejit::moe {
 
 static GroupCountSpec spec(const ops::Call &c) {
-  return group_count_spec(c.integer("num_experts"));
+  return group_count_spec(c.integer("num_experts"),
+                          c.tensor("topk_idx").numel());
 }
 
 /// topk_idx flattened to (T * K,), and the denominator T * num_aux_topk

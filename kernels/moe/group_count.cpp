@@ -12,7 +12,7 @@
 
 namespace tilejit::moe {
 
-GroupCountSpec group_count_spec(int64_t num_groups) {
+GroupCountSpec group_count_spec(int64_t num_groups, int64_t ids) {
   GroupCountSpec s;
   // Bins in whole chunks: up to 32 groups a power of two, then multiples
   // of 32 (those past num_groups are dropped).
@@ -23,11 +23,20 @@ GroupCountSpec group_count_spec(int64_t num_groups) {
   s.chunk = std::min(s.groups, 32);
   // About 8K comparisons a chunk (32 a thread), 256 to 1024 ids.
   s.block = std::clamp(8192 / s.chunk, 256, 1024);
+  // Every group's count is added once a block, all blocks on one address
+  // each: with few chunks, up to 8 steps a block, so that about two
+  // blocks an SM add (fewer atomics on each address).
+  if (s.groups <= 64) {
+    const int64_t per_block = std::max<int64_t>(ids / (2 * 132), 1);
+    s.steps = static_cast<int32_t>(
+        std::clamp<int64_t>((per_block + s.block - 1) / s.block, 1, 8));
+  }
   return s;
 }
 
 static GroupCountSpec spec(const ops::Call &c) {
-  return group_count_spec(c.integer("num_groups"));
+  return group_count_spec(c.integer("num_groups"),
+                          c.tensor("group_idx").numel());
 }
 
 /// group_idx flattened to (T * K,).

@@ -24,16 +24,17 @@ const ops::OpDef &group_count_op();
 struct GroupCountSpec {
   int32_t groups = 32; ///< bins counted: num_groups in whole chunks
   int32_t chunk = 32;  ///< groups compared at once
-  int32_t block = 256; ///< ids a block, a multiple of threads
+  int32_t block = 256; ///< ids a step, a multiple of threads
+  int32_t steps = 1;   ///< steps a block: its ids, summed before the atomics
   int32_t threads = 256;
 };
-TILEJIT_SPEC_FIELDS(GroupCountSpec, groups, chunk, block, threads)
+TILEJIT_SPEC_FIELDS(GroupCountSpec, groups, chunk, block, steps, threads)
 
 /// The kernel in the DSL (group_count.dsl.cpp).
 Kernel group_count_kernel(const GroupCountSpec &spec);
 
-/// The spec of a count of `groups` groups (bins in whole chunks, ids a
-/// block from the chunk size).
-GroupCountSpec group_count_spec(int64_t groups);
+/// The spec of a count of `groups` groups over `ids` ids (bins in whole
+/// chunks, ids a step from the chunk size, steps a block from the ids).
+GroupCountSpec group_count_spec(int64_t groups, int64_t ids);
 
 } // namespace tilejit::moe
