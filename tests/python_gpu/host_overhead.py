@@ -20,7 +20,11 @@ not the GPU's), the median batch:
 - a raw torch op of a similar size (torch.topk; x.abs() into a buffer);
 - torch.empty_strided of the call's outputs (what the allocating layer
   spends in torch's allocator) and a bare launch (torch.cuda._sleep(0),
-  one kernel through the CUDA runtime): the floors under the first row.
+  one kernel through the CUDA runtime): the floors under the first row;
+- what the allocating layer asks of torch besides: whether torch.compile
+  is tracing (two ways) and the first tensor's device;
+- the first row again, timed last (the first timing of a process may read
+  otherwise).
 """
 import statistics
 import time
@@ -102,6 +106,20 @@ def report(what, op, tensors, params, raw, tile_kernels, outputs):
         for _ in range(n):
             torch.cuda._sleep(0)
 
+    first = tensors[0]
+
+    def compiling(n):
+        for _ in range(n):
+            torch.compiler.is_compiling()
+
+    def dynamo_compiling(n):
+        for _ in range(n):
+            torch.compiler.is_dynamo_compiling()
+
+    def device(n):
+        for _ in range(n):
+            first.device
+
     once(10)  # compile and load
     torch.cuda.synchronize()
     rows = [("tilejit.tile_kernels (allocates the outputs)", tk_call),
@@ -115,7 +133,11 @@ def report(what, op, tensors, params, raw, tile_kernels, outputs):
             ("raw torch op of a similar size", torch_op),
             (f"torch.empty_strided of the {len(outputs)} output(s)",
              allocate),
-            ("a bare launch (torch.cuda._sleep(0))", bare_launch)]
+            ("a bare launch (torch.cuda._sleep(0))", bare_launch),
+            ("  torch.compiler.is_compiling()", compiling),
+            ("  torch.compiler.is_dynamo_compiling()", dynamo_compiling),
+            ("  a tensor's device attribute", device),
+            ("tilejit.tile_kernels again (timed last)", tk_call)]
     print(f"{what}: host cost per call, median of 100 batches of 100")
     for name, run in rows:
         print(f"  {name:<48} {per_call_us(run):7.2f} us")
