@@ -552,7 +552,16 @@ private:
           return success();
         }
       }
-    return assignBlocked(op.getResult(), op);
+    // Blocked, in vectors its access allows: the kernel's width did not
+    // count a load whose one use is the author's k.relayout, and where the
+    // access does not take the author's chunks, a vector wider than the
+    // tile's rows would read across them.
+    FailureOr<LayoutAttr> layout =
+        blockedLayout(type, op, accessWidth(kernel, op.getSource(), type));
+    if (failed(layout))
+      return failure();
+    setLayout(op.getResult(), *layout);
+    return success();
   }
 
   /// A store takes its value's layout, unless the author's layout has wider
