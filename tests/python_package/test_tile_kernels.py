@@ -96,6 +96,8 @@ TK10 = {
         "use_tma_aligned_col_major_sf=False)",
     "moe.inplace_unique_group_indices":
         "(group_indices, num_groups)",
+    "moe.topk_sum_and_topk_group_idx":
+        "(scores, num_topk_sum, num_topk_groups)",
     "moe.aux_fi":
         "(topk_idx, num_experts, num_aux_topk)",
     "moe.group_count":
@@ -180,8 +182,7 @@ EXTENDED = {
 UNBOUND = {
     "quant": ["norm_forward",
               "norm_forward_and_per_token_cast", "norm_backward"],
-    "moe": ["top2_sum_gate", "topk_sum_and_topk_group_idx",
-            "get_fused_mapping",
+    "moe": ["top2_sum_gate", "get_fused_mapping",
             "moe_topk_gate_forward", "moe_topk_gate_backward"],
     "engram": ["engram_hash", "fused_weight", "engram_gate_fwd",
                "engram_gate_bwd", "grad_w_reduce",

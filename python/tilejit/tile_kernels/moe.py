@@ -15,6 +15,9 @@ inplace_unique_group_indices = tk_op(
     convert=[same("out", "group_indices")], returns=None)
 
 
+topk_sum_and_topk_group_idx = tk_op(
+    "topk_sum_and_topk_group_idx", "scores, num_topk_sum, num_topk_groups",
+    returns="group_idx")
 expand_to_fused = tk_op(
     "expand_to_fused", "x, token_topk_to_pos, pos_to_expert", returns="out")
 expand_to_fused_with_sf = tk_op(
@@ -38,8 +41,7 @@ reduce_fused = tk_op(
     convert=[quant_tensor("x"),
              Conversion(("fp8_format", "x"), ("dtype:out",), _out_dtype)],
     returns="out")
-for _name in ("top2_sum_gate", "topk_sum_and_topk_group_idx",
-              "get_fused_mapping", "moe_topk_gate_forward",
+for _name in ("top2_sum_gate", "get_fused_mapping", "moe_topk_gate_forward",
               "moe_topk_gate_backward"):
     globals()[_name] = not_bound(f"moe.{_name}")
 del _name
