@@ -566,11 +566,11 @@ private:
 
   /// A store takes its value's layout, unless the author's layout has wider
   /// vectors than this access allows (its alignment promise): then the value
-  /// is converted to the kernel's blocked layout, whose vectors fit every
-  /// access (stored at the access's alignment where a masked or stacked
-  /// value did not narrow them, see VectorWidth.cpp) -- narrowed to divide
-  /// the last dimension, and single elements where the destination's last
-  /// stride is not 1.
+  /// is converted to the kernel's blocked layout (stored at the access's
+  /// alignment where a masked or stacked value did not narrow the kernel's
+  /// vectors, see VectorWidth.cpp) -- narrowed to divide the last
+  /// dimension, to what the access allows, and to single elements where the
+  /// destination's last stride is not 1.
   LogicalResult visitStore(StoreOp op) {
     FailureOr<LayoutAttr> layout = operandLayout(op->getOpOperand(0), {});
     if (failed(layout))
@@ -582,8 +582,12 @@ private:
       auto [strides, offset] = op.getDest().getType().getStridesAndOffset();
       const bool unit = !strides.empty() && strides.back() == 1;
       const int64_t last = type.getShape().back();
-      FailureOr<LayoutAttr> blocked =
-          blockedLayout(type, op, unit ? last & -last : 1);
+      // And no wider than the access allows: the kernel's width did not
+      // count a store of the author's layout (VectorWidth.cpp).
+      FailureOr<LayoutAttr> blocked = blockedLayout(
+          type, op,
+          std::min(unit ? last & -last : 1,
+                   accessWidth(kernel, op.getDest(), type)));
       if (failed(blocked))
         return failure();
       convert(op->getOpOperand(0), *blocked);
