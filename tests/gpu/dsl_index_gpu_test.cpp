@@ -234,3 +234,64 @@ TEST_CASE("load_scalar reads one element for every thread, branches on it",
   }
   CHECK(bad == 0);
 }
+
+namespace {
+
+constexpr int kScanRows = 16, kScanCols = 40; // a dimension of no power of two
+
+/// A block's (16, 40) i32 tile: its prefix sums along each row and down
+/// each column (within the block's 16 rows).
+Kernel scan_kernel() {
+  dsl::KernelBuilder k("cumsum", 128);
+  auto x = k.tensor("x", DType::i32, 2);
+  auto along_rows = k.tensor("along_rows", DType::i32, 2);
+  auto along_cols = k.tensor("along_cols", DType::i32, 2);
+  auto row = k.block_id(0) * k.index(kScanRows), zero = k.index(0);
+  auto t = k.load(x, {row, zero}, {kScanRows, kScanCols});
+  k.store(k.cumsum(t, 1), along_rows, {row, zero});
+  k.store(k.cumsum(t, 0), along_cols, {row, zero});
+  return k.build();
+}
+
+} // namespace
+
+TEST_CASE("cumsum gives prefix sums along either dimension", "[dsl][index]") {
+  const ops::LoadedKernel &kernel = ops::load_kernel(
+      ops::make_key("test_cumsum"), [] { return scan_kernel(); });
+  const int64_t rows = 5 * kScanRows;
+  std::mt19937_64 gen(Catch::rngSeed());
+  std::uniform_int_distribution<int32_t> value(-100, 100);
+  std::vector<int32_t> x(rows * kScanCols);
+  for (int32_t &v : x)
+    v = value(gen);
+  rt::DeviceBuffer dx(x.size() * 4), drows(x.size() * 4), dcols(x.size() * 4);
+  dx.upload(x.data(), x.size() * 4);
+  const int64_t shape[2] = {rows, kScanCols};
+  launch_rows(
+      kernel, rows,
+      [&](rt::ArgPack &args) {
+        for (const rt::DeviceBuffer *b : {&dx, &drows, &dcols})
+          ops::push_tensor(
+              args, rt::TensorView::contiguous(b->ptr(), DType::i32, shape));
+      },
+      /*threads=*/128, kScanRows);
+  std::vector<int32_t> along_rows(x.size()), along_cols(x.size());
+  drows.download(along_rows.data(), x.size() * 4);
+  dcols.download(along_cols.data(), x.size() * 4);
+  size_t bad = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < kScanCols; ++c) {
+      int32_t want_row = 0, want_col = 0;
+      for (int64_t j = 0; j <= c; ++j)
+        want_row += x[r * kScanCols + j];
+      for (int64_t i = r - r % kScanRows; i <= r; ++i)
+        want_col += x[i * kScanCols + c];
+      const int64_t at = r * kScanCols + c;
+      if ((along_rows[at] != want_row || along_cols[at] != want_col) &&
+          bad++ < 5)
+        UNSCOPED_INFO("[" << r << ", " << c << "]: " << along_rows[at] << " / "
+                          << along_cols[at] << ", want " << want_row << " / "
+                          << want_col);
+    }
+  CHECK(bad == 0);
+}

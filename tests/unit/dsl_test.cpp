@@ -713,3 +713,30 @@ TEST_CASE("DSL load_scalar rejects misuse with one line, and compiles to one "
     ++loads;
   CHECK(loads == 2);
 }
+
+TEST_CASE("DSL cumsum rejects misuse with one line, and compiles to steps of "
+          "one barrier each",
+          "[compiler][error]") {
+  // Deliberate mistake: a bf16 fragment.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               k.cumsum(k.cast(tile(k, x), DType::bf16), 1);
+             }),
+             EndsWith("error: cumsum: a fragment of dtype bf16; requires i32, "
+                      "i64 or f32"));
+  // Deliberate mistake: a dimension past the rank.
+  CHECK_THAT(error_of([](auto &k, auto &x) { k.cumsum(tile(k, x), 2); }),
+             EndsWith("error: cumsum: dim 2 is out of range for a fragment of "
+                      "rank 2"));
+  // Along rows of 32 (5 steps) and columns of 4 (2 steps): a barrier before
+  // the writes, after them, and after each step but the last of each.
+  dsl::KernelBuilder k("scan", 128);
+  auto x = k.tensor("x", DType::i32, 2);
+  auto rows = k.load(x, {k.index(0), k.index(0)}, {4, 32});
+  k.store(k.cumsum(rows, 1) + k.cumsum(rows, 0), x, {k.index(0), k.index(0)});
+  const std::string ptx = compile(k.build()).ptx;
+  size_t barriers = 0;
+  for (size_t at = ptx.find("bar.sync"); at != std::string::npos;
+       at = ptx.find("bar.sync", at + 1))
+    ++barriers;
+  CHECK(barriers == (2 + 4) + (2 + 1));
+}

@@ -45,6 +45,24 @@ static Value reduce(KernelBuilder::Impl &impl, tile::ReduceKind kind,
   return impl.wrap(v, fragment.dtype());
 }
 
+Value KernelBuilder::cumsum(Value fragment, int dim, Loc loc) {
+  RankedTensorType type = fragmentType(*impl_, fragment, "cumsum", loc);
+  if (fragment.dtype() != DType::i32 && fragment.dtype() != DType::i64 &&
+      fragment.dtype() != DType::f32)
+    impl_->fail(loc, fmt::format("cumsum: a fragment of dtype {}; requires "
+                                 "i32, i64 or f32",
+                                 name_of(fragment.dtype())));
+  if (dim < 0 || dim >= type.getRank())
+    impl_->fail(loc, fmt::format("cumsum: dim {} is out of range for a "
+                                 "fragment of rank {}",
+                                 dim, type.getRank()));
+  mlir::Value v = tile::ScanOp::create(
+      impl_->builder, impl_->loc(loc),
+      RankedTensorType::get(type.getShape(), type.getElementType()),
+      unwrap(fragment), static_cast<uint64_t>(dim));
+  return impl_->wrap(v, fragment.dtype());
+}
+
 Value KernelBuilder::reduce_sum(Value fragment, int dim, Loc loc) {
   return reduce(*impl_, tile::ReduceKind::sum, fragment, dim, loc);
 }

@@ -294,6 +294,10 @@ public:
   /// then eight consecutive codes.
   Value unpack_e5m6(Value words, Loc loc = Loc::current());
 
+  /// The inclusive prefix sum along `dim` (any size): element i is the sum
+  /// of elements 0..i; i32, i64 or f32 (added in a fixed tree order). Goes
+  /// through shared memory: ceil(log2(size)) steps of one barrier each.
+  Value cumsum(Value fragment, int dim, Loc loc = Loc::current());
   /// Reductions of a fragment along `dim`; the result keeps `dim` with size
   /// 1 and broadcasts back for free. `reduce_absmax` is max |x|.
   Value reduce_sum(Value fragment, int dim, Loc loc = Loc::current());

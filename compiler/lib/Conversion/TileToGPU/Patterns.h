@@ -159,6 +159,20 @@ void populateConvertLayoutToGPUPatterns(
     const llvm::DenseMap<Operation *, Value> &buffers,
     RewritePatternSet &patterns);
 
+class ScanOp;
+
+/// The shared buffer a tile.scan goes through: two copies of the fragment
+/// (one a step's reads, one its writes).
+MemRefType scanBufferType(ScanOp op);
+
+/// tile.scan -> a barrier, each element to the shared buffer, then a step of
+/// reads, adds and writes (and one barrier) per power of two below the
+/// dimension's size (`buffers`: a view of the kernel's scratch).
+void populateScanToGPUPatterns(
+    const TypeConverter &converter, const ThreadMapping &mapping,
+    const llvm::DenseMap<Operation *, Value> &buffers,
+    RewritePatternSet &patterns);
+
 class GemmOp;
 
 /// Whether a tile.gemm outside a pipelined loop can become mma.sync (bf16,

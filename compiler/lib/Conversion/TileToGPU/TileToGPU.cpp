@@ -170,10 +170,11 @@ struct ConvertTileToGPUPass
     ThreadMapping mapping{threads, gpu::ThreadIdOp::create(b, kernel.getLoc(),
                                                            gpu::Dimension::x)};
 
-    // Transposes, layout conversions, reductions across warps and mma.sync
-    // gemms go through shared buffers; the author's shared tiles become
-    // buffers too. 16-byte aligned: they are read and written in 16-byte
-    // vectors. Conversions and gemms start with a barrier and hold their
+    // Transposes, layout conversions, reductions across warps, scans and
+    // mma.sync gemms go through shared buffers; the author's shared tiles
+    // become buffers too. 16-byte aligned: they are read and written in
+    // 16-byte vectors. Conversions, scans and gemms start with a barrier and
+    // hold their
     // buffer only until their end: they share one scratch buffer, as large
     // as the largest. Transposes and reductions write without waiting and
     // keep buffers of their own.
@@ -199,9 +200,11 @@ struct ConvertTileToGPUPass
         type = convertLayoutBufferType(convert);
       if (auto gemm = dyn_cast<GemmOp>(op))
         type = gemmBufferType(gemm);
+      if (auto scan = dyn_cast<ScanOp>(op))
+        type = scanBufferType(scan);
       if (!type)
         return;
-      if (isa<ConvertLayoutOp, GemmOp>(op)) {
+      if (isa<ConvertLayoutOp, GemmOp, ScanOp>(op)) {
         transient.push_back({op, type});
         return;
       }
@@ -259,6 +262,7 @@ struct ConvertTileToGPUPass
     populateReduceToGPUPatterns(converter, mapping, buffers, patterns);
     populateShuffleToGPUPatterns(converter, mapping, patterns);
     populateConvertLayoutToGPUPatterns(converter, mapping, buffers, patterns);
+    populateScanToGPUPatterns(converter, mapping, buffers, patterns);
     populateGemmToMMAPatterns(converter, mapping, buffers, patterns);
     populateCastToGPUPatterns(converter, patterns);
     populateStackToGPUPatterns(converter, patterns);

@@ -132,6 +132,30 @@ func.func @transpose_type(%t: tensor<32x64xf32>) {
 
 // -----
 
+func.func @scan_dim(%t: tensor<32x64xf32>) {
+  // expected-error @+1 {{'tile.scan' op dim 2 is out of range for fragment 'tensor<32x64xf32>' of rank 2}}
+  %r = tile.scan %t dim 2 : tensor<32x64xf32> -> tensor<32x64xf32>
+  return
+}
+
+// -----
+
+func.func @scan_type(%t: tensor<32x64xf32>) {
+  // expected-error @+1 {{'tile.scan' op result 'tensor<32x64xf16>' differs from source 'tensor<32x64xf32>'}}
+  %r = tile.scan %t dim 1 : tensor<32x64xf32> -> tensor<32x64xf16>
+  return
+}
+
+// -----
+
+func.func @scan_bf16(%t: tensor<32x64xbf16>) {
+  // expected-error @+1 {{'tile.scan' op requires an i32, i64 or f32 fragment, got 'bf16'}}
+  %r = tile.scan %t dim 1 : tensor<32x64xbf16> -> tensor<32x64xbf16>
+  return
+}
+
+// -----
+
 func.func @reduce_dim(%t: tensor<32x64xf32>) {
   // expected-error @+1 {{'tile.reduce' op dim 2 is out of range for fragment 'tensor<32x64xf32>' of rank 2}}
   %r = tile.reduce max %t dim 2 : tensor<32x64xf32> -> tensor<32x1xf32>

@@ -44,6 +44,8 @@ func.func @shapes(%t: tensor<32x512xf32>) attributes {tile.threads = 256 : i32} 
   %x = tile.reduce max %g dim 0 : tensor<32x4x128xf32> -> tensor<1x4x128xf32>
   // CHECK: tile.reduce min
   %n = tile.reduce min %g dim 2 : tensor<32x4x128xf32> -> tensor<32x4x1xf32>
+  // CHECK: tile.scan %{{.*}} dim 1 : tensor<32x4x128xf32> -> tensor<32x4x128xf32>
+  %c = tile.scan %g dim 1 : tensor<32x4x128xf32> -> tensor<32x4x128xf32>
   // CHECK: tile.broadcast %{{.*}} : tensor<32x4x1xf32> -> tensor<32x4x128xf32>
   %b = tile.broadcast %m : tensor<32x4x1xf32> -> tensor<32x4x128xf32>
   // CHECK: tile.iota dim 1 : tensor<32x4xi32>

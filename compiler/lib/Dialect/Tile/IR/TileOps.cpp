@@ -152,6 +152,22 @@ LogicalResult ReduceOp::verify() {
   return success();
 }
 
+LogicalResult ScanOp::verify() {
+  RankedTensorType source = getSource().getType(), result = getType();
+  int64_t dim = static_cast<int64_t>(getDim());
+  if (dim >= source.getRank())
+    return emitOpError() << "dim " << dim << " is out of range for fragment "
+                         << source << " of rank " << source.getRank();
+  if (source.getShape() != result.getShape() ||
+      source.getElementType() != result.getElementType())
+    return emitOpError() << "result " << result << " differs from source "
+                         << source;
+  Type elt = source.getElementType();
+  if (!elt.isInteger(32) && !elt.isInteger(64) && !elt.isF32())
+    return emitOpError() << "requires an i32, i64 or f32 fragment, got " << elt;
+  return success();
+}
+
 /// What tile.stack and tile.unstack check alike: at least two parts of
 /// one shape and element type with a last dimension of 1, and the stacked
 /// fragment of that shape with the parts' count as its last dimension.

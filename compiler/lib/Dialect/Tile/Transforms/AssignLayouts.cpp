@@ -231,6 +231,8 @@ private:
       return success();
     if (auto reduce = dyn_cast<ReduceOp>(op))
       return visitReduce(reduce);
+    if (auto scan = dyn_cast<ScanOp>(op))
+      return visitScan(scan);
     if (auto broadcast = dyn_cast<BroadcastOp>(op))
       return visitBroadcast(broadcast);
     if (auto reshape = dyn_cast<ReshapeOp>(op))
@@ -427,6 +429,22 @@ private:
     return success();
   }
 
+  /// tile.scan: its source's layout, blocked (a reduction's result is
+  /// broadcast back to every copy first).
+  LogicalResult visitScan(ScanOp op) {
+    FailureOr<LayoutAttr> layout = operandLayout(op->getOpOperand(0), {});
+    if (failed(layout))
+      return failure();
+    if (!layout->getSliced().empty()) {
+      layout = blockedLayout(op.getType(), op);
+      if (failed(layout))
+        return failure();
+      convert(op->getOpOperand(0), *layout);
+    }
+    setLayout(op.getResult(), *layout);
+    return success();
+  }
+
   LogicalResult visitReduce(ReduceOp op) {
     FailureOr<LayoutAttr> source = operandLayout(op->getOpOperand(0), {});
     if (failed(source))
@@ -584,10 +602,10 @@ private:
       const int64_t last = type.getShape().back();
       // And no wider than the access allows: the kernel's width did not
       // count a store of the author's layout (VectorWidth.cpp).
-      FailureOr<LayoutAttr> blocked = blockedLayout(
-          type, op,
-          std::min(unit ? last & -last : 1,
-                   accessWidth(kernel, op.getDest(), type)));
+      FailureOr<LayoutAttr> blocked =
+          blockedLayout(type, op,
+                        std::min(unit ? last & -last : 1,
+                                 accessWidth(kernel, op.getDest(), type)));
       if (failed(blocked))
         return failure();
       convert(op->getOpOperand(0), *blocked);

@@ -210,6 +210,30 @@ def Tile_ReduceOp : Tile_Op<"reduce", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Tile_ScanOp : Tile_Op<"scan", [Pure]> {
+  let summary = "Inclusive prefix sum of a fragment along one dimension.";
+  let description = [{
+    `result[..., i, ...] = source[..., 0, ...] + ... + source[..., i, ...]`
+    along dimension `dim`, of any size, for i32, i64 and f32 fragments.
+    The lowering goes through shared memory (Hillis-Steele: ceil(log2(n))
+    steps of one barrier each), so floats are added in a fixed tree
+    order, the same in every run.
+
+    Example:
+
+    ```mlir
+    %s = tile.scan %t dim 1 : tensor<8x32xi32> -> tensor<8x32xi32>
+    ```
+  }];
+  let arguments = (ins Tile_Fragment:$source,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$dim);
+  let results = (outs Tile_Fragment:$result);
+  let assemblyFormat = [{
+    $source `dim` $dim attr-dict `:` type($source) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def Tile_IotaOp : Tile_Op<"iota", [Pure]> {
   let summary = "A fragment of the coordinates along one dimension.";
   let description = [{
