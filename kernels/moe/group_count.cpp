@@ -26,8 +26,10 @@ GroupCountSpec group_count_spec(int64_t num_groups, int64_t ids) {
   // Every group's count is added once a block, all blocks on one address
   // each: with few chunks, up to 8 steps a block, so that about two
   // blocks an SM add (fewer atomics on each address).
+  constexpr int64_t kBlocks = 2 * 132; // two a streaming multiprocessor of
+                                       // the H200's 132 (a tuning target)
   if (s.groups <= 64) {
-    const int64_t per_block = std::max<int64_t>(ids / (2 * 132), 1);
+    const int64_t per_block = std::max<int64_t>(ids / kBlocks, 1);
     s.steps = static_cast<int32_t>(
         std::clamp<int64_t>((per_block + s.block - 1) / s.block, 1, 8));
   }
