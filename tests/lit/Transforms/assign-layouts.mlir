@@ -403,3 +403,44 @@ func.func @mask_from_broadcast(%x: !bf {tile.align = 16 : i64}, %flags: memref<?
   tile.store %s, %x[%c0, %c0] : tensor<1x512xbf16>, !bf
   return
 }
+
+// -----
+
+// The author's relayout of an iota: the iota is made in that layout
+// (nothing converted), and an element-wise op with it takes it.
+// CHECK-LABEL: func.func @relayout_iota
+// CHECK: %[[I:.*]] = tile.iota dim 1 : tensor<32x16xi32, #tile.layout<shape = [32, 16], threads = 32, vector = 16>>
+// CHECK-NEXT: %[[R:.*]] = tile.convert_layout %[[I]] {vector = 16 : i64} : tensor<32x16xi32, #tile.layout<shape = [32, 16], threads = 32, vector = 16>> -> tensor<32x16xi32, #tile.layout<shape = [32, 16], threads = 32, vector = 16>>
+// CHECK-NEXT: arith.addi %[[R]], %[[R]]
+func.func @relayout_iota(%x: memref<?x?xi32>) attributes {tile.threads = 32 : i32} {
+  %c0 = arith.constant 0 : index
+  %i = tile.iota dim 1 : tensor<32x16xi32>
+  %r = tile.convert_layout %i {vector = 16 : i64} : tensor<32x16xi32> -> tensor<32x16xi32>
+  %s = arith.addi %r, %r : tensor<32x16xi32>
+  tile.store %s, %x[%c0, %c0] : tensor<32x16xi32>, memref<?x?xi32>
+  return
+}
+
+// -----
+
+// A broadcast laid out first in the loaded operand's layout and computed
+// again in the author's layout its user wants: the first copy and its
+// conversion, left unused, are erased (no shared buffer, no barrier).
+// CHECK-LABEL: func.func @dead_copy_erased
+// CHECK-COUNT-1: tile.broadcast
+// CHECK-NOT: tile.broadcast
+func.func @dead_copy_erased(%x: memref<?x?xi32>) attributes {tile.threads = 32 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<?x?xi32> -> tensor<32x1xi32>
+  %b = tile.broadcast %t : tensor<32x1xi32> -> tensor<32x16xi32>
+  %i = tile.iota dim 1 : tensor<32x16xi32>
+  %r = tile.convert_layout %i {vector = 16 : i64} : tensor<32x16xi32> -> tensor<32x16xi32>
+  %e = arith.cmpi eq, %b, %r : tensor<32x16xi32>
+  %one = arith.constant 1 : i32
+  %zero = arith.constant 0 : i32
+  %o = tile.splat %one : i32 -> tensor<32x16xi32>
+  %z = tile.splat %zero : i32 -> tensor<32x16xi32>
+  %s = arith.select %e, %o, %z : tensor<32x16xi1>, tensor<32x16xi32>
+  tile.store %s, %x[%c0, %c0] : tensor<32x16xi32>, memref<?x?xi32>
+  return
+}

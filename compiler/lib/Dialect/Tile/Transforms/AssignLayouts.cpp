@@ -24,6 +24,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -71,7 +72,25 @@ LogicalResult LayoutAssigner::run() {
     if (failed(blocked) || failed(place(op, *blocked)))
       return failure();
   }
+  eraseDead();
   return success();
+}
+
+void LayoutAssigner::eraseDead() {
+  // A fragment computed again in another layout (a broadcast meeting an
+  // operand laid out otherwise) leaves the first copy and its conversion
+  // unused: erased, so that no shared buffer or barrier is spent on them.
+  for (bool erased = true; erased;) {
+    erased = false;
+    SmallVector<Operation *> dead;
+    kernel.walk([&](Operation *op) {
+      if (op != kernel.getOperation() && isOpTriviallyDead(op))
+        dead.push_back(op);
+    });
+    for (Operation *op : dead) // post-order: nested ops before their parent
+      op->erase();
+    erased = !dead.empty();
+  }
 }
 
 FailureOr<LayoutAttr> LayoutAssigner::blockedLayout(RankedTensorType type,

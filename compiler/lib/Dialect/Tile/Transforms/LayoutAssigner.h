@@ -30,6 +30,8 @@ public:
       : kernel(kernel), threads(threads), vector(vector) {}
 
   LogicalResult run();
+  /// Erases the ops the walk left unused (pure, no uses), repeatedly.
+  void eraseDead();
 
 private:
   /// The blocked layout of `type`'s own shape (`op` reports the error),

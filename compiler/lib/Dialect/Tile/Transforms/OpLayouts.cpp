@@ -203,8 +203,6 @@ LogicalResult LayoutAssigner::visitStore(StoreOp op) {
 }
 
 LogicalResult LayoutAssigner::visitRelayout(ConvertLayoutOp op) {
-  if (failed(operandLayout(op->getOpOperand(0), {})))
-    return failure();
   RankedTensorType type = op.getType();
   const int64_t v = static_cast<int64_t>(op.getVector().value_or(vector));
   if (type.getNumElements() % (threads * v) != 0)
@@ -214,8 +212,14 @@ LogicalResult LayoutAssigner::visitRelayout(ConvertLayoutOp op) {
            << " has " << type.getNumElements()
            << " elements; requires a multiple of threads x vector = "
            << threads * v;
-  setLayout(op.getResult(),
-            LayoutAttr::get(op->getContext(), type.getShape(), threads, v, {}));
+  auto layout =
+      LayoutAttr::get(op->getContext(), type.getShape(), threads, v, {});
+  // A splat or an iota is made in the author's layout itself (computed
+  // there, nothing moved); any other source keeps its own.
+  const bool splat = isSplatLike(op.getSource().getDefiningOp());
+  if (failed(operandLayout(op->getOpOperand(0), splat ? layout : nullptr)))
+    return failure();
+  setLayout(op.getResult(), layout);
   return success();
 }
 
