@@ -296,12 +296,26 @@ public:
   std::function<std::vector<ref::HostTensor>(const HostCall &)> reference;
 
   // Filled by make_op<Spec>: the typed specialisation.
-  std::function<rt::SpecKey(const Call &)> key;
-  std::function<Kernel(const Call &)> kernel;
+  /// The kernels a call launches, one after another on its stream: more
+  /// than one where a step needs every block of the step before done (say,
+  /// all counts before any position), with a scratch tensor between them.
+  int kernel_count = 1;
+  std::function<rt::SpecKey(const Call &, int index)> key_of;
+  std::function<Kernel(const Call &, int index)> kernel_of;
   std::function<void(const Call &, CUstream)> launch;
   /// The tensors and scalars a launch of this call binds (the op's views
-  /// applied).
+  /// applied; a scratch tensor bound to no memory).
   std::function<KernelArgs(const Call &)> kernel_args;
+
+  /// The specialisation key of the call's kernel `index` (0 to
+  /// kernel_count - 1).
+  rt::SpecKey key(const Call &c, int index = 0) const {
+    return key_of(c, index);
+  }
+  /// The DSL kernel `index` of the call.
+  Kernel kernel(const Call &c, int index = 0) const {
+    return kernel_of(c, index);
+  }
 
   /// Validates and runs: tensors and params in declaration order (params
   /// of the declared types). Throws UserError naming the argument, its

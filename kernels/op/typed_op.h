@@ -9,8 +9,17 @@
 #include "op/op_def.h"
 #include "op/spec_fields.h"
 
+#include "tilejit/error.h"
+#include "tilejit/runtime/stream_memory.h"
+
+#include <fmt/format.h>
+
+#include <array>
 #include <memory>
+#include <optional>
+#include <string>
 #include <type_traits>
+#include <vector>
 
 namespace tilejit::ops {
 
@@ -21,6 +30,14 @@ template <class Spec> struct OpKernel {
   Spec (*spec)(const Call &) = nullptr;
   Kernel (*kernel)(const Spec &) = nullptr;
   void (*views)(const Call &, const Spec &, KernelArgs &) = nullptr;
+  /// Kernels launched after `kernel`, in order on the call's stream, with
+  /// the same tensors and scalars: for work that needs every block of the
+  /// kernel before done (a grid-wide step without a grid-wide barrier).
+  std::vector<Kernel (*)(const Spec &)> then = {};
+  /// The layout of a tensor named "scratch" that the kernels share for one
+  /// call (contiguous; allocated on the call's stream before the first
+  /// kernel, freed after the last: rt::StreamMemory). Optional.
+  TensorShape (*scratch)(const Spec &) = nullptr;
 };
 
 /// The op's tensors and numeric parameters by their declared names.
@@ -44,10 +61,47 @@ void check_binding(const AbiArg &arg, const rt::TensorView &view,
 /// The key of `spec` for op `op`: the compiler's fingerprint and every
 /// spec field.
 template <class Spec>
-rt::SpecKey spec_key(const std::string &op, const Spec &spec) {
+rt::SpecKey spec_key(const std::string &op, const Spec &spec, int index = 0) {
   rt::SpecKey key = make_key(op);
   add_spec_fields(key, spec);
+  if (index > 0) // the first kernel's key as an op of one kernel has it
+    key.add("kernel", std::to_string(index));
   return key;
+}
+
+/// The DSL kernel `index` of an op's kernels (`kernel`, then `then`).
+template <class Spec>
+Kernel (*kernel_at(const OpKernel<Spec> &k, int index))(const Spec &) {
+  if (index == 0)
+    return k.kernel;
+  if (index < 1 || static_cast<size_t>(index) > k.then.size())
+    throw InternalError(
+        fmt::format("internal error: an op of {} kernels has no kernel {}",
+                    k.then.size() + 1, index));
+  return k.then[static_cast<size_t>(index) - 1];
+}
+
+/// The scratch tensor of `k` for `spec` bound to `data` (0: none yet, for
+/// checks that need its layout only).
+template <class Spec>
+void bind_scratch(const OpKernel<Spec> &k, const Spec &spec, CUdeviceptr data,
+                  KernelArgs &args) {
+  if (!k.scratch)
+    return;
+  const TensorShape s = k.scratch(spec);
+  args.tensor("scratch", rt::TensorView::contiguous(data, s.dtype, s.shape));
+}
+
+/// The bytes of `k`'s scratch tensor for `spec` (0 without one).
+template <class Spec>
+size_t scratch_bytes(const OpKernel<Spec> &k, const Spec &spec) {
+  if (!k.scratch)
+    return 0;
+  const TensorShape s = k.scratch(spec);
+  size_t n = size_of(s.dtype);
+  for (int64_t d : s.shape)
+    n *= static_cast<size_t>(d);
+  return n;
 }
 
 /// The tensors and scalars a launch of `c` binds: the op's, with its views.
@@ -65,18 +119,45 @@ template <class Spec> OpDef make_op(OpDef op, OpKernel<Spec> k) {
                 "a spec is compared bytewise: no padding, no floats");
   op.prepare();
   const std::string name = op.name;
-  op.key = [k, name](const Call &c) { return spec_key(name, k.spec(c)); };
-  op.kernel = [k](const Call &c) { return k.kernel(k.spec(c)); };
-  op.kernel_args = [k](const Call &c) { return bound_args(k, c, k.spec(c)); };
-  auto table = std::make_shared<KernelTable<Spec>>();
-  op.launch = [k, table, name](const Call &c, CUstream stream) {
+  const int count = 1 + static_cast<int>(k.then.size());
+  op.kernel_count = count;
+  op.key_of = [k, name](const Call &c, int index) {
+    (void)kernel_at(k, index); // the index checked
+    return spec_key(name, k.spec(c), index);
+  };
+  op.kernel_of = [k](const Call &c, int index) {
+    return kernel_at(k, index)(k.spec(c));
+  };
+  op.kernel_args = [k](const Call &c) {
     const Spec spec = k.spec(c);
-    const LoadedKernel &kernel =
-        table->get(spec, [&]() -> const LoadedKernel & {
-          return load_kernel(spec_key(name, spec),
-                             [&] { return k.kernel(spec); });
-        });
-    launch_kernel(kernel, bound_args(k, c, spec), name, stream);
+    KernelArgs args = bound_args(k, c, spec);
+    bind_scratch(k, spec, 0, args);
+    return args;
+  };
+  std::vector<std::shared_ptr<KernelTable<Spec>>> tables;
+  for (int i = 0; i < count; ++i)
+    tables.push_back(std::make_shared<KernelTable<Spec>>());
+  op.launch = [k, tables, name](const Call &c, CUstream stream) {
+    const Spec spec = k.spec(c);
+    KernelArgs args = bound_args(k, c, spec);
+    // Every kernel loaded (compiled on a miss) before any runs.
+    std::array<const LoadedKernel *, 8> loaded{};
+    if (tables.size() > loaded.size())
+      throw InternalError("internal error: an op of more than 8 kernels");
+    for (size_t i = 0; i < tables.size(); ++i) {
+      const int index = static_cast<int>(i);
+      loaded[i] = &tables[i]->get(spec, [&]() -> const LoadedKernel & {
+        return load_kernel(spec_key(name, spec, index),
+                           [&] { return kernel_at(k, index)(spec); });
+      });
+    }
+    std::optional<rt::StreamMemory> scratch;
+    if (k.scratch) {
+      scratch.emplace(scratch_bytes(k, spec), stream);
+      bind_scratch(k, spec, scratch->ptr(), args);
+    }
+    for (size_t i = 0; i < tables.size(); ++i)
+      launch_kernel(*loaded[i], args, name, stream);
   };
   return op;
 }

@@ -110,8 +110,8 @@ int cache_clear(Args args) {
 }
 
 int cache_explain(Args args) {
-  OpCommand cmd =
-      parse_op_command("cache explain", args, {"--shape", "--dtype", "--set"});
+  OpCommand cmd = parse_op_command("cache explain", args,
+                                   {"--shape", "--dtype", "--set", "--kernel"});
   rt::SpecKey key = key_of(cmd);
   std::string digest = key.digest();
   fmt::print("key {} of {}:\n", digest.substr(0, 12), cmd.op->name);
@@ -213,11 +213,15 @@ int cache_precompile(Args args) {
       const auto &[line, cmd] = jobs[i];
       // Nothing escapes a worker thread: every failure is reported.
       try {
-        const rt::SpecKey key = key_of(cmd);
-        digests[i] = key.digest();
-        rt::CacheResult r =
-            ops::compile_cached(key, [&] { return kernel_of(cmd); });
-        compiled += r.source == rt::CacheSource::compiled;
+        // Every kernel of the op (the digest listed is the first's).
+        for (int k = 0; k < cmd.op->kernel_count; ++k) {
+          const rt::SpecKey key = key_of(cmd, k);
+          if (k == 0)
+            digests[i] = key.digest();
+          rt::CacheResult r =
+              ops::compile_cached(key, [&] { return kernel_of(cmd, k); });
+          compiled += r.source == rt::CacheSource::compiled;
+        }
       } catch (const std::exception &e) {
         std::lock_guard<std::mutex> lock(print);
         if (failure.empty())

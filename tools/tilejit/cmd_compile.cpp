@@ -18,7 +18,8 @@ namespace tilejit::cli {
 
 int cmd_compile(Args args) {
   OpCommand cmd = parse_op_command(
-      "compile", args, {"--shape", "--dtype", "--set", "--dump", "--timings"});
+      "compile", args,
+      {"--shape", "--dtype", "--set", "--dump", "--timings", "--kernel"});
   if (cmd.dump.empty())
     cmd.dump = {Stage::ptx};
 

@@ -38,10 +38,11 @@ constexpr Subcommand kSubcommands[] = {
      cmd_list},
     {"compile",
      "compile OP [--shape AxB] [--dtype [NAME=]T]... [--set NAME=VALUE]... "
-     "[--dump STAGE[,STAGE]|all] [--timings]",
+     "[--dump STAGE[,STAGE]|all] [--timings] [--kernel I]",
      "JIT-compile OP for a shape as a call would (same key and options, "
      "stored in the kernel cache) and print a stage (default: ptx); stages: "
-     "tile, gpu, mlir, llvm, ptx, sass",
+     "tile, gpu, mlir, llvm, ptx, sass; --kernel: which of an op's kernels "
+     "(default 0)",
      cmd_compile},
     {"run", "run OP [--shape AxB] [--dtype [NAME=]T]... [--set NAME=VALUE]...",
      "run OP on the GPU with seeded inputs and check it against the CPU "

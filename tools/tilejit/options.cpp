@@ -1,5 +1,5 @@
-// options.cpp - Parsing of --shape, --dtype, --set, --dump, --timings and
-// --iters, strict and typed by the op's declaration.
+// options.cpp - Parsing of --shape, --dtype, --set, --dump, --timings,
+// --iters and --kernel, strict and typed by the op's declaration.
 #include "options.h"
 
 #include "suggest.h"
@@ -183,6 +183,20 @@ OpCommand parse_op_command(std::string_view command,
                                     "requires 1 to 1000000",
                                     command, value));
       out.iters = static_cast<int>(iters);
+    } else if (opt == "--kernel") {
+      const int64_t kernel = parse_int(command, "--kernel", value);
+      if (kernel < 0 || kernel >= out.op->kernel_count)
+        throw UserError(fmt::format(
+            "tilejit {}: --kernel {} is out of range; {} has {}, requires "
+            "0{}",
+            command, value, out.op->name,
+            out.op->kernel_count == 1
+                ? std::string("one kernel")
+                : fmt::format("{} kernels", out.op->kernel_count),
+            out.op->kernel_count == 1
+                ? std::string()
+                : fmt::format(" to {}", out.op->kernel_count - 1)));
+      out.kernel = static_cast<int>(kernel);
     }
   }
   out.resolved = harness::resolve(*out.op, out.c);
@@ -193,14 +207,16 @@ OpCommand parse_op_command(std::string_view command,
   return out;
 }
 
-rt::SpecKey key_of(const OpCommand &cmd) {
+rt::SpecKey key_of(const OpCommand &cmd, int kernel) {
   std::vector<rt::TensorView> views;
-  return cmd.op->key(harness::bind_for_compile(cmd.resolved, views));
+  return cmd.op->key(harness::bind_for_compile(cmd.resolved, views),
+                     kernel < 0 ? cmd.kernel : kernel);
 }
 
-Kernel kernel_of(const OpCommand &cmd) {
+Kernel kernel_of(const OpCommand &cmd, int kernel) {
   std::vector<rt::TensorView> views;
-  return cmd.op->kernel(harness::bind_for_compile(cmd.resolved, views));
+  return cmd.op->kernel(harness::bind_for_compile(cmd.resolved, views),
+                        kernel < 0 ? cmd.kernel : kernel);
 }
 
 static std::string_view layout_text(ops::Layout l) {

@@ -21,6 +21,7 @@ struct OpCommand {
   std::vector<Stage> dump; ///< --dump (compile)
   bool timings = false;    ///< --timings
   int iters = 20;          ///< --iters (bench)
+  int kernel = 0; ///< --kernel: which of an op's kernels (compile, explain)
 };
 
 /// Parses OP and its options; `allowed` lists the options this subcommand
@@ -32,9 +33,10 @@ OpCommand parse_op_command(std::string_view command,
                            std::span<const std::string_view> argv,
                            const std::vector<std::string_view> &allowed);
 
-/// The key and kernel the JIT would compile for the command's case.
-rt::SpecKey key_of(const OpCommand &cmd);
-Kernel kernel_of(const OpCommand &cmd);
+/// The key and kernel the JIT would compile for the command's case: its
+/// kernel `kernel` of the op's kernel_count (-1: the one --kernel names).
+rt::SpecKey key_of(const OpCommand &cmd, int kernel = -1);
+Kernel kernel_of(const OpCommand &cmd, int kernel = -1);
 
 /// `tilejit OP --help` text of an op: its tensors, parameters and shape.
 std::string op_help(const ops::OpDef &op);
