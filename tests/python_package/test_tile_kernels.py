@@ -75,6 +75,9 @@ TK = {
     "transpose.transpose": "(x)",
     "transpose.batched_transpose": "(x)",
     "moe.topk_gate": "(scores, num_topk)",
+    "moe.get_fused_mapping":
+        "(topk_idx, num_experts, num_expanded_tokens, alignment, "
+        "force_no_sync=False)",
     "moe.normalize_weight": "(topk_weights)",
     "moe.mask_indices_by_tp":
         "(indices, n, num_ep_ranks, tp_rank, num_tp_ranks)",
@@ -182,8 +185,8 @@ EXTENDED = {
 UNBOUND = {
     "quant": ["norm_forward",
               "norm_forward_and_per_token_cast", "norm_backward"],
-    "moe": ["top2_sum_gate", "get_fused_mapping",
-            "moe_topk_gate_forward", "moe_topk_gate_backward"],
+    "moe": ["top2_sum_gate", "moe_topk_gate_forward",
+            "moe_topk_gate_backward"],
     "engram": ["engram_hash", "fused_weight", "engram_gate_fwd",
                "engram_gate_bwd", "grad_w_reduce",
                "engram_sinkhorn_momentum_update", "engram_sinkhorn_step",

@@ -1,0 +1,177 @@
+// get_fused_mapping.cpp - get_fused_mapping declared: i64 expert ids (T, K)
+// to the fused layout's seven i32 maps. Two kernels with a scratch of
+// per-block expert counts between them (the second needs every block's
+// counts: a grid-wide step without a cooperative launch).
+#include "moe/get_fused_mapping.h"
+#include "moe/reference.h"
+
+#include "op/op.h"
+
+#include <algorithm>
+#include <bit>
+#include <limits>
+
+namespace tilejit::moe {
+
+namespace {
+
+FusedMappingSpec spec(const ops::Call &c) {
+  FusedMappingSpec s;
+  const int64_t e = c.integer("num_experts");
+  s.experts = static_cast<int32_t>(e);
+  // Up to 16 experts a chunk: a (threads, width) tile of counts, a row a
+  // thread, in registers (chunks of 32 measured slower on the H200: 78
+  // against 46 us at TileKernels' benchmark shape, the place kernel's
+  // registers spilling).
+  s.width = static_cast<int32_t>(
+      e <= 16 ? std::bit_ceil(static_cast<uint64_t>(std::max<int64_t>(e, 4)))
+              : 16);
+  s.chunks = static_cast<int32_t>((e + s.width - 1) / s.width);
+  // Steps of `per` entries a thread of 128: 8, or 16 where that makes
+  // fewer steps than 128 blocks take at once (measured 46 us against 49 us
+  // with 8 at TileKernels' benchmark shape).
+  s.threads = 128;
+  const int64_t entries = c.tensor("topk_idx").numel();
+  s.per = 8;
+  if (entries > int64_t{128} * s.threads * s.per)
+    s.per = 16;
+  // Up to 128 blocks (a power of two: the place kernel sums a column of
+  // the scratch), fewer where there are fewer steps, but at least a
+  // thread's worth of scratch (blocks x width >= threads).
+  const int64_t step = int64_t{s.threads} * s.per;
+  const int64_t steps = (entries + step - 1) / step;
+  s.blocks = static_cast<int32_t>(std::clamp<uint64_t>(
+      std::bit_ceil(static_cast<uint64_t>(std::max<int64_t>(steps, 1))),
+      static_cast<uint64_t>(s.threads / s.width), 128));
+  return s;
+}
+
+/// The flat views the kernels index, and the pos_to_* maps as (N, 1) rows
+/// for the scatter.
+void views(const ops::Call &c, const FusedMappingSpec &, ops::KernelArgs &a) {
+  a.flat("flat_topk_idx", c.tensor("topk_idx"));
+  a.flat("flat_token_topk_to_pos", c.tensor("token_topk_to_pos"));
+  for (auto [map, rows] :
+       {std::pair{"pos_to_expert", "pos_to_expert_rows"},
+        std::pair{"pos_to_token", "pos_to_token_rows"},
+        std::pair{"pos_to_token_topk", "pos_to_token_topk_rows"}}) {
+    const rt::TensorView &v = c.tensor(map);
+    const int64_t shape[2] = {v.shape[0], 1};
+    a.tensor(rows, rt::TensorView::contiguous(v.data, v.dtype, shape));
+  }
+}
+
+/// Row b: block b's count of each expert (chunks x width columns).
+ops::TensorShape scratch(const FusedMappingSpec &s) {
+  const int64_t cols = int64_t{s.chunks} * s.width;
+  return {DType::i32, {s.blocks, cols}, {cols, 1}};
+}
+
+/// The position count that holds every segment of any ids:
+/// align_down(T K + (alignment - 1) E, alignment) (TileKernels' bound).
+int64_t position_bound(int64_t entries, int64_t experts, int64_t alignment) {
+  return (entries + (alignment - 1) * experts) / alignment * alignment;
+}
+
+/// The pos_to_* maps (N,): N = num_expanded_tokens, or the bound where it
+/// is 0.
+ops::TensorShape positions(std::string_view, const ops::ShapeArgs &a) {
+  const int64_t n = a.integer("num_expanded_tokens");
+  return {
+      DType::i32,
+      {n > 0 ? n
+             : position_bound(a.dim("T") * a.dim("K"), a.integer("num_experts"),
+                              a.integer("alignment"))},
+      {1}};
+}
+
+void check(const ops::Call &c) {
+  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+  if (c.tensor("topk_idx").numel() > kMax)
+    throw UserError(fmt::format(
+        "{}: argument 'topk_idx' has shape [{}, {}]; requires fewer than 2^31 "
+        "entries (the maps are int32)",
+        c.op().name, c.dim("T"), c.dim("K")));
+  const int64_t bound =
+      position_bound(c.dim("T") * c.dim("K"), c.integer("num_experts"),
+                     c.integer("alignment"));
+  if (c.integer("num_expanded_tokens") == 0 && bound > kMax)
+    throw UserError(fmt::format(
+        "{}: argument 'num_expanded_tokens' is 0, whose bound {} needs "
+        "2^31 positions or more; requires a count below 2^31 (the maps are "
+        "int32)",
+        c.op().name, bound));
+}
+
+} // namespace
+
+const ops::OpDef &get_fused_mapping_op() {
+  static const ops::OpDef op = ops::make_op<FusedMappingSpec>(
+      {.name = "get_fused_mapping",
+       .summary = "MoE routing's fused (expert-major) layout: each expert's "
+                  "aligned segment of positions holding its (t, k) entries "
+                  "in order, and the maps between positions and entries (i32)",
+       .tensors = {ops::input("topk_idx", {DType::i64}, "T, K",
+                              ops::Layout::contiguous,
+                              "experts of each token's slots, -1: unused"),
+                   ops::output("pos_to_expert", {DType::i32}, "",
+                               ops::Layout::contiguous,
+                               "(N): num_expanded_tokens, or its bound"),
+                   ops::output("pos_to_token", {DType::i32}, ""),
+                   ops::output("pos_to_token_topk", {DType::i32}, ""),
+                   ops::output("token_topk_to_pos", {DType::i32}, "T, K"),
+                   ops::output("expert_start", {DType::i32}, "num_experts"),
+                   ops::output("expert_end", {DType::i32}, "num_experts"),
+                   ops::output("num_tokens_per_expert", {DType::i32},
+                               "num_experts", ops::Layout::contiguous,
+                               "aligned counts")},
+       .params = {ops::integer("num_experts", 32, 1, 1024, "experts"),
+                  ops::integer("alignment", 128, 1, 1 << 20,
+                               "each segment's length a multiple of it"),
+                  ops::integer(
+                      "num_expanded_tokens", 0, 0,
+                      std::numeric_limits<int32_t>::max(),
+                      "positions N, at least the sum of the aligned counts; "
+                      "0: the bound align_down(T K + (alignment - 1) "
+                      "num_experts, alignment)")},
+       .cli_shape = "T, K",
+       // TileKernels' benchmark: top 8 of 32 experts a rank of 8.
+       .default_shape = {21760, 8},
+       .check = check,
+       .shape_of = positions,
+       .reference =
+           [](const ops::HostCall &c) {
+             FusedMapping m = get_fused_mapping_ref(
+                 c.tensor("topk_idx"), c.integer("num_experts"),
+                 c.output("pos_to_expert").shape[0], c.integer("alignment"),
+                 /*force_no_sync=*/true);
+             return std::vector{m.pos_to_expert,        m.pos_to_token,
+                                m.pos_to_token_topk,    m.token_topk_to_pos,
+                                m.expert_start,         m.expert_end,
+                                m.num_tokens_per_expert};
+           }},
+      {.spec = spec,
+       .kernel = get_fused_mapping_count_kernel,
+       .views = views,
+       .then = {get_fused_mapping_place_kernel},
+       .scratch = scratch});
+  return op;
+}
+TILEJIT_REGISTER_OP(get_fused_mapping_op);
+
+void get_fused_mapping(const rt::TensorView &topk_idx, int64_t num_experts,
+                       int64_t alignment, const rt::TensorView &pos_to_expert,
+                       const rt::TensorView &pos_to_token,
+                       const rt::TensorView &pos_to_token_topk,
+                       const rt::TensorView &token_topk_to_pos,
+                       const rt::TensorView &expert_start,
+                       const rt::TensorView &expert_end,
+                       const rt::TensorView &num_tokens_per_expert,
+                       CUstream stream) {
+  get_fused_mapping_op().call({topk_idx, pos_to_expert, pos_to_token,
+                               pos_to_token_topk, token_topk_to_pos,
+                               expert_start, expert_end, num_tokens_per_expert},
+                              {num_experts, alignment}, stream);
+}
+
+} // namespace tilejit::moe
