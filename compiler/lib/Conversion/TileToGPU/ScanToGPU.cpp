@@ -6,7 +6,9 @@
 // then, for d = 1, 2, 4, ... below the dimension's size, every slot adds
 // the element d before it along the dimension (none where its coordinate
 // is below d) and writes the sum to the other half of the buffer, one
-// barrier a step. A thread's own running sums stay in its registers. A
+// barrier a step. The buffer has a word of padding after every 32
+// elements, so that a thread's row of consecutive elements does not put
+// every lane of a warp on a few banks. A thread's own running sums stay in its registers. A
 // barrier before the first writes keeps a loop's previous user of the
 // scratch buffer from reading what this one overwrites.
 //
@@ -24,6 +26,10 @@ using namespace mlir;
 using namespace mlir::tile;
 
 namespace {
+
+/// Elements of one half of a scan's buffer: the fragment's, and a word of
+/// padding after every 32.
+int64_t scanHalfSize(int64_t count) { return count + (count + 31) / 32; }
 
 struct ScanLowering : OpConversionPattern<ScanOp> {
   ScanLowering(const TypeConverter &tc, MLIRContext *ctx,
@@ -67,12 +73,22 @@ struct ScanLowering : OpConversionPattern<ScanOp> {
       index.push_back(linearize(rewriter, loc, c.coords, shape));
       coord.push_back(c.coords[dim]);
     }
+    // Where an element lives in a half of the buffer: a word of padding
+    // after every 32 (so that threads holding rows of 8, 16 or 32
+    // consecutive elements, a row a thread, hit 32 banks, not 4, 2 or 1).
+    const int64_t halfSize = scanHalfSize(count);
+    auto address = [&](Value i, int64_t half) {
+      Value pad = arith::DivUIOp::create(rewriter, loc, i, cst(32));
+      return arith::AddIOp::create(
+                 rewriter, loc,
+                 arith::AddIOp::create(rewriter, loc, i, pad).getResult(),
+                 cst(half * halfSize))
+          .getResult();
+    };
     auto write = [&](int64_t half) {
       for (int64_t s = 0; s < slots; ++s)
-        memref::StoreOp::create(
-            rewriter, loc, sums[s], buffer,
-            ValueRange{arith::AddIOp::create(rewriter, loc, index[s],
-                                             cst(half * count))});
+        memref::StoreOp::create(rewriter, loc, sums[s], buffer,
+                                ValueRange{address(index[s], half)});
     };
     gpu::BarrierOp::create(rewriter, loc); // the scratch's last user first
     write(0);
@@ -89,10 +105,8 @@ struct ScanLowering : OpConversionPattern<ScanOp> {
             rewriter, loc, has,
             arith::SubIOp::create(rewriter, loc, index[s], cst(d * stride)),
             index[s]);
-        Value before =
-            memref::LoadOp::create(rewriter, loc, buffer,
-                                   ValueRange{arith::AddIOp::create(
-                                       rewriter, loc, at, cst(half * count))});
+        Value before = memref::LoadOp::create(rewriter, loc, buffer,
+                                              ValueRange{address(at, half)});
         before = arith::SelectOp::create(rewriter, loc, has, before, zero);
         next.push_back(
             isFloat ? arith::AddFOp::create(rewriter, loc, before, sums[s])
@@ -122,8 +136,9 @@ MemRefType mlir::tile::scanBufferType(ScanOp op) {
   RankedTensorType type = op.getType();
   auto space =
       gpu::AddressSpaceAttr::get(op.getContext(), gpu::AddressSpace::Workgroup);
-  return MemRefType::get({2 * type.getNumElements()}, type.getElementType(),
-                         MemRefLayoutAttrInterface{}, space);
+  return MemRefType::get({2 * scanHalfSize(type.getNumElements())},
+                         type.getElementType(), MemRefLayoutAttrInterface{},
+                         space);
 }
 
 void mlir::tile::populateScanToGPUPatterns(
