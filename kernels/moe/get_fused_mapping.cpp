@@ -27,14 +27,12 @@ FusedMappingSpec spec(const ops::Call &c) {
       e <= 16 ? std::bit_ceil(static_cast<uint64_t>(std::max<int64_t>(e, 4)))
               : 16);
   s.chunks = static_cast<int32_t>((e + s.width - 1) / s.width);
-  // Steps of `per` entries a thread of 128: 8, or 16 where that makes
-  // fewer steps than 128 blocks take at once (measured 46 us against 49 us
-  // with 8 at TileKernels' benchmark shape).
+  // Steps of 8 entries a thread of 128 (at TileKernels' benchmark shape,
+  // on the H200: 35.5 us, against 41.7 with 16 entries a thread (one step
+  // a block), 49.7 and 52.5 with 4 or 8 in up to 256 blocks).
   s.threads = 128;
   const int64_t entries = c.tensor("topk_idx").numel();
   s.per = 8;
-  if (entries > int64_t{128} * s.threads * s.per)
-    s.per = 16;
   // Up to 128 blocks (a power of two: the place kernel sums a column of
   // the scratch), fewer where there are fewer steps, but at least a
   // thread's worth of scratch (blocks x width >= threads).
