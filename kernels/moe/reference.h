@@ -1,5 +1,6 @@
 // reference.h - CPU references of the MoE gating and routing ops
-// (shared/specs/moe_engram_mhc.md §1.0-§1.13), TileKernels names and
+// (shared/specs/moe_engram_mhc.md §1.0-§1.13, and tk21_ops.md §4 for 2.1's
+// router), TileKernels names and
 // argument order. Every function throws UserError on a bad argument, naming
 // the function, the argument, the value and the requirement.
 #pragma once
@@ -72,6 +73,50 @@ Top2SumGateResult top2_sum_gate_ref(
     const std::optional<HostTensor> &to_physical_map = std::nullopt,
     const std::optional<HostTensor> &logical_count = std::nullopt,
     const std::optional<HostTensor> &unmapped_topk_idx = std::nullopt);
+
+// --- TileKernels 2.1's router (tk21_ops.md §4.0-§4.2) ----------------------
+
+/// moe_topk_gate_forward's optional arguments (TileKernels' names; bool
+/// tensors (T,), f32 vectors (E,)). `unmapped_topk_idx` (i64 (T, K)) is
+/// written in place (a HostTensor copy shares the caller's storage), and
+/// read for fixed-routing tokens.
+struct MoeTopkGateArgs {
+  std::optional<HostTensor> mask, bias, image_bias, image_token_mask,
+      fix_routing_mask, to_physical_map, logical_count, unmapped_topk_idx,
+      force_random;
+};
+
+struct MoeTopkGateResult {
+  HostTensor topk_idx;     ///< i64 (T, K + S): routed, then shared; physical
+  HostTensor topk_weights; ///< f32 (T, K + S)
+  HostTensor scores;       ///< f32 (T, E): the unbiased scores, 0 if masked
+};
+
+/// TileKernels 2.1's router: u = sqrtsoftplus(logits) (f32 (T, E), E a
+/// multiple of 4, finite), the top num_topk of u + bias (image_bias for image
+/// tokens), ties to the lower expert (or the fixed-routing token's
+/// unmapped_topk_idx), weights u_k / (butterfly sum of the u_k + 1e-20) *
+/// routed_scaling_factor, then shared experts E, E + 1 (weight 1), then the
+/// physical map; masked tokens -1 / 0. scoring_func must be 'sqrtsoftplus';
+/// force_random is refused (its cuRAND draws are not reproduced).
+MoeTopkGateResult
+moe_topk_gate_forward_ref(const HostTensor &logits, int64_t num_topk,
+                          bool use_shared_as_routed, int64_t num_shared_experts,
+                          float routed_scaling_factor, int64_t ep_rank,
+                          std::string_view scoring_func = "sqrtsoftplus",
+                          const MoeTopkGateArgs &args = {});
+
+/// f32 (T, E): the gradient of the logits, computed in float64 as
+/// TileKernels' torch reference does (tk21_ops.md §4.2): scores (the
+/// forward's u), topk_idx i64 (T, K) of routed experts (-1: unused),
+/// topk_weights and grad_topk_weights f32 (T, K); mask (bool (T,)) and
+/// grad_scores_sum (f32 (Sq, E), Sq dividing T) together or not at all.
+HostTensor moe_topk_gate_backward_ref(
+    const HostTensor &scores, const HostTensor &topk_idx,
+    const HostTensor &topk_weights, const HostTensor &grad_topk_weights,
+    float routed_scaling_factor, std::string_view scoring_func = "sqrtsoftplus",
+    const std::optional<HostTensor> &mask = std::nullopt,
+    const std::optional<HostTensor> &grad_scores_sum = std::nullopt);
 
 // --- §1.5-§1.8 the fused (expert-major) layout -------------------------------
 
