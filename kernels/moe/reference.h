@@ -1,8 +1,8 @@
 // reference.h - CPU references of the MoE gating and routing ops
 // (shared/specs/moe_engram_mhc.md §1.0-§1.13, and tk21_ops.md §4 for 2.1's
-// router), TileKernels names and
-// argument order. Every function throws UserError on a bad argument, naming
-// the function, the argument, the value and the requirement.
+// router), TileKernels names and argument order. Every function throws
+// UserError on a bad argument, naming the function, the argument, the value
+// and the requirement.
 #pragma once
 
 #include "common/host_tensor.h"
