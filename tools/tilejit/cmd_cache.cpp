@@ -204,7 +204,7 @@ int cache_precompile(Args args) {
   std::atomic<size_t> next{0}, done{0}, compiled{0};
   std::mutex print;
   std::string failure;
-  std::vector<std::string> digests(jobs.size());
+  std::vector<std::vector<std::string>> digests(jobs.size()); // per kernel
   // A progress bar only where someone watches it; a log gets none.
   const bool progress = ::isatty(STDERR_FILENO) == 1;
   auto start = std::chrono::steady_clock::now();
@@ -213,15 +213,17 @@ int cache_precompile(Args args) {
       const auto &[line, cmd] = jobs[i];
       // Nothing escapes a worker thread: every failure is reported.
       try {
-        // Every kernel of the op (the digest listed is the first's).
+        // Every kernel of the op; a line counts as compiled when any of
+        // its kernels was.
+        bool any = false;
         for (int k = 0; k < cmd.op->kernel_count; ++k) {
           const rt::SpecKey key = key_of(cmd, k);
-          if (k == 0)
-            digests[i] = key.digest();
+          digests[i].push_back(key.digest());
           rt::CacheResult r =
               ops::compile_cached(key, [&] { return kernel_of(cmd, k); });
-          compiled += r.source == rt::CacheSource::compiled;
+          any = any || r.source == rt::CacheSource::compiled;
         }
+        compiled += any;
       } catch (const std::exception &e) {
         std::lock_guard<std::mutex> lock(print);
         if (failure.empty())
@@ -251,7 +253,9 @@ int cache_precompile(Args args) {
   if (!failure.empty())
     throw UserError(failure);
   // Success means stored: count the entries that are on disk now.
-  std::vector<std::string> unique = digests;
+  std::vector<std::string> unique;
+  for (const std::vector<std::string> &d : digests)
+    unique.insert(unique.end(), d.begin(), d.end());
   std::sort(unique.begin(), unique.end());
   unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
   size_t stored = 0;
