@@ -479,4 +479,61 @@ QuantTensor swiglu_forward_and_per_channel_cast_and_transpose_ref(
     bool round_sf = false, bool without_transpose = false,
     std::optional<float> swiglu_clamp_value = std::nullopt);
 
+// --- TileKernels 2.1's RMSNorm (tk21_ops.md §3.10, §3.11) -------------------
+
+struct NormForwardResult {
+  HostTensor out;        ///< x's dtype and shape
+  HostTensor rstd;       ///< f32, x's shape without its last dimension
+  HostTensor norm_input; ///< x + residual in x's dtype (residual_out), or x
+};
+
+/// RMSNorm of the rows of x (bf16 or f32, (T, H) or (B, T, H), contiguous,
+/// H a multiple of 16 up to 8192): h = x (+ residual, rounded to x's
+/// dtype), rstd = 1 / sqrt(sum(h^2) / H + eps) (the sum in float64, rounded
+/// once; TileKernels' fp32 tree and rsqrtf differ within its tolerance),
+/// out = (h * rstd) * (weight * out_scale) rounded to x's dtype (weight
+/// None: 1). weight: (H,) of x's dtype.
+NormForwardResult
+norm_forward_ref(const HostTensor &x, const std::optional<HostTensor> &weight,
+                 float eps,
+                 const std::optional<HostTensor> &residual = std::nullopt,
+                 float out_scale = 1.0f);
+
+struct NormForwardCastResult {
+  QuantTensor out;       ///< e4m3 data and scales, per_token_cast's layouts
+  HostTensor out_bf16;   ///< bf16 of the f32 output, if with_out_bf16
+  HostTensor rstd;       ///< as norm_forward_ref's
+  HostTensor norm_input; ///< as norm_forward_ref's
+};
+
+/// per_token_cast_ref of norm_forward_ref's output (e4m3, 32 channels a
+/// scale; fmt and num_per_channels must be those), and with with_out_bf16
+/// the f32 output rounded once to bf16. 2-D x only (the 3-D form's per-batch
+/// scale layouts are not reproduced); no mega_moe_sf.
+NormForwardCastResult norm_forward_and_per_token_cast_ref(
+    const HostTensor &x, const std::optional<HostTensor> &weight, float eps,
+    std::string_view fmt = "e4m3", int64_t num_per_channels = 32,
+    const std::optional<HostTensor> &residual = std::nullopt,
+    float out_scale = 1.0f, bool use_tma_aligned_col_major_sf = false,
+    bool round_sf = false, bool use_packed_ue8m0 = false,
+    bool with_out_bf16 = false);
+
+struct NormBackwardResult {
+  HostTensor x_grad;      ///< x's dtype and shape
+  HostTensor weight_grad; ///< the given one (accumulated into), a new one of
+                          ///< weight's dtype, or empty without weight
+};
+
+/// RMSNorm's backward (§3.11) of x (the forward's norm_input: bf16 or f32
+/// (T, H), H a multiple of 32 up to 8192): xh = x * rstd, go = out_grad *
+/// out_scale, gw = go * weight (or go), dx = (gw - xh * (sum(xh * gw) /
+/// H)) * rstd (+ residual_out_grad) in x's dtype, weight_grad += sum over
+/// rows of xh * go (sums in float64). rstd: f32 (T,).
+NormBackwardResult norm_backward_ref(
+    const HostTensor &out_grad, const HostTensor &x,
+    const std::optional<HostTensor> &weight, const HostTensor &rstd,
+    const std::optional<HostTensor> &residual_out_grad = std::nullopt,
+    float out_scale = 1.0f,
+    const std::optional<HostTensor> &weight_grad = std::nullopt);
+
 } // namespace tilejit::quant
