@@ -231,6 +231,7 @@ void launch_kernel(const LoadedKernel &kernel, const KernelArgs &args,
   config.block = {static_cast<uint32_t>(abi.threads), 1, 1};
   config.shared_bytes = static_cast<uint32_t>(abi.shared_bytes);
   config.stream = stream;
+  config.programmatic = abi.programmatic;
   rt::launch(kernel.function, config, pack.data());
 }
 

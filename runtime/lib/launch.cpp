@@ -8,8 +8,25 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <string_view>
 
 namespace tilejit::rt {
+
+namespace {
+
+/// Whether programmatic launches are on: TILEJIT_PDL unset or not "0" (read
+/// once; "0" launches every kernel in plain stream order, to measure or to
+/// rule it out).
+bool programmatic_launches() {
+  static const bool on = [] {
+    const char *v = std::getenv("TILEJIT_PDL");
+    return !(v && std::string_view(v) == "0");
+  }();
+  return on;
+}
+
+} // namespace
 
 void launch(CUfunction f, const LaunchConfig &c, void **params) {
   const uint64_t threads =
@@ -54,8 +71,15 @@ void launch(CUfunction f, const LaunchConfig &c, void **params) {
   config.blockDimZ = c.block.z;
   config.sharedMemBytes = c.shared_bytes;
   config.hStream = c.stream;
+  CUlaunchAttribute attr{};
   config.attrs = nullptr;
   config.numAttrs = 0;
+  if (c.programmatic && programmatic_launches()) {
+    attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr.value.programmaticStreamSerializationAllowed = 1;
+    config.attrs = &attr;
+    config.numAttrs = 1;
+  }
   if (CUresult r = d.cuLaunchKernelEx(&config, f, params, nullptr);
       r != CUDA_SUCCESS)
     throw DriverError(fmt::format("cuLaunchKernelEx failed: {} ({}) for {}",

@@ -673,6 +673,31 @@ TEST_CASE("min_blocks_per_sm reaches ptxas as .minnctapersm", "[compiler]") {
   CHECK(c.ptx.find(".maxntid 64, 1, 1") != std::string::npos);
 }
 
+TEST_CASE("programmatic_launch waits for the grid before at the kernel's "
+          "start and says so in the ABI",
+          "[compiler]") {
+  auto build = [](bool programmatic) {
+    dsl::KernelBuilder k("chained", 64);
+    auto x = k.tensor("x", DType::f32, 2);
+    k.grid({k.blocks(x, 0)});
+    if (programmatic)
+      k.programmatic_launch();
+    k.store(k.load(x, {k.block_id(0), k.index(0)}, {1, 64}) *
+                k.constant(2.0, DType::f32),
+            x, {k.block_id(0), k.index(0)});
+    return compile(k.build());
+  };
+  const CompiledKernel c = build(true);
+  const size_t wait = c.ptx.find("griddepcontrol.wait;");
+  REQUIRE(wait != std::string::npos);
+  CHECK(c.ptx.find("griddepcontrol.launch_dependents;") > wait);
+  CHECK(c.ptx.find("ld.global") > wait); // nothing read before the wait
+  CHECK(c.abi.programmatic);
+  const CompiledKernel plain = build(false);
+  CHECK(plain.ptx.find("griddepcontrol") == std::string::npos);
+  CHECK(!plain.abi.programmatic);
+}
+
 TEST_CASE("DSL load_scalar rejects misuse with one line, and compiles to one "
           "load a thread",
           "[compiler][error]") {

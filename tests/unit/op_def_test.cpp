@@ -166,6 +166,7 @@ TEST_CASE("the kernel ABI's text reads back as written", "[op][abi]") {
   KernelAbi abi;
   abi.threads = 384;
   abi.shared_bytes = 197632;
+  abi.programmatic = true;
   abi.has_grid = true;
   abi.grid[0].factors = {{"a", 0, 128}, {"b", 0, 256}};
   abi.grid[2].factors = {{"", 0, 3}};

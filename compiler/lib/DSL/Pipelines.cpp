@@ -74,6 +74,11 @@ void KernelBuilder::min_blocks_per_sm(int64_t blocks, Loc loc) {
       impl_->builder.getI32IntegerAttr(static_cast<int32_t>(blocks)));
 }
 
+void KernelBuilder::programmatic_launch(Loc) {
+  impl_->func->setAttr(tile::TileDialect::getProgrammaticAttrName(),
+                       impl_->builder.getUnitAttr());
+}
+
 Value KernelBuilder::full(const std::vector<int64_t> &shape, double value,
                           DType dtype, Loc loc) {
   Value scalar = constant(value, dtype, loc);

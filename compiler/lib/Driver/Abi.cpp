@@ -141,6 +141,8 @@ std::string_view name_of(AbiArg::Kind kind) {
 std::string KernelAbi::serialize() const {
   std::string out =
       fmt::format("threads {}\nshared_bytes {}\n", threads, shared_bytes);
+  if (programmatic)
+    out += "programmatic\n";
   if (has_grid)
     for (int d = 0; d < 3; ++d)
       out += fmt::format("grid {} {}\n", d, grid[d].to_string());
@@ -180,6 +182,8 @@ std::optional<KernelAbi> KernelAbi::parse(std::string_view text,
       abi.threads = static_cast<int>(v);
     } else if (w[0] == "shared_bytes" && w.size() == 2 && toInt(w[1], v)) {
       abi.shared_bytes = v;
+    } else if (w[0] == "programmatic" && w.size() == 1) {
+      abi.programmatic = true;
     } else if (w[0] == "grid" && w.size() >= 3 && toInt(w[1], v) &&
                v == grids) {
       size_t at = line.find(' ', line.find(' ') + 1); // after "grid N"

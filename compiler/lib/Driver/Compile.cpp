@@ -50,6 +50,7 @@ int abi_words(const KernelParam &param) {
 static KernelAbi abiOf(const Kernel::Impl &impl, ModuleOp lowered) {
   KernelAbi abi;
   abi.threads = impl.threads;
+  abi.programmatic = impl.programmatic;
   if (impl.grid) {
     abi.grid = *impl.grid;
     abi.has_grid = true;

@@ -120,6 +120,8 @@ Kernel makeKernel(std::unique_ptr<MLIRContext> &&context,
       cast<IntegerAttr>(func->getAttr(tile::TileDialect::getThreadsAttrName()))
           .getInt());
   impl->params = paramsOf(func);
+  impl->programmatic =
+      func->hasAttr(tile::TileDialect::getProgrammaticAttrName());
   if (auto dims =
           func->getAttrOfType<ArrayAttr>(tile::TileDialect::getGridAttrName()))
     impl->grid = gridOf(func, dims, impl->params);

@@ -20,6 +20,7 @@ struct Kernel::Impl {
   int threads = 0;
   std::vector<KernelParam> params;
   std::optional<std::array<GridExtent, 3>> grid;
+  bool programmatic = false; ///< tile.programmatic
 };
 
 /// A context with tilejit's dialects registered and loaded, single-threaded

@@ -71,6 +71,9 @@ struct KernelAbi {
   bool has_grid = false;
   int threads = 0;
   int64_t shared_bytes = 0; ///< dynamic shared memory a block
+  /// Launched as a programmatic dependent launch (KernelBuilder::
+  /// programmatic_launch): the kernel waits for the grid before it itself.
+  bool programmatic = false;
 
   /// Text, a line per item, that parse() reads back.
   std::string serialize() const;

@@ -388,6 +388,16 @@ public:
   /// must. For memory-bound kernels of few threads a block, whose loads
   /// need many warps in flight.
   void min_blocks_per_sm(int64_t blocks, Loc loc = Loc::current());
+  /// Programmatic dependent launch (Hopper): the kernel may be launched
+  /// while the kernel before it on the stream is finishing. Its threads wait
+  /// at the start until that grid has completed and its writes are visible
+  /// (griddepcontrol.wait), then let the kernel after it launch at once
+  /// (griddepcontrol.launch_dependents); the host launches it with the
+  /// programmatic stream serialization attribute (ABI `programmatic`). What
+  /// overlaps is the next launch's latency and block scheduling with this
+  /// grid's tail: for chains of short kernels (an op's steps, a MoE
+  /// layer's routing). Nothing the kernel does runs before the wait.
+  void programmatic_launch(Loc loc = Loc::current());
   /// A fragment of `shape` whose every element is `value` (of `dtype`).
   Value full(const std::vector<int64_t> &shape, double value, DType dtype,
              Loc loc = Loc::current());

@@ -128,6 +128,15 @@ outlineKernel(func::FuncOp func, gpu::GPUModuleOp gpuModule, int64_t threads) {
       kernel.setArgAttr(i, TileDialect::getAlignAttrName(), align);
   kernel.getBody().getBlocks().clear();
   kernel.getBody().takeBody(func.getBody());
+  // A programmatic dependent launch: wait for the grid before, then let the
+  // grid after launch, before anything else.
+  if (func->hasAttr(TileDialect::getProgrammaticAttrName())) {
+    OpBuilder at = OpBuilder::atBlockBegin(&kernel.getBody().front());
+    NVVM::GriddepcontrolOp::create(at, func.getLoc(),
+                                   NVVM::GridDepActionKind::wait);
+    NVVM::GriddepcontrolOp::create(at, func.getLoc(),
+                                   NVVM::GridDepActionKind::launch_dependents);
+  }
   kernel.walk([&](func::ReturnOp ret) {
     OpBuilder rb(ret);
     gpu::ReturnOp::create(rb, ret.getLoc());

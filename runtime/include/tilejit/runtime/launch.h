@@ -23,6 +23,11 @@ struct LaunchConfig {
   uint32_t shared_bytes = 0;
   /// nullptr is the legacy default stream.
   CUstream stream = nullptr;
+  /// A programmatic dependent launch (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_
+  /// STREAM_SERIALIZATION): the kernel may start before the one before it on
+  /// the stream completes, and must wait for it itself (griddepcontrol.wait,
+  /// KernelBuilder::programmatic_launch). Off when TILEJIT_PDL is 0.
+  bool programmatic = false;
 };
 
 /// Launches `f` with cuLaunchKernelEx; `params` as cuLaunchKernel's

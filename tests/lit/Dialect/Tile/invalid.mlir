@@ -504,3 +504,10 @@ func.func @unstack_parts(%a: tensor<8x3xi32>) {
   %u:2 = tile.unstack %a : tensor<8x3xi32> -> tensor<8x1xi32>, tensor<8x1xi32>
   return
 }
+
+// -----
+
+// expected-error @+1 {{'tile.programmatic' must be a unit attribute on a func.func}}
+func.func @programmatic_not_unit() attributes {tile.threads = 32 : i32, tile.programmatic = 1 : i32} {
+  return
+}

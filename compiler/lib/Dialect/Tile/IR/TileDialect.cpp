@@ -39,6 +39,12 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
                                 "func.func";
     return success();
   }
+  if (attr.getName() == getProgrammaticAttrName()) {
+    if (!isa<func::FuncOp>(op) || !isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'" << getProgrammaticAttrName()
+                             << "' must be a unit attribute on a func.func";
+    return success();
+  }
   if (attr.getName() != getThreadsAttrName())
     return op->emitError() << "unknown tile dialect attribute '"
                            << attr.getName().getValue() << "'";

@@ -60,6 +60,10 @@ def Tile_Dialect : Dialect {
     /// Name of the attribute that asks for at least this many blocks of a
     /// kernel on each SM at once (an i32; ptxas limits the registers).
     static constexpr ::llvm::StringLiteral getMinBlocksAttrName() { return "tile.min_blocks"; }
+    /// Name of the unit attribute that makes a kernel a programmatic
+    /// dependent launch: it waits for the grid before it on the stream at its
+    /// start and lets the grid after it launch early.
+    static constexpr ::llvm::StringLiteral getProgrammaticAttrName() { return "tile.programmatic"; }
   }];
 }
 
