@@ -30,6 +30,16 @@ void check_experts_vector(std::string_view fn, std::string_view arg,
   detail::check_shape(fn, arg, v, {experts}, "(E, the experts)");
 }
 
+/// UserError unless arguments `a` and `b` are both given or neither.
+void check_together(std::string_view fn, std::string_view a, bool has_a,
+                    std::string_view b, bool has_b) {
+  if (has_a != has_b)
+    detail::fail(fn,
+                 "argument '{}' is given without '{}'; requires both or "
+                 "neither",
+                 has_a ? a : b, has_a ? b : a);
+}
+
 void check_scoring(std::string_view fn, std::string_view scoring_func) {
   if (parse_scoring_func(scoring_func) != ScoringFunc::sqrtsoftplus)
     detail::fail(fn, "argument 'scoring_func' is '{}'; requires 'sqrtsoftplus'",
@@ -85,12 +95,8 @@ Shapes check_forward(const HostTensor &logits, int64_t num_topk,
     check_flags(fwd, "mask", *a.mask, s.tokens);
   if (a.bias)
     check_experts_vector(fwd, "bias", *a.bias, s.experts);
-  if (a.image_bias.has_value() != a.image_token_mask.has_value())
-    detail::fail(fwd,
-                 "argument '{}' is given without '{}'; requires both or "
-                 "neither",
-                 a.image_bias ? "image_bias" : "image_token_mask",
-                 a.image_bias ? "image_token_mask" : "image_bias");
+  check_together(fwd, "image_bias", a.image_bias.has_value(),
+                 "image_token_mask", a.image_token_mask.has_value());
   if (a.image_bias) {
     check_experts_vector(fwd, "image_bias", *a.image_bias, s.experts);
     check_flags(fwd, "image_token_mask", *a.image_token_mask, s.tokens);
@@ -107,12 +113,8 @@ Shapes check_forward(const HostTensor &logits, int64_t num_topk,
     detail::check_shape(fwd, "unmapped_topk_idx", *a.unmapped_topk_idx,
                         {s.tokens, s.topk}, "(T, num_topk)");
   }
-  if (a.to_physical_map.has_value() != a.logical_count.has_value())
-    detail::fail(fwd,
-                 "argument '{}' is given without '{}'; requires both or "
-                 "neither",
-                 a.to_physical_map ? "to_physical_map" : "logical_count",
-                 a.to_physical_map ? "logical_count" : "to_physical_map");
+  check_together(fwd, "to_physical_map", a.to_physical_map.has_value(),
+                 "logical_count", a.logical_count.has_value());
   if (a.to_physical_map) {
     detail::check_tensor(fwd, "to_physical_map", *a.to_physical_map, DType::i32,
                          2);
@@ -241,12 +243,8 @@ HostTensor moe_topk_gate_backward_ref(
     detail::check_shape(bwd, arg, *t, {tokens, topk},
                         "(T, K), the shape of 'topk_idx'");
   }
-  if (mask.has_value() != grad_scores_sum.has_value())
-    detail::fail(bwd,
-                 "argument '{}' is given without '{}'; requires both or "
-                 "neither",
-                 mask ? "mask" : "grad_scores_sum",
-                 mask ? "grad_scores_sum" : "mask");
+  check_together(bwd, "mask", mask.has_value(), "grad_scores_sum",
+                 grad_scores_sum.has_value());
   int64_t per_sequence = 0;
   if (mask) {
     check_flags(bwd, "mask", *mask, tokens);
