@@ -178,4 +178,30 @@ void mhc_multilayer_recompute_ref(
     const std::vector<HostTensor> &layer_input_list,
     const std::vector<HostTensor> &residual_list);
 
+// --- TileKernels 2.1: mhc_reduce_partials_and_rmsnorm (tk21_ops.md §6.2) ---
+struct MhcReducePartialsResult {
+  HostTensor out_mul; ///< fp32 (T, G, N3): the splits' sum
+  HostTensor sqrsum;  ///< fp32 (T, G)
+  HostTensor out;     ///< fp32 (T, N3): sum over groups of out_mul * rms
+};
+/// The split-K partials out_mul_splitted fp32 (n_splits, T, G, N3) and
+/// sqrsum_splitted fp32 (n_splits, T, G) added in split order (f32), and out
+/// = fmaf(out_mul, 1 / sqrt(sqrsum / rms_group_size + rms_eps), out) group
+/// by group (the kernel's rsqrtf: a tolerance).
+MhcReducePartialsResult
+mhc_reduce_partials_and_rmsnorm_fwd_ref(const HostTensor &out_mul_splitted,
+                                        const HostTensor &sqrsum_splitted,
+                                        int64_t rms_group_size, float rms_eps);
+struct MhcReducePartialsGrads {
+  HostTensor out_mul_grad; ///< fp32 (T, G, N3) = out_grad * rms
+  HostTensor sqrsum_grad;  ///< fp32 (T, G)
+};
+/// The backward: out_mul_grad = out_grad * r, sqrsum_grad = (sum_j out_grad
+/// * out_mul) * r / (sqrsum + C) / -2 with r the forward's factor and C =
+/// fl32(rms_eps * rms_group_size in float64). out_grad fp32 (T, N3), out_mul
+/// fp32 (T, G, N3), sqrsum fp32 (T, G).
+MhcReducePartialsGrads mhc_reduce_partials_and_rmsnorm_bwd_ref(
+    const HostTensor &out_grad, const HostTensor &out_mul,
+    const HostTensor &sqrsum, int64_t rms_group_size, float rms_eps);
+
 } // namespace tilejit::mhc
