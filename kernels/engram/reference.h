@@ -83,4 +83,44 @@ void grad_w_reduce_ref(const HostTensor &grad_w_partial,
                        const HostTensor &grad_weight_hidden,
                        const HostTensor &grad_weight_embed);
 
+// --- TileKernels 2.1: Engram Sinkhorn (tk21_ops.md §5.4) -------------------
+
+/// m32 = fmaf(m, fl32(beta1), fl32(1 - beta1) * g) per element; the buffer
+/// (bf16 or f32, updated in place) gets m32 in its dtype, and the result
+/// (f32, grad's shape) is fmaf(g, c1, c0 * m32) (nesterov, from the
+/// unrounded m32) or m32. grad bf16 or f32; both contiguous, one shape, a
+/// multiple of 256 elements. Bit-exact with the kernel's FMAs.
+HostTensor
+engram_sinkhorn_momentum_update_ref(const HostTensor &grad,
+                                    const HostTensor &momentum_buffer,
+                                    double beta1, bool nesterov = true);
+
+struct EngramSinkhornStepResult {
+  HostTensor row_norm;          ///< f32 (R,)
+  HostTensor col_sumsq_partial; ///< f32 (num_partials, Dh)
+};
+/// One row step of matrix f32 (R, Dh), Dh a multiple of 256: x = (rs * M)
+/// * cs, n = |x|, row_scale *= 1 / (n + eps) in place; block p of
+/// num_partials (TileKernels: 3 x the SMs) takes the rows [p * rpc, (p + 1)
+/// * rpc), rpc = ceil(R / num_partials), and sums (x / (n + eps))^2 over
+/// them into its partial row (f32, in row order). The norm's sum of squares
+/// is in float64 (the kernel's f32 tree: a tolerance).
+EngramSinkhornStepResult engram_sinkhorn_step_ref(const HostTensor &matrix,
+                                                  const HostTensor &row_scale,
+                                                  const HostTensor &col_scale,
+                                                  float eps,
+                                                  int64_t num_partials = 396);
+
+/// col_sumsq[c] = the partials' column c added in partial order (f32), in
+/// place; bit-exact. col_sumsq_partial f32 (P, Dh), Dh a multiple of 256.
+void engram_sinkhorn_step_reduce_ref(const HostTensor &col_sumsq_partial,
+                                     const HostTensor &col_sumsq);
+
+/// out[r, c] = x_c * (alpha / (|x| + eps)) with x = (rs * M[r]) * cs, f32
+/// (R, Dh); the norm as in engram_sinkhorn_step_ref.
+HostTensor engram_sinkhorn_finalize_ref(const HostTensor &matrix,
+                                        const HostTensor &row_scale,
+                                        const HostTensor &col_scale, float eps,
+                                        float alpha);
+
 } // namespace tilejit::engram
