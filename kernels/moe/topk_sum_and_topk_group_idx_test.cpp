@@ -45,7 +45,6 @@ TILEJIT_OP_TEST(topk_sum_and_topk_group_idx) {
   // TileKernels' benchmark: 256 experts in 8 groups, top 2 summed, 4 kept.
   t.cases.push_back(ranked({8001, 8, 32}, 2, 4, Case::bench, 7.65));
 
-  const auto scores = fake(DType::f32, {10, 8, 32});
   const auto out = fake(DType::i64, {10, 4}, {}, 0x100000);
   t.errors = {
       {"33 groups",
