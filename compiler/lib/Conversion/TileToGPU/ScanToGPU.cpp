@@ -1,5 +1,4 @@
-//===- ScanToGPU.cpp - tile.scan through shared memory
-//---------------------===//
+//===- ScanToGPU.cpp - tile.scan through shared memory ------------------===//
 //
 // An inclusive prefix sum along one dimension, Hillis-Steele: every slot
 // writes its element to the op's shared buffer at its row-major index;
@@ -8,9 +7,9 @@
 // is below d) and writes the sum to the other half of the buffer, one
 // barrier a step. The buffer has a word of padding after every 32
 // elements, so that a thread's row of consecutive elements does not put
-// every lane of a warp on a few banks. A thread's own running sums stay in its registers. A
-// barrier before the first writes keeps a loop's previous user of the
-// scratch buffer from reading what this one overwrites.
+// every lane of a warp on a few banks. A thread's own running sums stay in
+// its registers. A barrier before the first writes keeps a loop's previous
+// user of the scratch buffer from reading what this one overwrites.
 //
 //===----------------------------------------------------------------------===//
 #include "Patterns.h"
