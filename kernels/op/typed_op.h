@@ -81,27 +81,15 @@ Kernel (*kernel_at(const OpKernel<Spec> &k, int index))(const Spec &) {
   return k.then[static_cast<size_t>(index) - 1];
 }
 
-/// The scratch tensor of `k` for `spec` bound to `data` (0: none yet, for
-/// checks that need its layout only).
+/// The view of `k`'s scratch tensor for `spec` at address 0 (a launch sets
+/// the address of its memory); nullopt for an op without one.
 template <class Spec>
-void bind_scratch(const OpKernel<Spec> &k, const Spec &spec, CUdeviceptr data,
-                  KernelArgs &args) {
+std::optional<rt::TensorView> scratch_view(const OpKernel<Spec> &k,
+                                           const Spec &spec) {
   if (!k.scratch)
-    return;
+    return std::nullopt;
   const TensorShape s = k.scratch(spec);
-  args.tensor("scratch", rt::TensorView::contiguous(data, s.dtype, s.shape));
-}
-
-/// The bytes of `k`'s scratch tensor for `spec` (0 without one).
-template <class Spec>
-size_t scratch_bytes(const OpKernel<Spec> &k, const Spec &spec) {
-  if (!k.scratch)
-    return 0;
-  const TensorShape s = k.scratch(spec);
-  size_t n = size_of(s.dtype);
-  for (int64_t d : s.shape)
-    n *= static_cast<size_t>(d);
-  return n;
+  return rt::TensorView::contiguous(0, s.dtype, s.shape);
 }
 
 /// The tensors and scalars a launch of `c` binds: the op's, with its views.
@@ -131,9 +119,12 @@ template <class Spec> OpDef make_op(OpDef op, OpKernel<Spec> k) {
   op.kernel_args = [k](const Call &c) {
     const Spec spec = k.spec(c);
     KernelArgs args = bound_args(k, c, spec);
-    bind_scratch(k, spec, 0, args);
+    if (std::optional<rt::TensorView> view = scratch_view(k, spec))
+      args.tensor("scratch", *view);
     return args;
   };
+  if (count > 8)
+    throw InternalError("internal error: an op of more than 8 kernels");
   std::vector<std::shared_ptr<KernelTable<Spec>>> tables;
   for (int i = 0; i < count; ++i)
     tables.push_back(std::make_shared<KernelTable<Spec>>());
@@ -142,8 +133,6 @@ template <class Spec> OpDef make_op(OpDef op, OpKernel<Spec> k) {
     KernelArgs args = bound_args(k, c, spec);
     // Every kernel loaded (compiled on a miss) before any runs.
     std::array<const LoadedKernel *, 8> loaded{};
-    if (tables.size() > loaded.size())
-      throw InternalError("internal error: an op of more than 8 kernels");
     for (size_t i = 0; i < tables.size(); ++i) {
       const int index = static_cast<int>(i);
       loaded[i] = &tables[i]->get(spec, [&]() -> const LoadedKernel & {
@@ -152,9 +141,11 @@ template <class Spec> OpDef make_op(OpDef op, OpKernel<Spec> k) {
       });
     }
     std::optional<rt::StreamMemory> scratch;
-    if (k.scratch) {
-      scratch.emplace(scratch_bytes(k, spec), stream);
-      bind_scratch(k, spec, scratch->ptr(), args);
+    if (std::optional<rt::TensorView> view = scratch_view(k, spec)) {
+      scratch.emplace(static_cast<size_t>(view->numel()) * size_of(view->dtype),
+                      stream);
+      view->data = scratch->ptr();
+      args.tensor("scratch", *view);
     }
     for (size_t i = 0; i < tables.size(); ++i)
       launch_kernel(*loaded[i], args, name, stream);

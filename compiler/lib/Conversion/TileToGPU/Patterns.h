@@ -162,7 +162,8 @@ void populateConvertLayoutToGPUPatterns(
 class ScanOp;
 
 /// The shared buffer a tile.scan goes through: two copies of the fragment
-/// (one a step's reads, one its writes).
+/// (one a step's reads, one its writes), each with a word of padding after
+/// every 32 elements.
 MemRefType scanBufferType(ScanOp op);
 
 /// tile.scan -> a barrier, each element to the shared buffer, then a step of
