@@ -1,9 +1,6 @@
 """tile_kernels.moe on tilejit: the ops whose kernels run; the others raise
 NotImplementedError naming what is missing."""
-import tilejit
-
-from ._binding import (Conversion, _stream, not_bound, quant_tensor, same,
-                       tk_op, torch)
+from ._binding import Conversion, not_bound, quant_tensor, same, tk_op, torch
 
 topk_gate = tk_op("topk_gate", "scores, num_topk", returns="topk_idx")
 normalize_weight = tk_op("normalize_weight", "topk_weights",
@@ -46,6 +43,17 @@ reduce_fused = tk_op(
     returns="out")
 
 
+_MAPS = ("pos_to_expert", "pos_to_token", "pos_to_token_topk",
+         "token_topk_to_pos", "expert_start", "expert_end",
+         "num_tokens_per_expert")
+# The op's call, its maps allocated from its declaration (num_expanded_tokens
+# 0: the bound, laid out by the op).
+_fused_mapping = tk_op(
+    "get_fused_mapping",
+    "topk_idx, num_experts, num_expanded_tokens, alignment",
+    name="_fused_mapping", returns=_MAPS)
+
+
 def get_fused_mapping(topk_idx, num_experts, num_expanded_tokens, alignment,
                       force_no_sync=False):
     """TileKernels' get_fused_mapping, on tilejit's op get_fused_mapping:
@@ -64,35 +72,9 @@ def get_fused_mapping(topk_idx, num_experts, num_expanded_tokens, alignment,
     positions), which must hold every segment (positions past it are
     dropped: token_topk_to_pos still names them), and the list is [].
     The launch goes to the current torch CUDA stream."""
-    t = torch()
-    if not isinstance(num_expanded_tokens, int) or num_expanded_tokens < 0:
-        raise ValueError("argument 'num_expanded_tokens' is "
-                         f"{num_expanded_tokens!r}; requires an int >= 0")
-    if not isinstance(alignment, int) or alignment < 1:
-        raise ValueError(f"argument 'alignment' is {alignment!r}; requires "
-                         "an int >= 1")
-    if getattr(topk_idx, "dim", lambda: 0)() != 2:
-        raise ValueError("argument 'topk_idx' has shape "
-                         f"{list(getattr(topk_idx, 'shape', []))}; requires "
-                         "[T, K]")
-    tokens, topk = topk_idx.shape
-    sync = num_expanded_tokens == 0 and not force_no_sync
-    # 0: the bound (also with force_no_sync, where TileKernels returns maps
-    # of no positions that its segments overrun).
-    n = num_expanded_tokens or ((tokens * topk + (alignment - 1)
-                                 * num_experts) // alignment * alignment)
-    device = topk_idx.device
-
-    def i32(*shape):
-        return t.empty(shape, dtype=t.int32, device=device)
-
-    out = (i32(n), i32(n), i32(n), i32(tokens, topk), i32(num_experts),
-           i32(num_experts), i32(num_experts))
-    tilejit.ops.get_fused_mapping(
-        topk_idx, *out, num_experts=num_experts, alignment=alignment,
-        num_expanded_tokens=n,
-        stream=_stream(device) if topk_idx.is_cuda else 0)
-    if not sync:
+    out = _fused_mapping(topk_idx, num_experts, num_expanded_tokens,
+                         alignment)
+    if num_expanded_tokens != 0 or force_no_sync:
         return (*out, [])
     counts = out[6].tolist()
     n = sum(counts)
