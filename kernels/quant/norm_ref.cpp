@@ -42,7 +42,8 @@ float round_to(DType dtype, float v) {
 }
 
 /// x: contiguous bf16 or f32 with rows of H, 0 < H <= 8192, H a multiple of
-/// `multiple`; `like` tensors of its dtype and shape, `weight` (H,).
+/// `multiple`; `like` tensors of its dtype and shape (null: not given),
+/// `weight` (H,).
 int64_t check_rows(
     std::string_view fn, const HostTensor &x, int64_t multiple,
     std::initializer_list<int> ranks,
@@ -60,6 +61,8 @@ int64_t check_rows(
                          "elements, a multiple of {}",
                          h, multiple));
   for (auto [arg, t] : like) {
+    if (!t)
+      continue;
     if (t->dtype() != x.dtype() || t->shape() != x.shape())
       fail(fn, fmt::format("argument '{}' is {}[{}]; requires x's {}[{}]", arg,
                            name_of(t->dtype()), fmt::join(t->shape(), ", "),
@@ -77,6 +80,11 @@ int64_t check_rows(
     detail::check_contiguous(fn, "weight", *weight);
   }
   return h;
+}
+
+/// The tensor of an optional argument, or null.
+const HostTensor *given(const std::optional<HostTensor> &t) {
+  return t ? &*t : nullptr;
 }
 
 /// The output before its rounding, row by row, and what norm_forward keeps.
@@ -124,9 +132,8 @@ NormForwardResult norm_forward_ref(const HostTensor &x,
                                    float eps,
                                    const std::optional<HostTensor> &residual,
                                    float out_scale) {
-  const int64_t h = residual ? check_rows(fwd, x, 16, {2, 3},
-                                          {{"residual", &*residual}}, weight)
-                             : check_rows(fwd, x, 16, {2, 3}, {}, weight);
+  const int64_t h =
+      check_rows(fwd, x, 16, {2, 3}, {{"residual", given(residual)}}, weight);
   Forward f = forward(x, weight, eps, residual, out_scale, h);
   HostTensor out = HostTensor::zeros(x.dtype(), x.shape());
   for (int64_t i = 0; i < x.numel(); ++i)
@@ -146,8 +153,7 @@ NormForwardCastResult norm_forward_and_per_token_cast_ref(
                          "and {}; requires 'e4m3' and 32",
                          fmt, num_per_channels));
   const int64_t h =
-      residual ? check_rows(fn, x, 16, {2}, {{"residual", &*residual}}, weight)
-               : check_rows(fn, x, 16, {2}, {}, weight);
+      check_rows(fn, x, 16, {2}, {{"residual", given(residual)}}, weight);
   Forward f = forward(x, weight, eps, residual, out_scale, h);
   // The cast of the output in x's dtype: its amax is that of the rounded
   // values (rounding is monotone), as the kernel's of |y32| rounded.
@@ -174,12 +180,10 @@ NormBackwardResult norm_backward_ref(
     const std::optional<HostTensor> &residual_out_grad, float out_scale,
     const std::optional<HostTensor> &weight_grad) {
   const int64_t h =
-      residual_out_grad
-          ? check_rows(bwd, x, 32, {2},
-                       {{"out_grad", &out_grad},
-                        {"residual_out_grad", &*residual_out_grad}},
-                       weight)
-          : check_rows(bwd, x, 32, {2}, {{"out_grad", &out_grad}}, weight);
+      check_rows(bwd, x, 32, {2},
+                 {{"out_grad", &out_grad},
+                  {"residual_out_grad", given(residual_out_grad)}},
+                 weight);
   const int64_t rows = x.size(0);
   if (rstd.dtype() != DType::f32 || rstd.rank() != 1 || rstd.size(0) != rows)
     fail(bwd, fmt::format("argument 'rstd' is {}[{}]; requires f32[{}] (a "
