@@ -15,6 +15,9 @@ namespace tilejit::moe {
 
 Kernel expand_to_fused_kernel(const ExpandToFusedSpec &s) {
   dsl::KernelBuilder k("expand_to_fused", s.threads);
+  // Launched while the kernel before it on the stream finishes (a routing
+  // chain of short kernels).
+  k.programmatic_launch();
   const int64_t threads = s.threads, topk = s.topk;
   auto x = k.tensor("x", s.dtype, 2, dsl::vectors_of(s.vector_bytes));
   // token_topk_to_pos flattened to (T * K,): the scatters' row indices.

@@ -81,6 +81,9 @@ Value zero_rows(dsl::KernelBuilder &k, const FusedMappingSpec &s) {
 
 Kernel get_fused_mapping_count_kernel(const FusedMappingSpec &s) {
   dsl::KernelBuilder k("get_fused_mapping_count", s.threads);
+  // Launched while the kernel before it on the stream finishes (a routing
+  // chain of short kernels).
+  k.programmatic_launch();
   const Run run = block_run(k, s);
   auto to_pos =
       k.tensor("flat_token_topk_to_pos", i32, 1, dsl::inner_contiguous());
@@ -126,6 +129,7 @@ Kernel get_fused_mapping_count_kernel(const FusedMappingSpec &s) {
 
 Kernel get_fused_mapping_place_kernel(const FusedMappingSpec &s) {
   dsl::KernelBuilder k("get_fused_mapping_place", s.threads);
+  k.programmatic_launch();
   const Run run = block_run(k, s);
   auto to_pos =
       k.tensor("flat_token_topk_to_pos", i32, 1, dsl::inner_contiguous());

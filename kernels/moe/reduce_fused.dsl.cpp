@@ -15,6 +15,9 @@ namespace tilejit::moe {
 
 Kernel reduce_fused_kernel(const ReduceFusedSpec &s) {
   dsl::KernelBuilder k("reduce_fused", s.threads);
+  // Launched while the kernel before it on the stream finishes (a routing
+  // chain of short kernels).
+  k.programmatic_launch();
   dsl::Access access = dsl::vectors_of(s.vector_bytes);
   const int64_t bh = s.block_h, topk = s.topk;
   auto x = k.tensor("x", s.in_dtype, 2, access);

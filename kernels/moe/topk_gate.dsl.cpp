@@ -13,6 +13,9 @@ namespace tilejit::moe {
 
 Kernel topk_gate_kernel(const TopkGateSpec &s) {
   dsl::KernelBuilder k("topk_gate", s.threads);
+  // Launched while the kernel before it on the stream finishes (a routing
+  // chain of short kernels).
+  k.programmatic_launch();
   dsl::Access access = dsl::vectors_of(s.vector_bytes);
   auto scores = k.tensor("scores", DType::f32, 2, access);
   auto topk_idx = k.tensor("topk_idx", DType::i64, 2);
