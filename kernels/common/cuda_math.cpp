@@ -1,6 +1,6 @@
-// cuda_math.cpp - cuda_expf's thread-local recorder and table. Arguments
-// that are bf16 values (the low 16 bits zero: every argument of a bf16
-// input's SwiGLU) take a direct table by their high 16 bits, others an
+// cuda_math.cpp - cuda_log1pf, and cuda_expf's thread-local recorder and table.
+// Arguments that are bf16 values (the low 16 bits zero: every argument of a
+// bf16 input's SwiGLU) take a direct table by their high 16 bits, others an
 // open-addressing hash table of 32-bit keys, so that a reference of 10^8
 // calls with 10^8 distinct arguments (a dequantized e4m3 x times f32 scales)
 // stays fast (std::unordered_set took 40 s for 7 x 10^7).
@@ -10,6 +10,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace tilejit::ref {
@@ -159,5 +160,47 @@ ExpfValues::~ExpfValues() {
 }
 
 int64_t ExpfValues::misses() const { return t_table->misses; }
+
+/// 1 + x rounded toward zero (PTX add.rz.f32): the sum in double, exact for
+/// every x that matters here (|x| < 2^53 or x >= 2^-29 in magnitude), then
+/// truncated; a negative x too small for the double sum gives the float
+/// below 1.
+static float add_one_toward_zero(float x) {
+  const double exact = 1.0 + static_cast<double>(x);
+  if (x < 0.0f && exact == 1.0)
+    return std::nextafter(1.0f, 0.0f);
+  float f = static_cast<float>(exact);
+  if (std::fabs(static_cast<double>(f)) > std::fabs(exact))
+    f = std::nextafter(f, 0.0f);
+  return f;
+}
+
+float cuda_log1pf(float x) {
+  auto bits = [](float f) { return std::bit_cast<uint32_t>(f); };
+  auto from = [](uint32_t b) { return std::bit_cast<float>(b); };
+  const uint32_t ix = bits(x);
+  const uint32_t ebits =
+      (bits(add_one_toward_zero(x)) - 0x3f400000u) & 0xff800000u;
+  const float xs = from(ix - ebits);
+  const float four = from(0x40800000u - ebits);
+  const float t = std::fmaf(0.25f, four, -1.0f) + xs;
+  const float e =
+      static_cast<float>(static_cast<int32_t>(ebits)) * from(0x34000000u);
+  float p = from(0xbd39bf78u);
+  for (uint32_t c : {0x3dd80012u, 0xbe0778e0u, 0x3e146475u, 0xbe2a68ddu,
+                     0x3e4caf9eu, 0xbe800042u, 0x3eaaaae6u, 0xbf000000u})
+    p = std::fmaf(p, t, from(c));
+  float y = std::fmaf(t * p, t, t);
+  y = std::fmaf(e, from(0x3f317218u), y);
+  if (ix < 0x7f800000u) // a finite x >= +0
+    return y;
+  if (x == 0.0f) // -0
+    return -0.0f;
+  // -1 <= x < 0 keeps y; x < -1, infinities and NaNs: fma(x, inf, inf).
+  const float inf = std::numeric_limits<float>::infinity();
+  return static_cast<int32_t>(ix) < static_cast<int32_t>(0xbf800001u)
+             ? y
+             : std::fmaf(x, inf, inf);
+}
 
 } // namespace tilejit::ref

@@ -1,5 +1,5 @@
-// cuda_math.h - CUDA's expf as the CPU references call it. DeepSeek's
-// references and TileKernels' kernels compute e^x with CUDA's expf
+// cuda_math.h - CUDA's expf and log1pf as the CPU references call them.
+// DeepSeek's references and TileKernels' kernels compute e^x with CUDA's expf
 // (libdevice __nv_expf: torch.exp, T.exp), which differs from glibc's expf
 // on 7.1 % of f32 arguments (4.8 % of bf16 ones), by up to 2 ulp (measured
 // on the H200 by tools/gpu/expf_survey.py), and whose ex2.approx step no
@@ -18,6 +18,12 @@ namespace tilejit::ref {
 
 /// e^x: CUDA's value where installed on this thread, else glibc's expf.
 float cuda_expf(float x);
+
+/// log(1 + x) bit for bit as CUDA's log1pf (libdevice __nv_log1pf without
+/// flush-to-zero, the DSL's k.log1p): its steps in f32 with fmaf, the
+/// round-toward-zero 1 + x computed exactly. Proven on the GPU against
+/// k.log1p (tests/gpu/math_cuda_gpu_test.cpp).
+float cuda_log1pf(float x);
 
 /// While alive, records on this thread every argument cuda_expf sees.
 class ExpfRecorder {

@@ -31,11 +31,15 @@ enum class ScoringFunc {
 /// 'sigmoid', 'sqrtsoftplus', 'softmax' or 'identity', in any case;
 /// nullopt for anything else.
 std::optional<ScoringFunc> parse_scoring_func(std::string_view name);
-/// 1 / (1 + expf(-x)), IEEE float32 division.
+/// 1 / (1 + expf(-x)), IEEE float32 division; expf is CUDA's
+/// (ref::cuda_expf), as below.
 float sigmoid_score(float x);
-/// sqrtf(softplus(x)) with softplus(x) = x > 20 ? x : log1pf(expf(x)).
+/// sqrtf(softplus(x)) with softplus(x) = x > 20 ? x : log1pf(expf(x))
+/// (CUDA's log1pf, ref::cuda_log1pf).
 float sqrtsoftplus_score(float x);
-/// expf(x - max) / sum over one row; the sum is float32, in index order.
+/// expf(x - max) / sum over one row; the sum is float32 in a warp's order:
+/// 32 lanes each adding its 4-element chunks (4l + 128j ..) in order, then
+/// an xor butterfly at distances 1, 2, 4, 8, 16.
 std::vector<float> softmax_scores(std::span<const float> logits);
 
 // --- §1.1-§1.4 selection -----------------------------------------------------

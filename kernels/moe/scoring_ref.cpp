@@ -3,6 +3,8 @@
 #include "moe/reference.h"
 #include "moe/routing.h"
 
+#include "common/cuda_math.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -26,11 +28,12 @@ std::optional<ScoringFunc> parse_scoring_func(std::string_view name) {
   return std::nullopt;
 }
 
-float sigmoid_score(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+// e^x and log(1 + x) as CUDA computes them (the GPU kernels', torch's).
+float sigmoid_score(float x) { return 1.0f / (1.0f + ref::cuda_expf(-x)); }
 
 float sqrtsoftplus_score(float x) {
   // PyTorch's F.softplus threshold (beta 1): linear above 20.
-  float softplus = x > 20.0f ? x : std::log1p(std::exp(x));
+  float softplus = x > 20.0f ? x : ref::cuda_log1pf(ref::cuda_expf(x));
   return std::sqrt(softplus);
 }
 
@@ -38,14 +41,29 @@ std::vector<float> softmax_scores(std::span<const float> logits) {
   float max = -INFINITY;
   for (float x : logits)
     max = std::max(max, x);
-  std::vector<float> p(logits.size());
-  float sum = 0.0f;
-  for (size_t i = 0; i < logits.size(); ++i) {
-    p[i] = std::exp(logits[i] - max);
-    sum += p[i];
+  const size_t n = logits.size();
+  std::vector<float> p(n);
+  for (size_t i = 0; i < n; ++i)
+    p[i] = ref::cuda_expf(logits[i] - max);
+  // A warp's sum: lane l adds its 4-element chunks (elements 4l + 128j ..
+  // 4l + 128j + 3) in order, then the lanes combine by xor butterfly at
+  // distances 1, 2, 4, 8, 16 (DeepSeek's kernel: the same lanes, distances
+  // 16 down to 1; within the spec's tolerance of each other).
+  float lane[32];
+  for (size_t l = 0; l < 32; ++l) {
+    lane[l] = 0.0f;
+    for (size_t chunk = l; 4 * chunk < n; chunk += 32)
+      for (size_t i = 4 * chunk; i < std::min(n, 4 * chunk + 4); ++i)
+        lane[l] += p[i];
+  }
+  for (size_t d = 1; d < 32; d *= 2) {
+    float next[32];
+    for (size_t l = 0; l < 32; ++l)
+      next[l] = lane[l] + lane[l ^ d];
+    std::copy(next, next + 32, lane);
   }
   for (float &v : p)
-    v = v / sum;
+    v = v / lane[0];
   return p;
 }
 

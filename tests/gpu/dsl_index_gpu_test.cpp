@@ -1,6 +1,7 @@
 // dsl_index_gpu_test.cpp - k.take and k.put on the GPU: per-thread arrays
 // (rows laid out one a thread) indexed by a position per row and by a loop
-// variable, and a lookup across the threads of a row, bit for bit.
+// variable, and a lookup across the threads of a row, bit for bit; k.load_at
+// (a table read at per-element positions).
 #include "dsl_gpu.h"
 
 #include "common/abi.h"
@@ -14,6 +15,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -293,5 +295,95 @@ TEST_CASE("cumsum gives prefix sums along either dimension", "[dsl][index]") {
                           << along_cols[at] << ", want " << want_row << " / "
                           << want_col);
     }
+  CHECK(bad == 0);
+}
+
+namespace {
+
+constexpr int kAtRows = 16, kAtCols = 8, kTableRows = 20, kTableCols = 7;
+
+/// A block's (16, 8) positions into an i64 table (20, 7): picked[r, j] =
+/// table[rows[r, j], cols[r, j]] (i32 and i64 indices), column3[r, j] =
+/// table[rows[r, j], 3] (a scalar index), and top[r] = table[max_j rows[r,
+/// j], 0] (indices from a reduction, a copy in several threads).
+Kernel load_at_kernel() {
+  dsl::KernelBuilder k("load_at", 128);
+  auto table = k.tensor("table", DType::i64, 2);
+  auto rows = k.tensor("rows", DType::i32, 2);
+  auto cols = k.tensor("cols", DType::i64, 2);
+  auto picked = k.tensor("picked", DType::i64, 2);
+  auto column3 = k.tensor("column3", DType::i64, 2);
+  auto top = k.tensor("top", DType::i64, 2);
+  auto row = k.block_id(0) * k.index(kAtRows), zero = k.index(0);
+  auto r = k.load(rows, {row, zero}, {kAtRows, kAtCols});
+  auto c = k.load(cols, {row, zero}, {kAtRows, kAtCols});
+  k.store(k.load_at(table, {r, c}), picked, {row, zero});
+  k.store(k.load_at(table, {r, k.index(3)}), column3, {row, zero});
+  k.store(k.load_at(table, {k.reduce_max(r, 1), zero}), top, {row, zero});
+  return k.build();
+}
+
+} // namespace
+
+TEST_CASE("load_at reads a table at per-element positions, 0 outside",
+          "[dsl][index]") {
+  const ops::LoadedKernel &kernel = ops::load_kernel(
+      ops::make_key("test_load_at"), [] { return load_at_kernel(); });
+  const int64_t rows = 5 * kAtRows + 3, n = rows * kAtCols;
+  std::mt19937_64 gen(Catch::rngSeed());
+  // Negative, inside and past the end along each dimension.
+  std::uniform_int_distribution<int32_t> row_at(-2, kTableRows + 1);
+  std::uniform_int_distribution<int64_t> col_at(-2, kTableCols + 1);
+  std::vector<int32_t> r(n);
+  std::vector<int64_t> c(n), table(kTableRows * kTableCols);
+  for (int64_t i = 0; i < n; ++i) {
+    r[i] = row_at(gen);
+    c[i] = col_at(gen);
+  }
+  for (int64_t i = 0; i < kTableRows * kTableCols; ++i)
+    table[i] = (int64_t{1} << 40) + 3 * i + 1; // no 0, bits above 32
+  rt::DeviceBuffer dtable(table.size() * 8), dr(n * 4), dc(n * 8),
+      dpicked(n * 8), dcol3(n * 8), dtop(rows * 8);
+  dtable.upload(table.data(), table.size() * 8);
+  dr.upload(r.data(), n * 4);
+  dc.upload(c.data(), n * 8);
+  const int64_t ts[2] = {kTableRows, kTableCols}, ps[2] = {rows, kAtCols},
+                tops[2] = {rows, 1};
+  launch_rows(
+      kernel, rows,
+      [&](rt::ArgPack &args) {
+        ops::push_tensor(
+            args, rt::TensorView::contiguous(dtable.ptr(), DType::i64, ts));
+        ops::push_tensor(args,
+                         rt::TensorView::contiguous(dr.ptr(), DType::i32, ps));
+        ops::push_tensor(args,
+                         rt::TensorView::contiguous(dc.ptr(), DType::i64, ps));
+        for (rt::DeviceBuffer *out : {&dpicked, &dcol3})
+          ops::push_tensor(
+              args, rt::TensorView::contiguous(out->ptr(), DType::i64, ps));
+        ops::push_tensor(
+            args, rt::TensorView::contiguous(dtop.ptr(), DType::i64, tops));
+      },
+      /*threads=*/128, /*block_rows=*/kAtRows);
+  std::vector<int64_t> picked(n), col3(n), top(rows);
+  dpicked.download(picked.data(), n * 8);
+  dcol3.download(col3.data(), n * 8);
+  dtop.download(top.data(), rows * 8);
+  auto at = [&](int64_t i, int64_t j) -> int64_t {
+    return i >= 0 && i < kTableRows && j >= 0 && j < kTableCols
+               ? table[i * kTableCols + j]
+               : 0;
+  };
+  size_t bad = 0, outside = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    bad += picked[i] != at(r[i], c[i]);
+    bad += col3[i] != at(r[i], 3);
+    outside += at(r[i], c[i]) == 0;
+  }
+  for (int64_t t = 0; t < rows; ++t)
+    bad += top[t] !=
+           at(*std::max_element(&r[t * kAtCols], &r[t * kAtCols] + kAtCols), 0);
+  CHECK(outside > 0);
+  CHECK(outside < static_cast<size_t>(n));
   CHECK(bad == 0);
 }

@@ -1,9 +1,12 @@
 // math_cuda_gpu_test.cpp - k.exp, k.log and k.log1p against CUDA's own expf,
 // logf and log1pf (the PTX nvcc emits for them, cuda_math_ptx.h) on every
 // one of the 2^32 f32 bit patterns: the quantisation ops compare with
-// TileKernels exactly, and TileKernels and torch compute with CUDA's.
+// TileKernels exactly, and TileKernels and torch compute with CUDA's. And
+// the CPU references' ref::cuda_log1pf against k.log1p.
 #include "cuda_math_ptx.h"
 #include "dsl_gpu.h"
+
+#include "common/cuda_math.h"
 
 #include "common/abi.h"
 #include "common/jit.h"
@@ -16,8 +19,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 using namespace tilejit;
 using namespace tilejit::dsl_gpu;
@@ -115,4 +120,45 @@ TEST_CASE("exp, log and log1p equal CUDA's expf, logf and log1pf on every "
          << ")");
     CHECK(host[f][0] == 0);
   }
+}
+
+TEST_CASE("the references' cuda_log1pf equals k.log1p", "[dsl][math]") {
+  const ops::LoadedKernel &ours =
+      ops::load_kernel(ops::make_key("test_math_exp_log"), exp_log_kernel);
+  // Every 61st bit pattern (70 million, every exponent and sign), in
+  // batches of 2^22.
+  constexpr uint32_t kBatch = 1u << 22, kStride = 61;
+  const int64_t rows = kBatch / kCols, shape[2] = {rows, kCols};
+  rt::DeviceBuffer dx(kBatch * 4), dexp(kBatch * 4), dlog(kBatch * 4),
+      dlog1p(kBatch * 4);
+  std::vector<float> x(kBatch), got(kBatch);
+  uint64_t mismatches = 0, checked = 0, first = 0;
+  for (uint64_t base = 0; base < (1ull << 32);
+       base += uint64_t{kBatch} * kStride) {
+    for (uint32_t i = 0; i < kBatch; ++i)
+      x[i] = from_bits(static_cast<uint32_t>(base + uint64_t{i} * kStride));
+    dx.upload(x.data(), kBatch * 4);
+    launch_rows(ours, rows, [&](rt::ArgPack &args) {
+      for (rt::DeviceBuffer *b : {&dx, &dexp, &dlog, &dlog1p})
+        ops::push_tensor(
+            args, rt::TensorView::contiguous(b->ptr(), DType::f32, shape));
+    });
+    dlog1p.download(got.data(), kBatch * 4);
+    for (uint32_t i = 0; i < kBatch; ++i) {
+      if (base + uint64_t{i} * kStride >= (1ull << 32))
+        break;
+      const float want = ref::cuda_log1pf(x[i]);
+      uint32_t a, b;
+      std::memcpy(&a, &want, 4);
+      std::memcpy(&b, &got[i], 4);
+      // NaNs agree as NaNs (their payloads are the hardware's).
+      if (a != b && !(std::isnan(want) && std::isnan(got[i])) &&
+          mismatches++ == 0)
+        std::memcpy(&first, &x[i], 4);
+      ++checked;
+    }
+  }
+  INFO("first mismatching input: 0x" << std::hex << first);
+  CHECK(checked > 70000000);
+  CHECK(mismatches == 0);
 }

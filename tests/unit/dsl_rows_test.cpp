@@ -1,6 +1,6 @@
 // dsl_rows_test.cpp - The DSL's row-indexed and masked accesses: gather,
-// scatter and store_where take what they require, each mistake with its
-// message, and well-formed ones compile to the PTX they should.
+// scatter, store_where and load_at take what they require, each mistake
+// with its message, and well-formed ones compile to the PTX they should.
 #include "dsl_error_of.h"
 
 #include "tilejit/compiler/compile.h"
@@ -112,4 +112,42 @@ TEST_CASE("DSL store_where takes an i1 mask of the value's shape",
                   k.full({4, 32}, -1, DType::i32));
   k.store_where(pad, k.full({4, 32}, 0, DType::f32), out, {r0, k.index(0)});
   CHECK_THAT(compile(k.build()).ptx, Contains("st.global.b32"));
+}
+
+TEST_CASE("DSL load_at takes an integer index a dimension, fragments of one "
+          "shape",
+          "[compiler][error]") {
+  auto at = [](auto &k) { return k.iota({4, 32}, 1); };
+  // Deliberate mistake: one index for a rank-2 tensor.
+  CHECK_THAT(error_of([&](auto &k, auto &x) { k.load_at(x, {at(k)}); }),
+             EndsWith("error: load_at: 1 indices for a tensor of rank 2; "
+                      "requires one a dimension"));
+  // Deliberate mistake: a float fragment as an index.
+  CHECK_THAT(error_of([&](auto &k, auto &x) {
+               k.load_at(x, {at(k), k.full({4, 32}, 1.0, DType::f32)});
+             }),
+             EndsWith("error: load_at: index 1 has type tensor<4x32xf32>; "
+                      "requires integers"));
+  // Deliberate mistake: index fragments of two shapes.
+  CHECK_THAT(error_of([&](auto &k, auto &x) {
+               k.load_at(x, {at(k), k.iota({8, 32}, 0)});
+             }),
+             EndsWith("error: load_at: index 1 has shape [8, 32] and an index "
+                      "before it [4, 32]; requires one shape"));
+  // Deliberate mistake: scalars only (load_scalar's job).
+  CHECK_THAT(
+      error_of([&](auto &k, auto &x) {
+        k.load_at(x, {k.index(0), k.index(1)});
+      }),
+      EndsWith("error: load_at: every index is a scalar; requires a fragment "
+               "among them (load_scalar reads one element)"));
+  // A table read at a fragment's rows and a scalar column compiles to one
+  // guarded scalar load an element.
+  dsl::KernelBuilder k("load_at_ok", 128);
+  auto table = k.tensor("table", DType::i32, 2);
+  auto out = k.tensor("out", DType::i32, 2);
+  auto r0 = k.block_id(0) * k.index(4);
+  k.store(k.load_at(table, {k.iota({4, 32}, 1), k.index(2)}), out,
+          {r0, k.index(0)});
+  CHECK_THAT(compile(k.build()).ptx, Contains("ld.global.b32"));
 }

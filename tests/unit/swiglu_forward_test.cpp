@@ -92,3 +92,37 @@ TEST_CASE("cuda_expf records its arguments and replays installed values",
   CHECK(ref::cuda_expf(2.5f) == std::exp(2.5f)); // not installed: glibc's
   CHECK(installed.misses() == 1);
 }
+
+TEST_CASE("cuda_log1pf is within 2 ulp of log1p and keeps its special values",
+          "[reference]") {
+  // The GPU test (math_cuda_gpu_test.cpp) proves it equal to k.log1p; here
+  // it is checked against double precision on a sweep of bit patterns.
+  auto ulps = [](float a, double exact) {
+    const float r = static_cast<float>(exact);
+    return std::abs(static_cast<double>(a) - exact) /
+           (std::nextafter(std::fabs(r), INFINITY) - std::fabs(r));
+  };
+  double worst = 0;
+  int64_t checked = 0;
+  for (uint64_t b = 0; b < (1ull << 32); b += 65521) {
+    const float x = std::bit_cast<float>(static_cast<uint32_t>(b));
+    if (!std::isfinite(x) || x <= -1.0f || std::fabs(x) < 1e-30f)
+      continue;
+    worst = std::max(
+        worst, ulps(ref::cuda_log1pf(x), std::log1p(static_cast<double>(x))));
+    ++checked;
+  }
+  CHECK(checked > 30000);
+  CHECK(worst <= 2.0);
+  CHECK(std::signbit(ref::cuda_log1pf(-0.0f)));
+  CHECK(ref::cuda_log1pf(-0.0f) == 0.0f);
+  CHECK(ref::cuda_log1pf(0.0f) == 0.0f);
+  CHECK(ref::cuda_log1pf(-1.0f) == -INFINITY);
+  CHECK(std::isnan(ref::cuda_log1pf(-1.5f)));
+  CHECK(std::isnan(ref::cuda_log1pf(NAN)));
+  CHECK(ref::cuda_log1pf(INFINITY) == INFINITY);
+  CHECK(std::isnan(ref::cuda_log1pf(-INFINITY)));
+  // Tiny arguments: log1p(x) = x to the last bit.
+  CHECK(ref::cuda_log1pf(1e-30f) == 1e-30f);
+  CHECK(ref::cuda_log1pf(-1e-30f) == -1e-30f);
+}

@@ -5,12 +5,15 @@
 // take sums the one matching element, moved as integer bits so that every
 // value (-0.0, NaN payloads) comes out unchanged. In a layout where each
 // thread holds whole rows along the dimension, the sum never leaves the
-// thread.
+// thread. load_at reads a tensor at positions a fragment holds
+// (tile.load_at), scalars among them splat to the fragments' shape.
 //
 //===----------------------------------------------------------------------===//
 #include "BuilderImpl.h"
 
 #include "tilejit/Dialect/Tile/IR/Tile.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
 
 using namespace mlir;
 
@@ -134,6 +137,66 @@ Value KernelBuilder::put(Value fragment, int dim, Value index, Value value,
   }
   Value match = eq(iota(at.shape, dim, DType::i32, loc), at.index, loc);
   return select(match, value, fragment, loc);
+}
+
+Value KernelBuilder::load_at(const Tensor &src,
+                             const std::vector<Value> &indices, Loc loc) {
+  impl_->checkOwn(src, loc, "load_at");
+  if (static_cast<int>(indices.size()) != src.rank())
+    impl_->fail(loc, fmt::format("load_at: {} indices for a tensor of rank "
+                                 "{}; requires one a dimension",
+                                 indices.size(), src.rank()));
+  // The fragments' shape: that of the first fragment among the indices.
+  RankedTensorType shape;
+  for (auto [d, index] : llvm::enumerate(indices)) {
+    if (!index.valid())
+      impl_->fail(loc,
+                  fmt::format("load_at: index {} is an empty dsl::Value", d));
+    impl_->checkOwn(index, loc, "load_at");
+    Type type = unwrap(index).getType();
+    Type elt = getElementTypeOrSelf(type);
+    if (!elt.isIntOrIndex() || elt.isInteger(1))
+      impl_->fail(loc, fmt::format("load_at: index {} has type {}; requires "
+                                   "integers",
+                                   d, typeName(type)));
+    auto fragment = mlir::dyn_cast<RankedTensorType>(type);
+    if (!fragment)
+      continue;
+    if (!shape)
+      shape = fragment;
+    else if (fragment.getShape() != shape.getShape())
+      impl_->fail(loc, fmt::format("load_at: index {} has shape [{}] and "
+                                   "an index before it [{}]; requires one "
+                                   "shape",
+                                   d, fmt::join(fragment.getShape(), ", "),
+                                   fmt::join(shape.getShape(), ", ")));
+  }
+  if (!shape)
+    impl_->fail(loc, "load_at: every index is a scalar; requires a fragment "
+                     "among them (load_scalar reads one element)");
+  const std::vector<int64_t> dims(shape.getShape().begin(),
+                                  shape.getShape().end());
+  SmallVector<mlir::Value> at;
+  for (const Value &index : indices) {
+    // i32 positions (i64 ones stay i64); a scalar repeated.
+    Value v = index;
+    if (unwrap(v).getType().isIndex())
+      v = impl_->wrap(
+          arith::IndexCastOp::create(impl_->builder, impl_->loc(loc),
+                                     impl_->builder.getI64Type(), unwrap(v)),
+          DType::i64);
+    const DType dtype = dtypeOf(getElementTypeOrSelf(unwrap(v).getType()));
+    if (dtype != DType::i32 && dtype != DType::i64)
+      v = cast(v, DType::i32, loc);
+    if (!mlir::isa<RankedTensorType>(unwrap(v).getType()))
+      v = add(full(dims, 0, v.dtype(), loc), v, loc);
+    at.push_back(unwrap(v));
+  }
+  auto memref = mlir::cast<MemRefType>(unwrap(src.raw()).getType());
+  auto result = RankedTensorType::get(dims, memref.getElementType());
+  auto op = tile::LoadAtOp::create(impl_->builder, impl_->loc(loc), result,
+                                   unwrap(src.raw()), at);
+  return impl_->wrap(op.getResult(), src.dtype());
 }
 
 } // namespace tilejit::dsl

@@ -162,6 +162,16 @@ public:
                const std::vector<Value> &origin,
                const std::vector<int64_t> &shape,
                Bounds bounds = Bounds::checked, Loc loc = Loc::current());
+  /// Reads `src` at positions computed per element (TileLang's `A[idx[i]]`,
+  /// a table looked up at run-time positions): element e of the result is
+  /// src[indices[0][e], indices[1][e], ...], one index a dimension of
+  /// `src`: integer fragments of one shape (the result's) or scalars (the
+  /// same position for every element). A position outside the tensor (a
+  /// negative index too) reads 0. One scalar load an element, laid out as
+  /// the indices: for small tables, not for tiles (load and gather read
+  /// whole vectors).
+  Value load_at(const Tensor &src, const std::vector<Value> &indices,
+                Loc loc = Loc::current());
   /// Stores a fragment at `origin`; elements outside the tensor are dropped
   /// (see Bounds).
   void store(Value fragment, const Tensor &dst,

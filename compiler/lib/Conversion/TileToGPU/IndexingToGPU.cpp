@@ -1,10 +1,17 @@
-//===- IndexingToGPU.cpp - Block ids and coordinate fragments ------------===//
+//===- IndexingToGPU.cpp - Block ids, coordinates, loads at positions ----===//
+//
+// tile.load_at reads slot by slot: each slot's indices from the index
+// vectors (which share the result's layout), one scalar load where all are
+// inside the tensor (unsigned compares: a negative index is outside), else 0.
+//
 #include "Patterns.h"
 
 #include "tilejit/Dialect/Tile/IR/Tile.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -51,6 +58,62 @@ struct IotaLowering : OpConversionPattern<IotaOp> {
 
   ThreadMapping mapping;
 };
+
+/// tile.load_at: a bounds-checked scalar load a slot.
+struct LoadAtLowering : OpConversionPattern<LoadAtOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(LoadAtOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto vecType = dyn_cast_or_null<VectorType>(
+        getTypeConverter()->convertType(op.getType()));
+    if (!vecType)
+      return rewriter.notifyMatchFailure(op, "fragment type not convertible");
+    for (Value index : adaptor.getIndices())
+      if (cast<VectorType>(index.getType()).getNumElements() !=
+          vecType.getNumElements())
+        return rewriter.notifyMatchFailure(op, "indices in another layout");
+    Location loc = op.getLoc();
+    Value source = adaptor.getSource();
+    Type elt = vecType.getElementType();
+    Value zero = arith::ConstantOp::create(rewriter, loc, elt,
+                                           rewriter.getZeroAttr(elt));
+    SmallVector<Value> extents;
+    for (int64_t d = 0; d < op.getSource().getType().getRank(); ++d)
+      extents.push_back(memref::DimOp::create(rewriter, loc, source, d));
+    SmallVector<Value> elements;
+    for (int64_t slot = 0; slot < vecType.getNumElements(); ++slot) {
+      SmallVector<Value> at;
+      Value inside;
+      for (auto [d, index] : llvm::enumerate(adaptor.getIndices())) {
+        Value i = vector::ExtractOp::create(rewriter, loc, index, slot);
+        // Sign-extended: a negative index wraps above every extent.
+        at.push_back(arith::IndexCastOp::create(rewriter, loc,
+                                                rewriter.getIndexType(), i));
+        Value in = arith::CmpIOp::create(
+            rewriter, loc, arith::CmpIPredicate::ult, at.back(), extents[d]);
+        inside =
+            inside
+                ? arith::AndIOp::create(rewriter, loc, inside, in).getResult()
+                : in;
+      }
+      elements.push_back(
+          scf::IfOp::create(
+              rewriter, loc, inside,
+              [&](OpBuilder &b, Location l) {
+                scf::YieldOp::create(
+                    b, l, memref::LoadOp::create(b, l, source, at).getResult());
+              },
+              [&](OpBuilder &b, Location l) {
+                scf::YieldOp::create(b, l, zero);
+              })
+              .getResult(0));
+    }
+    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, vecType, elements);
+    return success();
+  }
+};
 } // namespace
 
 void mlir::tile::populateIndexingToGPUPatterns(const TypeConverter &converter,
@@ -58,4 +121,5 @@ void mlir::tile::populateIndexingToGPUPatterns(const TypeConverter &converter,
                                                RewritePatternSet &patterns) {
   patterns.add<BlockIdLowering>(converter, patterns.getContext());
   patterns.add<IotaLowering>(converter, patterns.getContext(), mapping);
+  patterns.add<LoadAtLowering>(converter, patterns.getContext());
 }

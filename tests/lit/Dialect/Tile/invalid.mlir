@@ -511,3 +511,27 @@ func.func @unstack_parts(%a: tensor<8x3xi32>) {
 func.func @programmatic_not_unit() attributes {tile.threads = 32 : i32, tile.programmatic = 1 : i32} {
   return
 }
+
+// -----
+
+func.func @load_at_count(%m: memref<?x?xi32>, %i: tensor<8xi32>) {
+  // expected-error @+1 {{'tile.load_at' op expects 2 index fragments for a rank-2 tensor, got 1}}
+  %v = tile.load_at %m[%i] : memref<?x?xi32>, tensor<8xi32> -> tensor<8xi32>
+  return
+}
+
+// -----
+
+func.func @load_at_shape(%m: memref<?xf32>, %i: tensor<4xi32>) {
+  // expected-error @+1 {{'tile.load_at' op index 0 is 'tensor<4xi32>'; requires an i32 or i64 fragment of the result's shape 'tensor<8xf32>'}}
+  %v = tile.load_at %m[%i] : memref<?xf32>, tensor<4xi32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @load_at_type(%m: memref<?xf32>, %i: tensor<8xi32>) {
+  // expected-error @+1 {{'tile.load_at' op result element type 'i32' differs from tensor element type 'f32'}}
+  %v = tile.load_at %m[%i] : memref<?xf32>, tensor<8xi32> -> tensor<8xi32>
+  return
+}

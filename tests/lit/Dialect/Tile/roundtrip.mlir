@@ -114,3 +114,10 @@ func.func @shuffle_lane(%t: tensor<2x128x4xf32>) -> tensor<2x128x4xf32> {
   %s = tile.shuffle_idx %t dim 1 lane 3 : tensor<2x128x4xf32>
   return %s : tensor<2x128x4xf32>
 }
+
+// CHECK-LABEL: func.func @load_at
+func.func @load_at(%m: memref<?x?xi32>, %r: tensor<4x8xi32>, %c: tensor<4x8xi64>) -> tensor<4x8xi32> {
+  // CHECK: tile.load_at %{{.*}}[%{{.*}}, %{{.*}}] : memref<?x?xi32>, tensor<4x8xi32>, tensor<4x8xi64> -> tensor<4x8xi32>
+  %v = tile.load_at %m[%r, %c] : memref<?x?xi32>, tensor<4x8xi32>, tensor<4x8xi64> -> tensor<4x8xi32>
+  return %v : tensor<4x8xi32>
+}

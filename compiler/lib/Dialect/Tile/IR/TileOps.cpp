@@ -73,6 +73,30 @@ LogicalResult LoadOp::verify() {
   return verifyRows(*this, getRows(), getSource().getType());
 }
 
+LogicalResult LoadAtOp::verify() {
+  MemRefType source = getSource().getType();
+  RankedTensorType result = getResult().getType();
+  if (static_cast<int64_t>(getIndices().size()) != source.getRank())
+    return emitOpError() << "expects " << source.getRank()
+                         << " index fragments for a rank-" << source.getRank()
+                         << " tensor, got " << getIndices().size();
+  if (result.getElementType() != source.getElementType())
+    return emitOpError() << "result element type " << result.getElementType()
+                         << " differs from tensor element type "
+                         << source.getElementType();
+  for (auto [d, index] : llvm::enumerate(getIndices())) {
+    auto type = cast<RankedTensorType>(index.getType());
+    if (type.getShape() != result.getShape() ||
+        (!type.getElementType().isInteger(32) &&
+         !type.getElementType().isInteger(64)))
+      return emitOpError() << "index " << d << " is " << type
+                           << "; requires an i32 or i64 fragment of the "
+                              "result's shape "
+                           << result;
+  }
+  return success();
+}
+
 LogicalResult StoreOp::verify() {
   if (failed(verifyTileAccess(*this, getDest().getType(), getValue().getType(),
                               getIndices().size())))

@@ -245,6 +245,9 @@ LogicalResult LayoutAssigner::visit(Operation *op) {
     return visitStack(stack);
   if (auto unstack = dyn_cast<UnstackOp>(op))
     return visitUnstack(unstack);
+  // Each element reads its own position: laid out as its indices.
+  if (isa<LoadAtOp>(op))
+    return visitElementwise(op);
   if (auto shuffle = dyn_cast<ShuffleXorOp>(op))
     return visitShuffle(
         op, shuffle.getDim(),

@@ -78,6 +78,31 @@ def Tile_LoadOp : Tile_Op<"load", [MemoryEffects<[MemRead]>,
   let hasVerifier = 1;
 }
 
+def Tile_LoadAtOp : Tile_Op<"load_at", [MemoryEffects<[MemRead]>]> {
+  let summary = "Load the elements of a global tensor at per-element indices.";
+  let description = [{
+    Element `e` of the result is `source[indices[0][e], indices[1][e], ...]`:
+    one integer fragment (i32 or i64) of the result's shape per dimension of
+    the source, so that every element reads its own position (TileLang's
+    `A[idx[i]]`, a table looked up at computed positions). An element whose
+    position is outside the tensor (a negative index too) reads zero.
+
+    Example:
+
+    ```mlir
+    %v = tile.load_at %map[%row, %col] : memref<?x?xi32, strided<[?, ?], offset: ?>>, tensor<4x8xi32>, tensor<4x8xi32> -> tensor<4x8xi32>
+    ```
+  }];
+  let arguments = (ins Tile_GlobalTensor:$source,
+                       Variadic<Tile_Fragment>:$indices);
+  let results = (outs Tile_Fragment:$result);
+  let assemblyFormat = [{
+    $source `[` $indices `]` attr-dict `:` type($source) `,` type($indices)
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite]>,
                                       AttrSizedOperandSegments]> {
   let summary = "Store a fragment into a tile of a global tensor.";
