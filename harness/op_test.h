@@ -29,7 +29,8 @@ struct Fill {
     inverse_indices,
     psum,
     ids_below,
-    distinct_indices
+    distinct_indices,
+    integers
   } kind = Kind::normal;
   double a = 0, b = 1;
   std::string of = {}; ///< *_indices: the tensor they index
@@ -96,6 +97,11 @@ inline Fill ids_below(std::string param, double none = 0.125) {
   return {Fill::Kind::ids_below, none, 0, std::move(param)};
 }
 
+/// Integers uniform in [lo, hi] (i32 or i64), such as counts of at least 1.
+inline Fill integers(int64_t lo, int64_t hi) {
+  return {Fill::Kind::integers, 1.0 * lo, 1.0 * hi};
+}
+
 /// What a run computed: the inputs, the parameters, the outputs the GPU
 /// wrote and the reference's (empty when the op has no reference).
 struct RunData {
@@ -139,6 +145,9 @@ struct Case {
   std::map<std::string, std::vector<int64_t>> strides = {};
   enum Kind { gpu = 1, bench = 2, big = 4 };
   int kind = gpu;
+  /// This case's fills, over the test's (OpTest::fills), e.g. values with
+  /// many ties.
+  std::map<std::string, Fill> fills = {};
   /// A benchmark case's peer time: TileKernels' own µs on the H200 for the
   /// same call (shared/perf/tilekernels_h200.md); 0 where not measured.
   double peer_us = 0;

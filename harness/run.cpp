@@ -67,6 +67,7 @@ Resolved resolve(const ops::OpDef &op, const Case &c) {
   Resolved r;
   r.op = &op;
   r.test = find_test(op.name);
+  r.fills = c.fills;
   // --shape binds the dimensions of the op's cli_shape.
   const std::vector<std::string> cli = ops::shape_items(op.cli_shape);
   const bool rest = std::find(cli.begin(), cli.end(), "*") != cli.end();
@@ -121,6 +122,13 @@ Resolved resolve(const ops::OpDef &op, const Case &c) {
       continue;
     }
     auto dim = dims.find(name);
+    // A dimension only optional tensors have: set, not checked against
+    // --shape.
+    const std::vector<std::string> optional = ops::optional_dims(op);
+    const bool optional_dim =
+        std::find(optional.begin(), optional.end(), name) != optional.end();
+    if (dim == dims.end() && optional_dim)
+      dim = dims.emplace(name, 0).first;
     if (dim == dims.end())
       throw UserError(fmt::format("{}: --set {}: the op has no parameter or "
                                   "dimension '{}'",
@@ -131,7 +139,7 @@ Resolved resolve(const ops::OpDef &op, const Case &c) {
       throw UserError(fmt::format("{}: --set {}={} is not a non-negative "
                                   "integer",
                                   op.name, name, text));
-    if (!c.shape.empty() && v != dim->second)
+    if (!c.shape.empty() && !optional_dim && v != dim->second)
       throw UserError(fmt::format("{}: --set {}={} conflicts with --shape {} "
                                   "({} = {})",
                                   op.name, name, text, fmt::join(c.shape, "x"),
@@ -200,6 +208,11 @@ Resolved resolve(const ops::OpDef &op, const Case &c) {
           layout.shape.push_back(args.integer(item));
         else if (auto d = dims.find(item); d != dims.end())
           layout.shape.push_back(d->second);
+        else if (t.optional)
+          throw UserError(fmt::format("{}: '{}' is passed; requires --set "
+                                      "{}=SIZE (its dimension '{}' follows "
+                                      "from no other tensor)",
+                                      op.name, t.name, item, item));
         else
           throw InternalError(fmt::format("internal error: {}: dimension '{}' "
                                           "of '{}' follows from neither "
@@ -310,6 +323,13 @@ void fill(ref::HostTensor &t, int64_t elements, const Fill &f,
         0, std::max<int64_t>(0, rows_of - 1));
     for (int64_t i = 0; i < elements; ++i)
       put_index(i, none(gen) || rows_of < 1 ? -1 : id(gen));
+    return;
+  }
+  if (f.kind == Fill::Kind::integers) {
+    std::uniform_int_distribution<int64_t> value(static_cast<int64_t>(f.a),
+                                                 static_cast<int64_t>(f.b));
+    for (int64_t i = 0; i < elements; ++i)
+      put_index(i, value(gen));
     return;
   }
   if (f.kind == Fill::Kind::psum) {
@@ -445,14 +465,20 @@ Prepared Prepared::make(const Resolved &r, uint64_t seed, bool reference) {
     }
     ref::HostTensor t = host_tensor(r.tensors[i]);
     Fill how = normal();
-    if (r.test) {
-      const std::string typed =
-          fmt::format("{}:{}", decl.name, name_of(r.tensors[i].dtype));
-      if (auto it = r.test->fills.find(typed); it != r.test->fills.end())
+    // The case's fill, else the test's; by "name:dtype", else by name.
+    const std::string typed =
+        fmt::format("{}:{}", decl.name, name_of(r.tensors[i].dtype));
+    for (const std::map<std::string, Fill> *fills :
+         {&r.fills, r.test ? &r.test->fills : nullptr}) {
+      if (!fills)
+        continue;
+      auto it = fills->find(typed);
+      if (it == fills->end())
+        it = fills->find(decl.name);
+      if (it != fills->end()) {
         how = it->second;
-      else if (auto named = r.test->fills.find(decl.name);
-               named != r.test->fills.end())
-        how = named->second;
+        break;
+      }
     }
     int64_t rows_of = 0;
     if (how.kind == Fill::Kind::row_indices ||

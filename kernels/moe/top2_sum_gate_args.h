@@ -16,6 +16,15 @@ struct Gate {
   ScoringFunc scoring;
 };
 
+/// The checks of the numbers alone (num_topk, the groups, scoring_func,
+/// the shared experts, the ranks; `g` holding tokens, experts, topk,
+/// groups, topk_groups and extra), with messages starting `fn: `: fills in
+/// g.scoring, g.shared, g.grouped and g.per_rank. The GPU op's checks too.
+void check_gate(std::string_view fn, Gate &g, bool use_shared_as_routed,
+                int64_t num_shared_experts, int64_t ep_rank,
+                int64_t num_ep_ranks, int64_t tp_rank, int64_t num_tp_ranks,
+                std::string_view scoring_func);
+
 /// Checks every argument of top2_sum_gate_ref (same names and order, less
 /// routed_scaling_factor) and throws UserError at the first bad one.
 Gate check_top2_sum_gate_args(

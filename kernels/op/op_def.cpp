@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <map>
 #include <mutex>
@@ -154,6 +155,26 @@ std::vector<std::string> shape_items(std::string_view text) {
     text.remove_prefix(comma + 1);
   }
   return items;
+}
+
+std::vector<std::string> optional_dims(const OpDef &op) {
+  const std::vector<std::string> cli = shape_items(op.cli_shape);
+  auto named = [&](const std::string &item) {
+    return item != "*" && !std::isdigit(static_cast<unsigned char>(item[0])) &&
+           op.find_param(item) == nullptr &&
+           std::find(cli.begin(), cli.end(), item) == cli.end();
+  };
+  std::vector<std::string> required, optional;
+  for (const TensorDecl &t : op.tensors)
+    for (const std::string &item : shape_items(t.shape))
+      if (named(item))
+        (t.optional ? optional : required).push_back(item);
+  std::vector<std::string> dims;
+  for (const std::string &d : optional)
+    if (std::find(required.begin(), required.end(), d) == required.end() &&
+        std::find(dims.begin(), dims.end(), d) == dims.end())
+      dims.push_back(d);
+  return dims;
 }
 
 void OpDef::prepare() {

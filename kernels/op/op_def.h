@@ -381,6 +381,11 @@ struct OpRegistrar {
 /// {"*", "n", "n"}.
 std::vector<std::string> shape_items(std::string_view shape);
 
+/// The named dimensions that only optional tensors have and the op's
+/// cli_shape does not give (to_physical_map's rows and columns): a case or
+/// the command line sets them (`--set C=33`) when it passes such a tensor.
+std::vector<std::string> optional_dims(const OpDef &op);
+
 /// How a message lists what is allowed: "a", "a or b", "a, b, or c".
 std::string one_of(std::span<const std::string> items);
 

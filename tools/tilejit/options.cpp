@@ -87,6 +87,8 @@ static std::vector<std::string> set_names(const ops::OpDef &op) {
     if (item != "*" &&
         std::find(names.begin(), names.end(), item) == names.end())
       names.push_back(item);
+  for (const std::string &dim : ops::optional_dims(op))
+    names.push_back(dim); // --set C=33 with the tensor that has it
   for (const ops::TensorDecl &t : op.tensors)
     if (t.optional) // --set NAME=none
       names.push_back(t.name);

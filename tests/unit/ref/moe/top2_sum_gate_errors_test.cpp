@@ -122,6 +122,13 @@ TEST_CASE("top2_sum_gate checks top-k, groups, scoring and shared experts",
   c.topk = 3;
   CHECK_THROWS_WITH(c(), fn + "argument 'num_topk' is 3; requires at most "
                               "num_topk_groups * experts per group = 2");
+  // 8 groups of one expert: a group has no top two.
+  c = Call{};
+  c.groups = 8;
+  c.topk_groups = 4;
+  CHECK_THROWS_WITH(c(), fn + "argument 'num_groups' is 8 (1 expert per "
+                              "group); requires at least 2 experts per group "
+                              "when grouping");
   c = Call{};
   c.logits = HostTensor::zeros(DType::f32, {2, 64});
   c.bias = HostTensor::zeros(DType::f32, {64});
