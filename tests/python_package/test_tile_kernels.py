@@ -185,8 +185,7 @@ EXTENDED = {
 UNBOUND = {
     "quant": ["norm_forward",
               "norm_forward_and_per_token_cast", "norm_backward"],
-    "moe": ["top2_sum_gate", "moe_topk_gate_forward",
-            "moe_topk_gate_backward"],
+    "moe": ["moe_topk_gate_forward", "moe_topk_gate_backward"],
     "engram": ["engram_hash", "fused_weight", "engram_gate_fwd",
                "engram_gate_bwd", "grad_w_reduce",
                "engram_sinkhorn_momentum_update", "engram_sinkhorn_step",

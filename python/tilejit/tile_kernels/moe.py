@@ -84,7 +84,21 @@ def get_fused_mapping(topk_idx, num_experts, num_expanded_tokens, alignment,
 get_fused_mapping.tilejit_bound = True
 
 
-for _name in ("top2_sum_gate", "moe_topk_gate_forward",
-              "moe_topk_gate_backward"):
+top2_sum_gate = tk_op(
+    "top2_sum_gate",
+    "logits, bias, num_topk, num_topk_groups, num_groups, "
+    "use_shared_as_routed, num_shared_experts, routed_scaling_factor, "
+    "ep_rank, num_ep_ranks, tp_rank, num_tp_ranks, scoring_func, mask=None, "
+    "fix_routing_mask=None, to_physical_map=None, logical_count=None, "
+    "unmapped_topk_idx=None",
+    # TileKernels parses the scoring function in any case, and writes the
+    # picks into unmapped_topk_idx.
+    convert=[Conversion(("scoring_func",), ("scoring_func",),
+                        lambda v: v.lower() if isinstance(v, str) else v),
+             same("unmapped_out", "unmapped_topk_idx")],
+    returns=("topk_idx", "topk_weights"))
+
+
+for _name in ("moe_topk_gate_forward", "moe_topk_gate_backward"):
     globals()[_name] = not_bound(f"moe.{_name}")
 del _name
