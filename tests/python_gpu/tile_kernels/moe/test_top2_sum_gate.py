@@ -32,12 +32,12 @@ def reference(logits, bias, k, topk_groups, groups, shared, scale, ep_rank,
         s = p + bias
     if groups != topk_groups:
         score = s.view(t, groups, -1).topk(2, -1).values.sum(-1)
-        kept = score.sort(-1, descending=True, stable=True).indices
+        kept = torch.sort(score, dim=-1, descending=True, stable=True).indices
         keep = torch.zeros(t, groups, dtype=torch.bool, device=s.device)
         keep.scatter_(1, kept[:, :topk_groups], True)
         s = s.masked_fill(~keep.repeat_interleave(e // groups, 1),
                           float("-inf"))
-    sel = s.sort(-1, descending=True, stable=True).indices[:, :k]
+    sel = torch.sort(s, dim=-1, descending=True, stable=True).indices[:, :k]
     if fix is not None:
         sel = torch.where(fix[:, None], unmapped, sel)
     w = p.gather(1, sel)
@@ -65,7 +65,7 @@ def reference(logits, bias, k, topk_groups, groups, shared, scale, ep_rank,
 
 
 def sorted_rows(idx, w):
-    order = idx.sort(-1, stable=True).indices
+    order = torch.sort(idx, dim=-1, stable=True).indices
     return idx.gather(1, order), w.gather(1, order)
 
 
