@@ -1,0 +1,168 @@
+// fill.cpp - The inputs a case table's fills make (fill.h).
+#include "fill.h"
+
+#include "common/convert.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <vector>
+
+namespace tilejit::harness {
+
+void fill(ref::HostTensor &t, int64_t elements, const Fill &f,
+          std::mt19937_64 &gen, int64_t rows_of) {
+  std::byte *raw = t.raw();
+  const size_t elt = size_of(t.dtype());
+  // Element i of an i32 or i64 index tensor.
+  auto put_index = [&](int64_t i, int64_t v) {
+    if (elt == 4) {
+      const auto v32 = static_cast<int32_t>(v);
+      std::memcpy(raw + i * 4, &v32, 4);
+    } else {
+      std::memcpy(raw + i * 8, &v, 8);
+    }
+  };
+  if (f.kind == Fill::Kind::row_indices ||
+      f.kind == Fill::Kind::element_indices) {
+    std::vector<int64_t> rows(static_cast<size_t>(elements));
+    for (int64_t i = 0; i < elements; ++i)
+      rows[i] = rows_of > 0 ? i % rows_of : -1;
+    std::shuffle(rows.begin(), rows.end(), gen);
+    std::bernoulli_distribution pad(f.a);
+    for (int64_t i = 0; i < elements; ++i)
+      put_index(i, pad(gen) ? -1 : rows[i]);
+    return;
+  }
+  if (f.kind == Fill::Kind::distinct_indices) {
+    std::vector<int64_t> rows, slots(static_cast<size_t>(elements));
+    std::bernoulli_distribution keep(1 - f.a);
+    for (int64_t r = 0; r < rows_of; ++r)
+      if (keep(gen))
+        rows.push_back(r);
+    std::shuffle(rows.begin(), rows.end(), gen);
+    std::iota(slots.begin(), slots.end(), int64_t{0});
+    std::shuffle(slots.begin(), slots.end(), gen);
+    for (int64_t i = 0; i < elements; ++i)
+      put_index(i, -1);
+    for (size_t i = 0; i < std::min(rows.size(), slots.size()); ++i)
+      put_index(slots[i], rows[i]);
+    return;
+  }
+  if (f.kind == Fill::Kind::ids_below) {
+    std::bernoulli_distribution none(f.a);
+    std::uniform_int_distribution<int64_t> id(
+        0, std::max<int64_t>(0, rows_of - 1));
+    for (int64_t i = 0; i < elements; ++i)
+      put_index(i, none(gen) || rows_of < 1 ? -1 : id(gen));
+    return;
+  }
+  if (f.kind == Fill::Kind::integers) {
+    std::uniform_int_distribution<int64_t> value(static_cast<int64_t>(f.a),
+                                                 static_cast<int64_t>(f.b));
+    for (int64_t i = 0; i < elements; ++i)
+      put_index(i, value(gen));
+    return;
+  }
+  if (f.kind == Fill::Kind::psum) {
+    // Segment e: from align(end of e - 1) for a share of up to twice an
+    // even split of the rows left; ends are clipped to the rows.
+    const auto alignment = static_cast<int64_t>(f.a);
+    int64_t end = 0;
+    for (int64_t e = 0; e < elements; ++e) {
+      const int64_t start = (end + alignment - 1) / alignment * alignment;
+      const int64_t left = std::max<int64_t>(0, rows_of - start);
+      std::uniform_int_distribution<int64_t> share(
+          0, 2 * left / std::max<int64_t>(1, elements - e));
+      end = std::max(end, std::min(rows_of, start + share(gen)));
+      const auto v32 = static_cast<int32_t>(end);
+      std::memcpy(raw + e * 4, &v32, 4);
+    }
+    return;
+  }
+  if (f.kind == Fill::Kind::bytes) {
+    for (size_t i = 0; i < static_cast<size_t>(elements) * elt; ++i)
+      raw[i] = static_cast<std::byte>(gen());
+    return;
+  }
+  if (f.kind == Fill::Kind::byte_range) {
+    std::uniform_int_distribution<int> byte(static_cast<int>(f.a),
+                                            static_cast<int>(f.b));
+    for (size_t i = 0; i < static_cast<size_t>(elements) * elt; ++i)
+      raw[i] = static_cast<std::byte>(byte(gen));
+    return;
+  }
+  if (f.kind == Fill::Kind::exponents) {
+    std::uniform_int_distribution<int> exponent(static_cast<int>(f.a),
+                                                static_cast<int>(f.b));
+    const bool packed = t.dtype() != DType::f32;
+    for (size_t i = 0; i < static_cast<size_t>(elements) * elt; ++i) {
+      if (packed) {
+        raw[i] = static_cast<std::byte>(exponent(gen) + 127);
+      } else if (i % elt == 0) {
+        const float v = std::ldexp(1.0f, exponent(gen));
+        std::memcpy(raw + i, &v, sizeof v);
+      }
+    }
+    return;
+  }
+  std::normal_distribution<double> normal(f.a, f.b);
+  std::uniform_real_distribution<double> uniform(f.a, f.b);
+  for (int64_t i = 0; i < elements; ++i) {
+    const double v = f.kind == Fill::Kind::normal ? normal(gen) : uniform(gen);
+    std::byte *at = raw + static_cast<size_t>(i) * elt;
+    auto put = [&](auto value) { std::memcpy(at, &value, sizeof(value)); };
+    switch (t.dtype()) {
+    case DType::f32:
+      put(static_cast<float>(v));
+      break;
+    case DType::f64:
+      put(v);
+      break;
+    case DType::bf16:
+      put(ref::f32_to_bf16(static_cast<float>(v)));
+      break;
+    case DType::f16:
+      put(ref::f32_to_f16(static_cast<float>(v)));
+      break;
+    case DType::e4m3:
+      put(ref::f32_to_e4m3(static_cast<float>(v)));
+      break;
+    case DType::e5m2:
+      put(ref::f32_to_e5m2(static_cast<float>(v)));
+      break;
+    case DType::i32:
+      put(static_cast<int32_t>(std::floor(v)));
+      break;
+    case DType::i64:
+      put(static_cast<int64_t>(std::floor(v)));
+      break;
+    default:
+      put(static_cast<uint8_t>(std::floor(v)));
+      break;
+    }
+  }
+}
+
+void inverse_fill(ref::HostTensor &t, const ref::HostTensor &index) {
+  const int64_t n = t.numel(), m = index.numel();
+  auto at = [](const ref::HostTensor &h, int64_t i) -> int64_t {
+    if (h.dtype() == DType::i64)
+      return h.data<int64_t>()[i];
+    return h.data<int32_t>()[i];
+  };
+  auto put = [&](int64_t i, int64_t v) {
+    if (t.dtype() == DType::i64)
+      t.data<int64_t>()[i] = v;
+    else
+      t.data<int32_t>()[i] = static_cast<int32_t>(v);
+  };
+  for (int64_t i = 0; i < n; ++i)
+    put(i, -1);
+  for (int64_t e = 0; e < m; ++e)
+    if (const int64_t v = at(index, e); v >= 0 && v < n)
+      put(v, e);
+}
+
+} // namespace tilejit::harness
