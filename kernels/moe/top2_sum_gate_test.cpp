@@ -28,7 +28,8 @@ Case gate(int64_t tokens, const Config &g, const char *scoring, bool all,
   const bool valid = g.shared > 0 && g.topk % g.shared == 0 &&
                      g.experts % (g.topk / g.shared) == 0;
   const int64_t shared = all && valid ? g.shared : 0;
-  Case c{.shape = {tokens, g.experts},
+  Case c{.label = "",
+         .shape = {tokens, g.experts},
          .set = {{"num_topk", str(g.topk)},
                  {"num_groups", str(g.groups)},
                  {"num_topk_groups", str(g.topk_groups)},
@@ -111,7 +112,6 @@ TILEJIT_OP_TEST(top2_sum_gate) {
   const auto none = ops::absent();
   const auto map = fake(DType::i32, {64, 3}, {}, 0x50000);
   const auto count = fake(DType::i32, {64}, {}, 0x60000);
-  const auto unmapped = fake(DType::i64, {10, 6}, {}, 0x70000);
   const auto flags = fake(DType::boolean, {10}, {}, 0x80000);
   const std::map<std::string, ops::ParamValue> six = {
       {"num_topk", int64_t{6}},
