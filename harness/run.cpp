@@ -106,6 +106,7 @@ Resolved resolve(const ops::OpDef &op, const Case &c) {
   r.absent.clear();
   for (const ops::TensorDecl &t : op.tensors)
     r.absent.push_back(t.optional && !t.passed_by_default);
+  const std::vector<std::string> optional = ops::optional_dims(op);
   for (const auto &[name, text] : c.set) {
     if (int i = op.param_index(name); i >= 0) {
       r.params[i] = ops::parse_param(op, op.params[i], text);
@@ -125,7 +126,6 @@ Resolved resolve(const ops::OpDef &op, const Case &c) {
     auto dim = dims.find(name);
     // A dimension only optional tensors have: set, not checked against
     // --shape.
-    const std::vector<std::string> optional = ops::optional_dims(op);
     const bool optional_dim =
         std::find(optional.begin(), optional.end(), name) != optional.end();
     if (dim == dims.end() && optional_dim)

@@ -54,15 +54,21 @@ void check(const ops::Call &c) {
         op, g.groups, g.experts / g.groups));
 }
 
+/// The spec of a call `check` has passed (on every launch: nothing checked
+/// again).
 Top2SumGateSpec spec(const ops::Call &c) {
-  const detail::Gate g = gate(c);
+  const int64_t experts = c.dim("E"), groups = c.integer("num_groups"),
+                topk_groups = c.integer("num_topk_groups");
+  const bool grouped = groups != topk_groups;
   Top2SumGateSpec s;
-  s.num_experts = static_cast<int32_t>(g.experts);
-  s.num_topk = static_cast<int32_t>(g.topk);
-  s.group_size = g.grouped ? static_cast<int32_t>(g.experts / g.groups) : 0;
-  s.num_topk_groups = g.grouped ? static_cast<int32_t>(g.topk_groups) : 0;
-  s.num_shared = static_cast<int32_t>(g.shared);
-  s.scoring = static_cast<int32_t>(g.scoring);
+  s.num_experts = static_cast<int32_t>(experts);
+  s.num_topk = static_cast<int32_t>(c.integer("num_topk"));
+  s.group_size = grouped ? static_cast<int32_t>(experts / groups) : 0;
+  s.num_topk_groups = grouped ? static_cast<int32_t>(topk_groups) : 0;
+  s.num_shared = static_cast<int32_t>(
+      c.flag("use_shared_as_routed") ? c.integer("num_shared_experts") : 0);
+  s.scoring =
+      static_cast<int32_t>(*parse_scoring_func(c.choice("scoring_func")));
   s.mask = c.has("mask");
   s.fix_routing = c.has("fix_routing_mask");
   s.physical_map = c.has("to_physical_map");
@@ -72,9 +78,9 @@ Top2SumGateSpec spec(const ops::Call &c) {
   // 64 of the (group, group) comparisons a thread. (Groups hold at most 32
   // experts, so both keep a warp's worth: at least 32 elements.)
   const auto width =
-      static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(g.experts)));
+      static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(experts)));
   int64_t rows = 256 / width;
-  if (g.grouped) {
+  if (grouped) {
     const int64_t groups = width / s.group_size;
     rows = std::min(rows, 2048 / (groups * groups));
   }

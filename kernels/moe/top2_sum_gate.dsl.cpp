@@ -163,10 +163,9 @@ Kernel top2_sum_gate_kernel(const Top2SumGateSpec &s) {
     picks.push_back(pick);
   }
 
-  // The slots as a (tokens, 32) tile, a lane a slot (as the original's
-  // warp): the per-slot work once an element (a per-token value from a
-  // reduction holds copies in every lane).
-  // Laid out a slot a lane (vector 1), so that lane j's weight can be
+  // The slots as a (tokens, 32) tile laid out a slot a lane (vector 1), as
+  // the original's warp: the per-slot work once an element (a per-token
+  // value from a reduction holds copies in every lane), and lane j's weight
   // read by every lane of its row (shuffle_idx).
   const int64_t lanes = 32, slots = s.num_topk + s.num_shared;
   auto slot = k.relayout(k.iota({bt, lanes}, 1), 1);
