@@ -8,6 +8,7 @@
 // from their logits again, the sequential denominator from lane to lane,
 // the physical map (k.load_at) and the TP renumbering.
 #include "moe/top2_sum_gate.h"
+#include "moe/gate_dsl.h"
 #include "moe/reference.h"
 
 #include "tilejit/compiler/dsl.h"
@@ -153,15 +154,7 @@ Kernel top2_sum_gate_kernel(const Top2SumGateSpec &s) {
     sel = keep_best_groups(k, sel, bt, width, s.group_size, s.num_topk_groups);
 
   // K rounds: the row max, the smallest expert holding it, knocked out.
-  auto none = k.constant(std::numeric_limits<int32_t>::max(), i32);
-  std::vector<Value> picks;
-  for (int r = 0; r < s.num_topk; ++r) {
-    auto best = k.reduce_max(sel, 1);
-    auto pick = k.reduce_min(k.select(k.eq(sel, best), col, none), 1);
-    if (r + 1 < s.num_topk)
-      sel = k.select(k.eq(col, pick), minus_inf, sel);
-    picks.push_back(pick);
-  }
+  const std::vector<Value> picks = top_k_rounds(k, sel, col, s.num_topk);
 
   // The slots as a (tokens, 32) tile laid out a slot a lane (vector 1), as
   // the original's warp: the per-slot work once an element (a per-token
@@ -172,10 +165,7 @@ Kernel top2_sum_gate_kernel(const Top2SumGateSpec &s) {
   auto token =
       k.cast(t0, i64) + k.cast(k.relayout(k.iota({bt, lanes}, 0), 1), i64);
   auto routed_slot = k.lt(slot, k.constant(s.num_topk, i32));
-  auto expert = k.full({bt, lanes}, -1, i32);
-  for (int j = 0; j < s.num_topk; ++j)
-    expert = k.select(k.eq(slot, k.constant(j, i32)),
-                      k.broadcast(picks[j], {bt, lanes}), expert);
+  auto expert = slots_of(k, picks, slot);
   auto flag = [&](const dsl::Tensor &t) {
     return k.ne(k.load_at(t, {token}), k.constant(0, DType::u8));
   };
@@ -207,16 +197,9 @@ Kernel top2_sum_gate_kernel(const Top2SumGateSpec &s) {
     k.store(routed ? k.select(*routed, logical, minus_one) : logical,
             *unmapped_out, {t0, zero});
   Value physical = expert;
-  if (map) {
-    // A duplicate per token and EP rank: (ep_rank + t * 23333) mod count,
-    // in i64. (A count below 1 is invalid; taken as 1 rather than divided
-    // by.)
-    auto copies =
-        k.max(k.cast(k.load_at(*count, {expert}), i64), k.constant(1, i64));
-    auto hash = k.scalar("ep_rank", i64) + token * k.constant(23333, i64);
-    auto dup = hash - (hash / copies) * copies;
-    physical = k.load_at(*map, {expert, dup});
-  }
+  if (map)
+    physical = physical_expert(k, expert, token, *count, *map,
+                               k.scalar("ep_rank", i64));
   physical = k.cast(mask_by_tp(k, physical, per_rank, tp_rank, tp_ranks), i64);
   if (routed) {
     physical = k.select(*routed, physical, minus_one);
