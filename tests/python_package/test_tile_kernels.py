@@ -118,6 +118,12 @@ TK10 = {
         "unmapped_topk_idx=None)",
     "moe.topk_gate":
         "(scores, num_topk)",
+    "moe.moe_topk_gate_forward":
+        "(logits, num_topk, use_shared_as_routed, num_shared_experts, "
+        "routed_scaling_factor, ep_rank, scoring_func='sqrtsoftplus', "
+        "mask=None, bias=None, image_bias=None, image_token_mask=None, "
+        "fix_routing_mask=None, to_physical_map=None, logical_count=None, "
+        "unmapped_topk_idx=None, force_random=None, out=None, scores=None)",
     "moe.topk_sum_and_topk_group_idx":
         "(scores, num_topk_sum, num_topk_groups)",
     "quant.swiglu_forward_and_per_channel_cast_and_transpose":
@@ -185,7 +191,7 @@ EXTENDED = {
 UNBOUND = {
     "quant": ["norm_forward",
               "norm_forward_and_per_token_cast", "norm_backward"],
-    "moe": ["moe_topk_gate_forward", "moe_topk_gate_backward"],
+    "moe": ["moe_topk_gate_backward"],
     "engram": ["engram_hash", "fused_weight", "engram_gate_fwd",
                "engram_gate_bwd", "grad_w_reduce",
                "engram_sinkhorn_momentum_update", "engram_sinkhorn_step",

@@ -99,6 +99,32 @@ top2_sum_gate = tk_op(
     returns=("topk_idx", "topk_weights"))
 
 
-for _name in ("moe_topk_gate_forward", "moe_topk_gate_backward"):
+def _out_pair(out):
+    """moe_topk_gate_forward's out: None, or the (topk_idx, topk_weights)
+    pair to write."""
+    if out is None:
+        return None, None
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        raise ValueError("argument 'out' is not a (topk_idx, topk_weights) "
+                         "pair; requires one, or None")
+    return out[0], out[1]
+
+
+moe_topk_gate_forward = tk_op(
+    "moe_topk_gate_forward",
+    "logits, num_topk, use_shared_as_routed, num_shared_experts, "
+    "routed_scaling_factor, ep_rank, scoring_func='sqrtsoftplus', mask=None, "
+    "bias=None, image_bias=None, image_token_mask=None, "
+    "fix_routing_mask=None, to_physical_map=None, logical_count=None, "
+    "unmapped_topk_idx=None, force_random=None, out=None, scores=None",
+    convert=[Conversion(("scoring_func",), ("scoring_func",),
+                        lambda v: v.lower() if isinstance(v, str) else v),
+             same("unmapped_out", "unmapped_topk_idx"),
+             Conversion(("out",), ("topk_idx", "topk_weights"), _out_pair)],
+    returns=("topk_idx", "topk_weights"))
+moe_topk_gate = moe_topk_gate_forward
+
+
+for _name in ("moe_topk_gate_backward",):
     globals()[_name] = not_bound(f"moe.{_name}")
 del _name
