@@ -106,6 +106,23 @@ func.func @broadcast_loaded(%x: memref<?x?xf32>) attributes {tile.threads = 32 :
 
 // -----
 
+// A splat of fewer elements than threads (16 rows, 32 threads) broadcast
+// along a dimension: placed in the slice of the result's blocked layout
+// (it has no blocked layout of its own).
+// CHECK-LABEL: func.func @broadcast_small_splat
+// CHECK: tile.splat {{.*}} -> tensor<16x1xf32, #tile.layout<shape = [16, 16], threads = 32, vector = 1, sliced = [1]>>
+// CHECK: tile.broadcast {{.*}} -> tensor<16x16xf32, #tile.layout<shape = [16, 16], threads = 32, vector = 1>>
+func.func @broadcast_small_splat(%x: memref<?x?xf32>) attributes {tile.threads = 32 : i32} {
+  %c0 = arith.constant 0 : index
+  %cst = arith.constant 0.0 : f32
+  %s = tile.splat %cst : f32 -> tensor<16x1xf32>
+  %b = tile.broadcast %s : tensor<16x1xf32> -> tensor<16x16xf32>
+  tile.store %b, %x[%c0, %c0] : tensor<16x16xf32>, memref<?x?xf32>
+  return
+}
+
+// -----
+
 func.func @transpose_reduced(%x: memref<?x?xf32>) attributes {tile.threads = 32 : i32} {
   %c0 = arith.constant 0 : index
   %t = tile.load %x[%c0, %c0] : memref<?x?xf32> -> tensor<32x64xf32>

@@ -98,20 +98,28 @@ LogicalResult LayoutAssigner::visitReduce(ReduceOp op) {
 }
 
 LogicalResult LayoutAssigner::visitBroadcast(BroadcastOp op) {
-  FailureOr<LayoutAttr> source = operandLayout(op->getOpOperand(0), {});
-  if (failed(source))
-    return failure();
   ArrayRef<int64_t> from = op.getSource().getType().getShape();
   ArrayRef<int64_t> to = op.getType().getShape();
   SmallVector<int64_t> dims;
   for (auto [d, sizes] : llvm::enumerate(llvm::zip(from, to)))
     if (std::get<0>(sizes) != std::get<1>(sizes))
       dims.push_back(d);
-  LayoutAttr result = source->unslice(dims);
-  bool ok = from == ArrayRef<int64_t>(source->getCanonicalShape()) &&
-            llvm::all_of(dims, [&](int64_t d) {
-              return source->isSliced(d) && source->getShape()[d] == to[d];
-            });
+  // A splat not placed yet goes straight into the slice below: a blocked
+  // layout of its own would need at least an element a thread (a (rows, 1)
+  // splat of fewer rows than threads has none).
+  bool ok = false;
+  LayoutAttr result;
+  if (!isSplatLike(op.getSource().getDefiningOp()) ||
+      layoutOf(op.getSource())) {
+    FailureOr<LayoutAttr> source = operandLayout(op->getOpOperand(0), {});
+    if (failed(source))
+      return failure();
+    result = source->unslice(dims);
+    ok = from == ArrayRef<int64_t>(source->getCanonicalShape()) &&
+         llvm::all_of(dims, [&](int64_t d) {
+           return source->isSliced(d) && source->getShape()[d] == to[d];
+         });
+  }
   if (!ok) {
     // Any other fragment is converted to the slice of the result's
     // blocked layout, from which the broadcast is free again.
