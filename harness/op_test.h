@@ -90,9 +90,9 @@ inline Fill psum(std::string tensor, int alignment = 128) {
   return {Fill::Kind::psum, 1.0 * alignment, 0, std::move(tensor)};
 }
 
-/// Ids below the integer parameter `param` (group or expert ids, such as
-/// group_count's below num_groups): each element uniform in [0, param), or
-/// -1 (none) with probability `none`.
+/// Ids below the integer parameter or named dimension `param` (group or
+/// expert ids, such as group_count's below num_groups): each element
+/// uniform in [0, param), or -1 (none) with probability `none`.
 inline Fill ids_below(std::string param, double none = 0.125) {
   return {Fill::Kind::ids_below, none, 0, std::move(param)};
 }

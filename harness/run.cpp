@@ -243,6 +243,7 @@ Resolved resolve(const ops::OpDef &op, const Case &c) {
     }
     r.tensors.push_back(std::move(layout));
   }
+  r.dims = dims;
   // What was asked for, as the CLI would say it.
   std::vector<std::string> words = {fmt::format("{}", fmt::join(shape, "x"))};
   for (const auto &[name, dtype] : c.dtypes)
@@ -340,12 +341,14 @@ Prepared Prepared::make(const Resolved &r, uint64_t seed, bool reference) {
     }
     if (how.kind == Fill::Kind::ids_below) {
       const int param = r.op->param_index(how.of);
-      const int64_t *bound =
-          param < 0 ? nullptr : std::get_if<int64_t>(&r.params[param]);
+      const auto dim = r.dims.find(how.of);
+      const int64_t *bound = param >= 0 ? std::get_if<int64_t>(&r.params[param])
+                             : dim != r.dims.end() ? &dim->second
+                                                   : nullptr;
       if (!bound)
         throw InternalError(fmt::format("internal error: {}: '{}' fills "
                                         "with ids below '{}', which is no "
-                                        "integer parameter",
+                                        "integer parameter or dimension",
                                         r.op->name, decl.name, how.of));
       rows_of = *bound;
     }

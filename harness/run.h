@@ -45,7 +45,8 @@ struct Resolved {
   /// Per tensor: an optional input left out (`--set NAME=none`).
   std::vector<bool> absent;
   std::string label; ///< "8001x256 num_topk=8": what was asked for
-  std::map<std::string, Fill> fills; ///< the case's own (Case::fills)
+  std::map<std::string, Fill> fills;   ///< the case's own (Case::fills)
+  std::map<std::string, int64_t> dims; ///< the named dimensions' sizes
 };
 Resolved resolve(const ops::OpDef &op, const Case &c);
 

@@ -99,6 +99,10 @@ TK10 = {
         "use_tma_aligned_col_major_sf=False)",
     "moe.inplace_unique_group_indices":
         "(group_indices, num_groups)",
+    "moe.moe_topk_gate_backward":
+        "(scores, topk_idx, topk_weights, grad_topk_weights, "
+        "routed_scaling_factor, scoring_func='sqrtsoftplus', mask=None, "
+        "grad_scores_sum=None, out=None)",
     "moe.topk_sum_and_topk_group_idx":
         "(scores, num_topk_sum, num_topk_groups)",
     "moe.aux_fi":
@@ -124,6 +128,10 @@ TK10 = {
         "mask=None, bias=None, image_bias=None, image_token_mask=None, "
         "fix_routing_mask=None, to_physical_map=None, logical_count=None, "
         "unmapped_topk_idx=None, force_random=None, out=None, scores=None)",
+    "moe.moe_topk_gate_backward":
+        "(scores, topk_idx, topk_weights, grad_topk_weights, "
+        "routed_scaling_factor, scoring_func='sqrtsoftplus', mask=None, "
+        "grad_scores_sum=None, out=None)",
     "moe.topk_sum_and_topk_group_idx":
         "(scores, num_topk_sum, num_topk_groups)",
     "quant.swiglu_forward_and_per_channel_cast_and_transpose":
@@ -191,7 +199,7 @@ EXTENDED = {
 UNBOUND = {
     "quant": ["norm_forward",
               "norm_forward_and_per_token_cast", "norm_backward"],
-    "moe": ["moe_topk_gate_backward"],
+    "moe": [],
     "engram": ["engram_hash", "fused_weight", "engram_gate_fwd",
                "engram_gate_bwd", "grad_w_reduce",
                "engram_sinkhorn_momentum_update", "engram_sinkhorn_step",

@@ -1,6 +1,6 @@
 """tile_kernels.moe on tilejit: the ops whose kernels run; the others raise
 NotImplementedError naming what is missing."""
-from ._binding import Conversion, not_bound, quant_tensor, same, tk_op, torch
+from ._binding import Conversion, quant_tensor, same, tk_op, torch
 
 topk_gate = tk_op("topk_gate", "scores, num_topk", returns="topk_idx")
 normalize_weight = tk_op("normalize_weight", "topk_weights",
@@ -125,6 +125,12 @@ moe_topk_gate_forward = tk_op(
 moe_topk_gate = moe_topk_gate_forward
 
 
-for _name in ("moe_topk_gate_backward",):
-    globals()[_name] = not_bound(f"moe.{_name}")
-del _name
+moe_topk_gate_backward = tk_op(
+    "moe_topk_gate_backward",
+    "scores, topk_idx, topk_weights, grad_topk_weights, "
+    "routed_scaling_factor, scoring_func='sqrtsoftplus', mask=None, "
+    "grad_scores_sum=None, out=None",
+    convert=[Conversion(("scoring_func",), ("scoring_func",),
+                        lambda v: v.lower() if isinstance(v, str) else v),
+             same("grad_logits", "out")],
+    returns="grad_logits")
