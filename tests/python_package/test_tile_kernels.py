@@ -82,6 +82,11 @@ TK = {
     "moe.mask_indices_by_tp":
         "(indices, n, num_ep_ranks, tp_rank, num_tp_ranks)",
     "mhc.mhc_sinkhorn_fwd": "(comb_res_mix, comb_res_mix_out, repeat, eps)",
+    "mhc.expand_to_mhc_fwd": "(x, o)",
+    "mhc.expand_to_mhc_bwd": "(o_grad, x_grad)",
+    "mhc.mhc_pre_apply_mix_fwd": "(x, mix, o)",
+    "mhc.mhc_post_fwd":
+        "(x, residual, post_layer_mix, comb_res_mix, out=None)",
 }
 # TileKernels 1.0's signatures (its wheel's sources), for
 # tilejit.tile_kernels.v1.
@@ -204,9 +209,7 @@ UNBOUND = {
                "engram_gate_bwd", "grad_w_reduce",
                "engram_sinkhorn_momentum_update", "engram_sinkhorn_step",
                "engram_sinkhorn_step_reduce", "engram_sinkhorn_finalize"],
-    "mhc": ["expand_to_mhc_fwd", "expand_to_mhc_bwd", "mhc_sinkhorn_bwd",
-            "mhc_pre_apply_mix_fwd", "mhc_pre_apply_mix_bwd", "mhc_post_fwd",
-            "mhc_post_bwd", "mhc_pre_split_mixes_fwd",
+    "mhc": ["mhc_sinkhorn_bwd", "mhc_pre_apply_mix_bwd", "mhc_post_bwd", "mhc_pre_split_mixes_fwd",
             "mhc_pre_split_mixes_bwd", "mhc_head_compute_mix_fwd",
             "mhc_head_compute_mix_bwd", "mhc_pre_big_fuse_fwd",
             "mhc_multilayer_recompute", "mhc_fn_normw_merge_fwd",

@@ -1,0 +1,45 @@
+// mhc_stream.h - The mHC ops over a token's streams (shared/specs/
+// moe_engram_mhc.md §3.1, §3.5, §3.6; TileKernels 2.1's raw entry points):
+// expand_to_mhc_fwd/bwd, mhc_pre_apply_mix_fwd, mhc_post_fwd. Each block
+// takes one token and `chunk` columns of its H; per-token mixes are scalars
+// every thread reads. Declared in expand_to_mhc.cpp, mhc_pre_apply_mix.cpp
+// and mhc_post.cpp; their kernels in the .dsl.cpp files of those names.
+#pragma once
+
+#include "op/op_def.h"
+#include "op/spec_fields.h"
+
+namespace tilejit::mhc {
+
+const ops::OpDef &expand_to_mhc_fwd_op();
+const ops::OpDef &expand_to_mhc_bwd_op();
+const ops::OpDef &mhc_pre_apply_mix_fwd_op();
+const ops::OpDef &mhc_post_fwd_op();
+
+/// Static parameters of the stream kernels.
+struct MhcStreamSpec {
+  int32_t mhc = 4;          ///< streams
+  int32_t chunk = 1024;     ///< columns a block (a power of two)
+  int32_t threads = 128;    ///< 8 columns a thread at 1024
+  int32_t vector_bytes = 0; ///< 16: the rows are 16-byte aligned
+};
+TILEJIT_SPEC_FIELDS(MhcStreamSpec, mhc, chunk, threads, vector_bytes)
+
+/// The spec of a call over `mhc` streams of H (dimension "H") columns;
+/// `tensors` are the bf16 tensors whose rows the kernel reads or writes in
+/// vectors.
+MhcStreamSpec stream_spec(const ops::Call &c, int64_t mhc,
+                          std::initializer_list<std::string_view> tensors);
+
+/// The contiguous `t` of shape (..., a, b) as (N, a, b), N the product of
+/// its dims before the last `trailing` (a = 1 for trailing = 1).
+rt::TensorView token_rows(const rt::TensorView &t, int trailing, int64_t a,
+                          int64_t b);
+
+/// The kernels in the DSL.
+Kernel expand_to_mhc_fwd_kernel(const MhcStreamSpec &spec);
+Kernel expand_to_mhc_bwd_kernel(const MhcStreamSpec &spec);
+Kernel mhc_pre_apply_mix_fwd_kernel(const MhcStreamSpec &spec);
+Kernel mhc_post_fwd_kernel(const MhcStreamSpec &spec);
+
+} // namespace tilejit::mhc

@@ -1,0 +1,61 @@
+"""tilejit.tile_kernels.mhc's stream entry points (TileKernels 2.1) on the
+GPU against torch compositions of the spec (MEM §3.1, §3.5, §3.6):
+expand_to_mhc_fwd copies (equal), expand_to_mhc_bwd sums the streams in
+f32 from stream 0 (equal), mhc_pre_apply_mix_fwd and mhc_post_fwd (fma
+chains: close within TileKernels' tolerances, atol 1e-2 / rtol 1e-3 and
+bf16's defaults). The buffers they write are the caller's."""
+import pytest
+import torch
+
+from tilejit import tile_kernels as tk
+from tk_testing import assert_equal
+
+SHAPES = [(1, 1024, 4, 1280), (2, 4096, 4, 2560), (1, 37, 2, 7168),
+          (1, 19, 8, 1030), (1, 0, 4, 1280)]
+
+
+def randn(*shape, dtype=torch.float32, seed=0):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    return torch.randn(*shape, device="cuda", generator=g).to(dtype)
+
+
+@pytest.mark.parametrize("n0,n1,mhc,h", SHAPES)
+def test_expand_to_mhc(n0, n1, mhc, h):
+    x = randn(n0, n1, h, dtype=torch.bfloat16)
+    o = torch.full((n0, n1, mhc, h), float("nan"), dtype=torch.bfloat16,
+                   device="cuda")
+    assert tk.mhc.expand_to_mhc_fwd(x, o) is None
+    assert_equal(o, x.unsqueeze(-2).expand(n0, n1, mhc, h))
+    o_grad = randn(n0, n1, mhc, h, dtype=torch.bfloat16, seed=1)
+    x_grad = torch.empty_like(x)
+    assert tk.mhc.expand_to_mhc_bwd(o_grad, x_grad) is None
+    acc = torch.zeros(n0, n1, h, device="cuda")
+    for m in range(mhc):
+        acc = acc + o_grad[:, :, m].float()
+    assert_equal(x_grad, acc.bfloat16())
+
+
+@pytest.mark.parametrize("n0,n1,mhc,h", SHAPES)
+def test_mhc_pre_apply_mix_fwd(n0, n1, mhc, h):
+    x = randn(n0, n1, mhc, h).sigmoid().bfloat16()
+    mix = randn(n0, n1, mhc, 1, seed=1).softmax(-2)
+    o = torch.empty(n0, n1, h, dtype=torch.bfloat16, device="cuda")
+    assert tk.mhc.mhc_pre_apply_mix_fwd(x, mix, o) is None
+    want = (x.double() * mix.double()).sum(-2).bfloat16()
+    torch.testing.assert_close(o, want, atol=1e-2, rtol=1e-3)
+
+
+@pytest.mark.parametrize("n0,n1,mhc,h", SHAPES)
+def test_mhc_post_fwd(n0, n1, mhc, h):
+    x = randn(n0, n1, h, dtype=torch.bfloat16)
+    residual = randn(n0, n1, mhc, h, dtype=torch.bfloat16, seed=1)
+    post = randn(n0, n1, mhc, 1, seed=2)
+    comb = randn(n0, n1, mhc, mhc, seed=3)
+    out = tk.mhc.mhc_post_fwd(x, residual, post, comb)
+    want = (post.double() * x.double().unsqueeze(-2) +
+            torch.einsum("abio,abih->aboh", comb.double(),
+                         residual.double())).bfloat16()
+    torch.testing.assert_close(out, want)
+    given = torch.empty_like(residual)
+    assert tk.mhc.mhc_post_fwd(x, residual, post, comb, out=given) is given
+    assert_equal(given, out)
