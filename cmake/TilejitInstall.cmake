@@ -19,9 +19,10 @@ install(FILES ${PROJECT_BINARY_DIR}/core/include/tilejit/version.h
 # Only the compiler's public API; its MLIR-facing headers stay internal.
 install(DIRECTORY compiler/include/tilejit/compiler
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tilejit)
+# (*_cases.h: case tables' shared rows, part of the harness's build only)
 install(DIRECTORY kernels/
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tilejit/kernels
-  FILES_MATCHING PATTERN "*.h")
+  FILES_MATCHING PATTERN "*.h" PATTERN "*_cases.h" EXCLUDE)
 install(DIRECTORY harness/
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tilejit/harness
   FILES_MATCHING PATTERN "*.h")

@@ -59,7 +59,7 @@ uint16_t bf16_bits(float v);
 /// drop the low 13 mantissa bits (round half away from zero; finite values
 /// near FLT_MAX become inf). NaN stays NaN (see mhc_pre_norm_fn_ref.cpp).
 float round_to_tf32(float v);
-/// 1 / (1 + expf(-z)) with IEEE division.
+/// 1 / (1 + expf(-z)) with IEEE division and CUDA's expf (cuda_math.h).
 float sigmoid(float z);
 /// rsqrt(sq / kd + eps): fp32 divide and add, then the correctly rounded
 /// reciprocal square root (the device rsqrtf is within 2 ulp of it).

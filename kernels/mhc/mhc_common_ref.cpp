@@ -3,6 +3,7 @@
 #include "mhc/mhc_common.h"
 
 #include "common/convert.h"
+#include "common/cuda_math.h"
 #include "tilejit/error.h"
 
 #include <algorithm>
@@ -114,7 +115,7 @@ float round_to_tf32(float v) {
   return ref::bits_to_f32(bits);
 }
 
-float sigmoid(float z) { return 1.0f / (1.0f + std::exp(-z)); }
+float sigmoid(float z) { return 1.0f / (1.0f + ref::cuda_expf(-z)); }
 
 float norm_rms(float sq, int64_t kd, float eps) {
   float v = sq / static_cast<float>(kd) + eps;

@@ -22,13 +22,23 @@ MhcStreamSpec stream_spec(const ops::Call &c, int64_t mhc,
   return s;
 }
 
-rt::TensorView token_rows(const rt::TensorView &t, int trailing, int64_t a,
-                          int64_t b) {
+int64_t tokens_of(const rt::TensorView &t, int trailing) {
   int64_t n = 1;
   for (int d = 0; d < t.rank - trailing; ++d)
     n *= t.shape[d];
-  const int64_t shape[3] = {n, a, b};
+  return n;
+}
+
+rt::TensorView token_rows(const rt::TensorView &t, int trailing, int64_t a,
+                          int64_t b) {
+  const int64_t shape[3] = {tokens_of(t, trailing), a, b};
   return rt::TensorView::contiguous(t.data, t.dtype, shape);
+}
+
+rt::TensorView token_matrix(const rt::TensorView &t, int64_t n, int64_t b,
+                            int64_t stride) {
+  const int64_t shape[2] = {n, b}, strides[2] = {stride, 1};
+  return rt::TensorView::strided(t.data, t.dtype, shape, strides);
 }
 
 } // namespace tilejit::mhc

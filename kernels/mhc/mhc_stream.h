@@ -36,6 +36,14 @@ MhcStreamSpec stream_spec(const ops::Call &c, int64_t mhc,
 rt::TensorView token_rows(const rt::TensorView &t, int trailing, int64_t a,
                           int64_t b);
 
+/// The contiguous `t` of shape (..., b) as (N, b), N the product of its dims
+/// before the last `trailing`; or, with `stride` 0, the rows (N, b) that all
+/// read the same b values (a per-column vector such as a bias).
+rt::TensorView token_matrix(const rt::TensorView &t, int64_t n, int64_t b,
+                            int64_t stride);
+/// The product of the dims of `t` before its last `trailing` (the tokens).
+int64_t tokens_of(const rt::TensorView &t, int trailing);
+
 /// The kernels in the DSL.
 Kernel expand_to_mhc_fwd_kernel(const MhcStreamSpec &spec);
 Kernel expand_to_mhc_bwd_kernel(const MhcStreamSpec &spec);

@@ -87,6 +87,12 @@ TK = {
     "mhc.mhc_pre_apply_mix_fwd": "(x, mix, o)",
     "mhc.mhc_post_fwd":
         "(x, residual, post_layer_mix, comb_res_mix, out=None)",
+    "mhc.mhc_head_compute_mix_fwd":
+        "(input_mix, mhc_scale, mhc_base, output_mix, mhc_pre_eps, "
+        "token_block_size=0)",
+    "mhc.mhc_pre_split_mixes_fwd":
+        "(input_mixes, mhc_scale, mhc_base, pre_layer_mix, post_layer_mix, "
+        "comb_res_mix, mhc_post_mult_value, mhc_pre_eps)",
 }
 # TileKernels 1.0's signatures (its wheel's sources), for
 # tilejit.tile_kernels.v1.
@@ -209,9 +215,9 @@ UNBOUND = {
                "engram_gate_bwd", "grad_w_reduce",
                "engram_sinkhorn_momentum_update", "engram_sinkhorn_step",
                "engram_sinkhorn_step_reduce", "engram_sinkhorn_finalize"],
-    "mhc": ["mhc_sinkhorn_bwd", "mhc_pre_apply_mix_bwd", "mhc_post_bwd", "mhc_pre_split_mixes_fwd",
-            "mhc_pre_split_mixes_bwd", "mhc_head_compute_mix_fwd",
-            "mhc_head_compute_mix_bwd", "mhc_pre_big_fuse_fwd",
+    "mhc": ["mhc_sinkhorn_bwd", "mhc_pre_apply_mix_bwd", "mhc_post_bwd",
+            "mhc_pre_split_mixes_bwd", "mhc_head_compute_mix_bwd",
+            "mhc_pre_big_fuse_fwd",
             "mhc_multilayer_recompute", "mhc_fn_normw_merge_fwd",
             "mhc_fn_normw_merge_bwd", "mhc_reduce_partials_and_rmsnorm_fwd",
             "mhc_reduce_partials_and_rmsnorm_bwd"],

@@ -1,5 +1,5 @@
 """tile_kernels.mhc (TileKernels 2.1's raw entry points) on tilejit."""
-from ._binding import derive, not_bound, same, tk_op
+from ._binding import Conversion, derive, not_bound, same, tk_op
 
 mhc_sinkhorn_fwd = tk_op(
     "sinkhorn_normalize", "comb_res_mix, comb_res_mix_out, repeat, eps",
@@ -15,9 +15,29 @@ mhc_pre_apply_mix_fwd = tk_op("mhc_pre_apply_mix_fwd", "x, mix, o",
 mhc_post_fwd = tk_op(
     "mhc_post_fwd", "x, residual, post_layer_mix, comb_res_mix, out=None",
     returns="out")
+mhc_head_compute_mix_fwd = tk_op(
+    "mhc_head_compute_mix_fwd",
+    "input_mix, mhc_scale, mhc_base, output_mix, mhc_pre_eps, "
+    "token_block_size=0",
+    convert=[Conversion(("token_block_size",), (), lambda v: None,
+                        ("token_block_size", "accepted and unused (a "
+                         "TileLang tiling choice)", None))],
+    returns=None)
+
+
+def _streams(input_mixes):
+    """mhc from the mhc * (mhc + 2) mixes of a token."""
+    return round((input_mixes.shape[-1] + 1) ** 0.5) - 1
+
+
+mhc_pre_split_mixes_fwd = tk_op(
+    "mhc_pre_split_mixes_fwd",
+    "input_mixes, mhc_scale, mhc_base, pre_layer_mix, post_layer_mix, "
+    "comb_res_mix, mhc_post_mult_value, mhc_pre_eps",
+    convert=[derive("mhc_mult", ("input_mixes",), _streams)], returns=None)
 for _name in ("mhc_sinkhorn_bwd", "mhc_pre_apply_mix_bwd", "mhc_post_bwd",
-              "mhc_pre_split_mixes_fwd", "mhc_pre_split_mixes_bwd", "mhc_head_compute_mix_fwd",
-              "mhc_head_compute_mix_bwd", "mhc_pre_big_fuse_fwd",
+              "mhc_pre_split_mixes_bwd", "mhc_head_compute_mix_bwd",
+              "mhc_pre_big_fuse_fwd",
               "mhc_multilayer_recompute", "mhc_fn_normw_merge_fwd",
               "mhc_fn_normw_merge_bwd", "mhc_reduce_partials_and_rmsnorm_fwd",
               "mhc_reduce_partials_and_rmsnorm_bwd"):

@@ -1,4 +1,4 @@
-"""tilejit.tile_kernels.mhc's stream entry points (TileKernels 2.1) on the
+"""tilejit.tile_kernels.mhc's stream and mix entry points (TileKernels 2.1) on the
 GPU against torch compositions of the spec (MEM §3.1, §3.5, §3.6):
 expand_to_mhc_fwd copies (equal), expand_to_mhc_bwd sums the streams in
 f32 from stream 0 (equal), mhc_pre_apply_mix_fwd and mhc_post_fwd (fma
@@ -59,3 +59,33 @@ def test_mhc_post_fwd(n0, n1, mhc, h):
     given = torch.empty_like(residual)
     assert tk.mhc.mhc_post_fwd(x, residual, post, comb, out=given) is given
     assert_equal(given, out)
+
+
+@pytest.mark.parametrize("n0,n1", [(1, 1024), (2, 4096), (1, 0)])
+def test_mhc_head_compute_mix_fwd(n0, n1):
+    x = randn(n0, n1, 4)
+    scale, base = randn(1, seed=1), randn(4, seed=2)
+    out = torch.empty_like(x)
+    assert tk.mhc.mhc_head_compute_mix_fwd(x, scale, base, out, 0.01) is None
+    torch.testing.assert_close(out, (x * scale + base).sigmoid() + 0.01,
+                               rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("n0,n1", [(1, 1024), (2, 4096), (1, 0)])
+def test_mhc_pre_split_mixes_fwd(n0, n1):
+    mhc = 4
+    x = randn(n0, n1, mhc * (mhc + 2))
+    scale, base = randn(3, seed=1), randn(mhc * (mhc + 2), seed=2)
+    pre = torch.empty(n0, n1, mhc, 1, device="cuda")
+    post, comb = torch.empty_like(pre), torch.empty(n0, n1, mhc, mhc,
+                                                    device="cuda")
+    assert tk.mhc.mhc_pre_split_mixes_fwd(x, scale, base, pre, post, comb,
+                                          2.0, 0.01) is None
+    z = x * torch.cat([scale[i].expand(n) for i, n in
+                       enumerate((mhc, mhc, mhc * mhc))]) + base
+    close = dict(rtol=1e-5, atol=2e-5)
+    torch.testing.assert_close(pre[..., 0], z[..., :mhc].sigmoid() + 0.01,
+                               **close)
+    torch.testing.assert_close(post[..., 0],
+                               z[..., mhc:2 * mhc].sigmoid() * 2.0, **close)
+    torch.testing.assert_close(comb.flatten(-2), z[..., 2 * mhc:], **close)
