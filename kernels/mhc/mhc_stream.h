@@ -1,6 +1,6 @@
 // mhc_stream.h - The mHC ops over a token's streams (shared/specs/
 // moe_engram_mhc.md §3.1, §3.5, §3.6; TileKernels 2.1's raw entry points):
-// expand_to_mhc_fwd/bwd, mhc_pre_apply_mix_fwd, mhc_post_fwd. Each block
+// expand_to_mhc_fwd/bwd, mhc_pre_apply_mix_fwd, mhc_post_fwd/bwd. Each block
 // takes one token and `chunk` columns of its H; per-token mixes are scalars
 // every thread reads. Declared in expand_to_mhc.cpp, mhc_pre_apply_mix.cpp
 // and mhc_post.cpp; their kernels in the .dsl.cpp files of those names.
@@ -15,6 +15,7 @@ const ops::OpDef &expand_to_mhc_fwd_op();
 const ops::OpDef &expand_to_mhc_bwd_op();
 const ops::OpDef &mhc_pre_apply_mix_fwd_op();
 const ops::OpDef &mhc_post_fwd_op();
+const ops::OpDef &mhc_post_bwd_op();
 
 /// Static parameters of the stream kernels.
 struct MhcStreamSpec {
@@ -49,5 +50,8 @@ Kernel expand_to_mhc_fwd_kernel(const MhcStreamSpec &spec);
 Kernel expand_to_mhc_bwd_kernel(const MhcStreamSpec &spec);
 Kernel mhc_pre_apply_mix_fwd_kernel(const MhcStreamSpec &spec);
 Kernel mhc_post_fwd_kernel(const MhcStreamSpec &spec);
+/// A block a token: chunks of its columns in a loop, the sums over H in
+/// per-thread partials reduced at the end.
+Kernel mhc_post_bwd_kernel(const MhcStreamSpec &spec);
 
 } // namespace tilejit::mhc

@@ -35,7 +35,10 @@ mhc_pre_split_mixes_fwd = tk_op(
     "input_mixes, mhc_scale, mhc_base, pre_layer_mix, post_layer_mix, "
     "comb_res_mix, mhc_post_mult_value, mhc_pre_eps",
     convert=[derive("mhc_mult", ("input_mixes",), _streams)], returns=None)
-for _name in ("mhc_sinkhorn_bwd", "mhc_pre_apply_mix_bwd", "mhc_post_bwd",
+mhc_post_bwd = tk_op(
+    "mhc_post_bwd", "x, residual, post_layer_mix, comb_res_mix, d_o",
+    returns=("d_x", "d_residual", "d_post", "d_comb"))
+for _name in ("mhc_sinkhorn_bwd", "mhc_pre_apply_mix_bwd",
               "mhc_pre_split_mixes_bwd", "mhc_head_compute_mix_bwd",
               "mhc_pre_big_fuse_fwd",
               "mhc_multilayer_recompute", "mhc_fn_normw_merge_fwd",

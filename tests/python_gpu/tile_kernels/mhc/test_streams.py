@@ -89,3 +89,27 @@ def test_mhc_pre_split_mixes_fwd(n0, n1):
     torch.testing.assert_close(post[..., 0],
                                z[..., mhc:2 * mhc].sigmoid() * 2.0, **close)
     torch.testing.assert_close(comb.flatten(-2), z[..., 2 * mhc:], **close)
+
+
+@pytest.mark.parametrize("n0,n1,h", [(1, 1024, 1280), (2, 4096, 7168),
+                                     (1, 19, 1030), (1, 0, 1280)])
+def test_mhc_post_bwd(n0, n1, h):
+    mhc = 4
+    x = randn(n0, n1, h, dtype=torch.bfloat16)
+    residual = randn(n0, n1, mhc, h, dtype=torch.bfloat16, seed=1)
+    post = randn(n0, n1, mhc, 1, seed=2)
+    comb = randn(n0, n1, mhc, mhc, seed=3)
+    d_o = randn(n0, n1, mhc, h, dtype=torch.bfloat16, seed=4)
+    d_x, d_res, d_post, d_comb = tk.mhc.mhc_post_bwd(x, residual, post, comb,
+                                                     d_o)
+    g = d_o.double()
+    torch.testing.assert_close(
+        d_x, (post.double() * g).sum(-2).bfloat16())
+    torch.testing.assert_close(
+        d_res, torch.einsum("abio,aboh->abih", comb.double(), g).bfloat16())
+    torch.testing.assert_close(
+        d_post, (x.double().unsqueeze(-2) * g).sum(-1, keepdim=True).float(),
+        atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(
+        d_comb, torch.einsum("abih,aboh->abio", residual.double(), g).float(),
+        atol=1e-4, rtol=1e-4)
