@@ -1,9 +1,10 @@
 // mhc_stream.h - The mHC ops over a token's streams (shared/specs/
 // moe_engram_mhc.md §3.1, §3.5, §3.6; TileKernels 2.1's raw entry points):
-// expand_to_mhc_fwd/bwd, mhc_pre_apply_mix_fwd, mhc_post_fwd/bwd. Each block
-// takes one token and `chunk` columns of its H; per-token mixes are scalars
-// every thread reads. Declared in expand_to_mhc.cpp, mhc_pre_apply_mix.cpp
-// and mhc_post.cpp; their kernels in the .dsl.cpp files of those names.
+// expand_to_mhc_fwd/bwd, mhc_pre_apply_mix_fwd/bwd, mhc_post_fwd/bwd. Each
+// block takes one token and `chunk` columns of its H; per-token mixes are
+// scalars every thread reads. Declared in expand_to_mhc.cpp,
+// mhc_pre_apply_mix.cpp and mhc_post.cpp; their kernels in the .dsl.cpp files
+// of those names.
 #pragma once
 
 #include "op/op_def.h"
@@ -14,6 +15,7 @@ namespace tilejit::mhc {
 const ops::OpDef &expand_to_mhc_fwd_op();
 const ops::OpDef &expand_to_mhc_bwd_op();
 const ops::OpDef &mhc_pre_apply_mix_fwd_op();
+const ops::OpDef &mhc_pre_apply_mix_bwd_op();
 const ops::OpDef &mhc_post_fwd_op();
 const ops::OpDef &mhc_post_bwd_op();
 
@@ -49,6 +51,8 @@ int64_t tokens_of(const rt::TensorView &t, int trailing);
 Kernel expand_to_mhc_fwd_kernel(const MhcStreamSpec &spec);
 Kernel expand_to_mhc_bwd_kernel(const MhcStreamSpec &spec);
 Kernel mhc_pre_apply_mix_fwd_kernel(const MhcStreamSpec &spec);
+/// A block a token, as mhc_post_bwd's.
+Kernel mhc_pre_apply_mix_bwd_kernel(const MhcStreamSpec &spec);
 Kernel mhc_post_fwd_kernel(const MhcStreamSpec &spec);
 /// A block a token: chunks of its columns in a loop, the sums over H in
 /// per-thread partials reduced at the end.

@@ -88,6 +88,7 @@ TK = {
     "mhc.mhc_post_fwd":
         "(x, residual, post_layer_mix, comb_res_mix, out=None)",
     "mhc.mhc_post_bwd": "(x, residual, post_layer_mix, comb_res_mix, d_o)",
+    "mhc.mhc_pre_apply_mix_bwd": "(o_grad, x, mix, x_grad)",
     "mhc.mhc_head_compute_mix_fwd":
         "(input_mix, mhc_scale, mhc_base, output_mix, mhc_pre_eps, "
         "token_block_size=0)",
@@ -216,7 +217,7 @@ UNBOUND = {
                "engram_gate_bwd", "grad_w_reduce",
                "engram_sinkhorn_momentum_update", "engram_sinkhorn_step",
                "engram_sinkhorn_step_reduce", "engram_sinkhorn_finalize"],
-    "mhc": ["mhc_sinkhorn_bwd", "mhc_pre_apply_mix_bwd",
+    "mhc": ["mhc_sinkhorn_bwd",
             "mhc_pre_split_mixes_bwd", "mhc_head_compute_mix_bwd",
             "mhc_pre_big_fuse_fwd",
             "mhc_multilayer_recompute", "mhc_fn_normw_merge_fwd",

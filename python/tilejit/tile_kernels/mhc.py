@@ -38,7 +38,14 @@ mhc_pre_split_mixes_fwd = tk_op(
 mhc_post_bwd = tk_op(
     "mhc_post_bwd", "x, residual, post_layer_mix, comb_res_mix, d_o",
     returns=("d_x", "d_residual", "d_post", "d_comb"))
-for _name in ("mhc_sinkhorn_bwd", "mhc_pre_apply_mix_bwd",
+mhc_pre_apply_mix_bwd = tk_op(
+    "mhc_pre_apply_mix_bwd", "o_grad, x, mix, x_grad",
+    convert=[Conversion(("x_grad",), ("x_grad", "x_grad_out"),
+                        lambda v: (v, v),
+                        ("x_grad", "bf16 (..., mhc, H): mix * o_grad is "
+                         "added to it in place", None))],
+    returns="mix_grad")
+for _name in ("mhc_sinkhorn_bwd",
               "mhc_pre_split_mixes_bwd", "mhc_head_compute_mix_bwd",
               "mhc_pre_big_fuse_fwd",
               "mhc_multilayer_recompute", "mhc_fn_normw_merge_fwd",

@@ -113,3 +113,20 @@ def test_mhc_post_bwd(n0, n1, h):
     torch.testing.assert_close(
         d_comb, torch.einsum("abih,aboh->abio", residual.double(), g).float(),
         atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("n0,n1,mhc,h", SHAPES)
+def test_mhc_pre_apply_mix_bwd(n0, n1, mhc, h):
+    x = randn(n0, n1, mhc, h).sigmoid().bfloat16()
+    mix = randn(n0, n1, mhc, 1, seed=1).softmax(-2)
+    o_grad = randn(n0, n1, h, dtype=torch.bfloat16, seed=2)
+    x_grad = randn(n0, n1, mhc, h, dtype=torch.bfloat16, seed=3)
+    before = x_grad.clone()
+    mix_grad = tk.mhc.mhc_pre_apply_mix_bwd(o_grad, x, mix, x_grad)
+    g = o_grad.double().unsqueeze(-2)
+    # x_grad accumulated in place: one rounding of before + mix * o_grad.
+    torch.testing.assert_close(
+        x_grad, (before.double() + mix.double() * g).bfloat16())
+    torch.testing.assert_close(
+        mix_grad, (g * x.double()).sum(-1, keepdim=True).float(),
+        atol=1e-4, rtol=1e-4)
