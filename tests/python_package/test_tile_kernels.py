@@ -89,6 +89,9 @@ TK = {
         "(x, residual, post_layer_mix, comb_res_mix, out=None)",
     "mhc.mhc_post_bwd": "(x, residual, post_layer_mix, comb_res_mix, d_o)",
     "mhc.mhc_pre_apply_mix_bwd": "(o_grad, x, mix, x_grad)",
+    "mhc.mhc_fn_normw_merge_fwd": "(fn, normw, out_fn)",
+    "mhc.mhc_fn_normw_merge_bwd":
+        "(fn, normw, out_fn_grad, fn_grad, normw_grad)",
     "mhc.mhc_head_compute_mix_fwd":
         "(input_mix, mhc_scale, mhc_base, output_mix, mhc_pre_eps, "
         "token_block_size=0)",
@@ -217,11 +220,9 @@ UNBOUND = {
                "engram_gate_bwd", "grad_w_reduce",
                "engram_sinkhorn_momentum_update", "engram_sinkhorn_step",
                "engram_sinkhorn_step_reduce", "engram_sinkhorn_finalize"],
-    "mhc": ["mhc_sinkhorn_bwd",
-            "mhc_pre_split_mixes_bwd", "mhc_head_compute_mix_bwd",
-            "mhc_pre_big_fuse_fwd",
-            "mhc_multilayer_recompute", "mhc_fn_normw_merge_fwd",
-            "mhc_fn_normw_merge_bwd", "mhc_reduce_partials_and_rmsnorm_fwd",
+    "mhc": ["mhc_sinkhorn_bwd", "mhc_pre_split_mixes_bwd",
+            "mhc_head_compute_mix_bwd", "mhc_pre_big_fuse_fwd",
+            "mhc_multilayer_recompute", "mhc_reduce_partials_and_rmsnorm_fwd",
             "mhc_reduce_partials_and_rmsnorm_bwd"],
 }
 

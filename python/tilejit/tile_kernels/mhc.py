@@ -45,11 +45,24 @@ mhc_pre_apply_mix_bwd = tk_op(
                         ("x_grad", "bf16 (..., mhc, H): mix * o_grad is "
                          "added to it in place", None))],
     returns="mix_grad")
-for _name in ("mhc_sinkhorn_bwd",
-              "mhc_pre_split_mixes_bwd", "mhc_head_compute_mix_bwd",
-              "mhc_pre_big_fuse_fwd",
-              "mhc_multilayer_recompute", "mhc_fn_normw_merge_fwd",
-              "mhc_fn_normw_merge_bwd", "mhc_reduce_partials_and_rmsnorm_fwd",
+mhc_fn_normw_merge_fwd = tk_op("mhc_fn_normw_merge_fwd", "fn, normw, out_fn",
+                               returns=None)
+
+
+def _in_place(arg):
+    """A buffer the op adds into: its input and output `arg`_out."""
+    return Conversion((arg,), (arg, f"{arg}_out"), lambda v: (v, v),
+                      (arg, "a buffer the gradient is added to in place",
+                       None))
+
+
+mhc_fn_normw_merge_bwd = tk_op(
+    "mhc_fn_normw_merge_bwd", "fn, normw, out_fn_grad, fn_grad, normw_grad",
+    convert=[_in_place("fn_grad"), _in_place("normw_grad")], returns=None)
+for _name in ("mhc_sinkhorn_bwd", "mhc_pre_split_mixes_bwd",
+              "mhc_head_compute_mix_bwd", "mhc_pre_big_fuse_fwd",
+              "mhc_multilayer_recompute",
+              "mhc_reduce_partials_and_rmsnorm_fwd",
               "mhc_reduce_partials_and_rmsnorm_bwd"):
     globals()[_name] = not_bound(f"mhc.{_name}")
 del _name

@@ -130,3 +130,20 @@ def test_mhc_pre_apply_mix_bwd(n0, n1, mhc, h):
     torch.testing.assert_close(
         mix_grad, (g * x.double()).sum(-1, keepdim=True).float(),
         atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("h", [1280, 7168])
+def test_mhc_fn_normw_merge(h):
+    fn, normw = randn(24, 4 * h), randn(4 * h, seed=1) * 0.1 + 1
+    out_fn = torch.empty_like(fn)
+    assert tk.mhc.mhc_fn_normw_merge_fwd(fn, normw, out_fn) is None
+    assert_equal(out_fn, fn * normw)
+    g = randn(24, 4 * h, seed=2)
+    fn_grad, normw_grad = randn(24, 4 * h, seed=3), randn(4 * h, seed=4)
+    want_fn = torch.addcmul(fn_grad, g, normw)  # one rounding, as an fma
+    want_w = normw_grad.double() + (g.double() * fn.double()).sum(0)
+    assert tk.mhc.mhc_fn_normw_merge_bwd(fn, normw, g, fn_grad,
+                                         normw_grad) is None
+    torch.testing.assert_close(fn_grad, want_fn, rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(normw_grad, want_w.float(), rtol=1e-5,
+                               atol=1e-5)
