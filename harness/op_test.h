@@ -126,6 +126,9 @@ Compare exact();
 /// |got - want| <= atol + rtol |want| for every element
 /// (torch.testing.assert_close).
 Compare allclose(double rtol, double atol);
+/// The sum of got's rows (dim 0: per-block partials a caller adds up)
+/// within atol + rtol |want| of the reference's one row.
+Compare rows_summed(double rtol, double atol);
 /// 1 - 2 sum(got want) / sum(got^2 + want^2) below `max` (in f64; 0 when
 /// both are all zeros): TileKernels' calc_diff, for sums in no fixed order.
 Compare calc_diff(double max);

@@ -605,6 +605,38 @@ Compare allclose(double rtol, double atol) {
           }};
 }
 
+Compare rows_summed(double rtol, double atol) {
+  return {fmt::format("summed over dim 0, within rtol {}, atol {}", rtol, atol),
+          [rtol, atol](const ref::HostTensor &got, const ref::HostTensor &want,
+                       const RunData &) -> std::string {
+            const int64_t row = want.numel();
+            if (got.rank() < 1 || want.rank() < 1 || want.size(0) != 1 ||
+                got.numel() != got.size(0) * row)
+              return fmt::format("got {}, expected rows of {}", got.to_string(),
+                                 want.to_string());
+            // Element `flat` (row-major) of `t`.
+            auto at = [](const ref::HostTensor &t, int64_t flat) {
+              std::vector<int64_t> index(t.shape().size(), 0);
+              for (size_t d = index.size(); d-- > 0;) {
+                index[d] = flat % t.shape()[d];
+                flat /= t.shape()[d];
+              }
+              return ref::element_as_double(t, index);
+            };
+            std::vector<double> sum(static_cast<size_t>(row), 0.0);
+            for (int64_t i = 0; i < got.numel(); ++i)
+              sum[i % row] += at(got, i);
+            for (int64_t j = 0; j < row; ++j) {
+              const double w = at(want, j);
+              if (!(std::fabs(sum[j] - w) <= atol + rtol * std::fabs(w)))
+                return fmt::format("element {} of the rows' sum: {} vs "
+                                   "reference {}",
+                                   j, sum[j], w);
+            }
+            return "";
+          }};
+}
+
 Compare calc_diff(double max) {
   return {fmt::format("calc_diff below {}", max),
           [max](const ref::HostTensor &got, const ref::HostTensor &want,

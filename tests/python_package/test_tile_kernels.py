@@ -90,6 +90,10 @@ TK = {
     "mhc.mhc_post_bwd": "(x, residual, post_layer_mix, comb_res_mix, d_o)",
     "mhc.mhc_pre_apply_mix_bwd": "(o_grad, x, mix, x_grad)",
     "mhc.mhc_fn_normw_merge_fwd": "(fn, normw, out_fn)",
+    "mhc.mhc_head_compute_mix_bwd":
+        "(output_mix_grad, input_mix, mhc_scale, mhc_base, input_mix_grad, "
+        "mhc_scale_grad_partial, mhc_base_grad_partial, num_sms, "
+        "token_block_size=0)",
     "mhc.mhc_fn_normw_merge_bwd":
         "(fn, normw, out_fn_grad, fn_grad, normw_grad)",
     "mhc.mhc_head_compute_mix_fwd":
@@ -221,7 +225,7 @@ UNBOUND = {
                "engram_sinkhorn_momentum_update", "engram_sinkhorn_step",
                "engram_sinkhorn_step_reduce", "engram_sinkhorn_finalize"],
     "mhc": ["mhc_sinkhorn_bwd", "mhc_pre_split_mixes_bwd",
-            "mhc_head_compute_mix_bwd", "mhc_pre_big_fuse_fwd",
+            "mhc_pre_big_fuse_fwd",
             "mhc_multilayer_recompute", "mhc_reduce_partials_and_rmsnorm_fwd",
             "mhc_reduce_partials_and_rmsnorm_bwd"],
 }

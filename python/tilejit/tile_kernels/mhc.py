@@ -25,6 +25,17 @@ mhc_head_compute_mix_fwd = tk_op(
     returns=None)
 
 
+mhc_head_compute_mix_bwd = tk_op(
+    "mhc_head_compute_mix_bwd",
+    "output_mix_grad, input_mix, mhc_scale, mhc_base, input_mix_grad, "
+    "mhc_scale_grad_partial, mhc_base_grad_partial, num_sms, "
+    "token_block_size=0",
+    convert=[Conversion(("token_block_size",), (), lambda v: None,
+                        ("token_block_size", "accepted and unused (a "
+                         "TileLang tiling choice)", None))],
+    returns=None)
+
+
 def _streams(input_mixes):
     """mhc from the mhc * (mhc + 2) mixes of a token."""
     return round((input_mixes.shape[-1] + 1) ** 0.5) - 1
@@ -60,7 +71,7 @@ mhc_fn_normw_merge_bwd = tk_op(
     "mhc_fn_normw_merge_bwd", "fn, normw, out_fn_grad, fn_grad, normw_grad",
     convert=[_in_place("fn_grad"), _in_place("normw_grad")], returns=None)
 for _name in ("mhc_sinkhorn_bwd", "mhc_pre_split_mixes_bwd",
-              "mhc_head_compute_mix_bwd", "mhc_pre_big_fuse_fwd",
+              "mhc_pre_big_fuse_fwd",
               "mhc_multilayer_recompute",
               "mhc_reduce_partials_and_rmsnorm_fwd",
               "mhc_reduce_partials_and_rmsnorm_bwd"):

@@ -147,3 +147,25 @@ def test_mhc_fn_normw_merge(h):
     torch.testing.assert_close(fn_grad, want_fn, rtol=1e-6, atol=1e-6)
     torch.testing.assert_close(normw_grad, want_w.float(), rtol=1e-5,
                                atol=1e-5)
+
+
+@pytest.mark.parametrize("n0,n1", [(1, 1024), (2, 4096), (1, 0)])
+def test_mhc_head_compute_mix_bwd(n0, n1):
+    x, dout = randn(n0, n1, 4), randn(n0, n1, 4, seed=5)
+    scale, base = randn(1, seed=1), randn(4, seed=2)
+    sms = 132
+    in_grad = torch.empty_like(x)
+    scale_part = torch.empty(sms, 1, device="cuda")
+    base_part = torch.empty(sms, 4, device="cuda")
+    assert tk.mhc.mhc_head_compute_mix_bwd(dout, x, scale, base, in_grad,
+                                           scale_part, base_part, sms) is None
+    s = (x.double() * scale.double() + base.double()).sigmoid()
+    gz = s * (1 - s) * dout.double()
+    close = dict(rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(in_grad, (gz * scale.double()).float(),
+                               **close)
+    torch.testing.assert_close(scale_part.sum(0),
+                               (gz * x.double()).sum().reshape(1).float(),
+                               **close)
+    torch.testing.assert_close(base_part.sum(0),
+                               gz.reshape(-1, 4).sum(0).float(), **close)
