@@ -1,4 +1,4 @@
-// gate_dsl.cpp - The DSL steps the MoE routers share (gate_dsl.h).
+// gate_dsl.cpp - What the MoE routers share (gate_dsl.h).
 #include "moe/gate_dsl.h"
 
 #include <limits>
@@ -40,6 +40,16 @@ dsl::Value physical_expert(dsl::KernelBuilder &k, dsl::Value expert,
   auto hash = ep_rank + token * k.constant(23333, i64);
   auto dup = hash - (hash / copies) * copies;
   return k.load_at(map, {expert, dup});
+}
+
+ops::TensorShape router_slots(std::string_view output,
+                              const ops::ShapeArgs &a) {
+  const int64_t shared =
+      a.flag("use_shared_as_routed") ? a.integer("num_shared_experts") : 0;
+  const int64_t width = a.integer("num_topk") + shared;
+  return {output == "topk_idx" ? DType::i64 : DType::f32,
+          {a.dim("T"), width},
+          {width, 1}};
 }
 
 } // namespace tilejit::moe

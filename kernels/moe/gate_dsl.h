@@ -1,9 +1,13 @@
-// gate_dsl.h - The DSL steps the MoE routers share (top2_sum_gate and
-// TileKernels 2.1's moe_topk_gate_forward): the K rounds of top-k and the
-// logical -> physical expert of each slot. Defined in gate_dsl.cpp.
+// gate_dsl.h - What the MoE routers share (top2_sum_gate and TileKernels
+// 2.1's moe_topk_gate_forward): the DSL steps (the K rounds of top-k, the
+// logical -> physical expert of each slot) and their outputs' shape rule.
+// Defined in gate_dsl.cpp.
 #pragma once
 
+#include "op/op_def.h"
 #include "tilejit/compiler/dsl.h"
+
+#include <string_view>
 
 #include <vector>
 
@@ -26,5 +30,9 @@ dsl::Value slots_of(dsl::KernelBuilder &k, const std::vector<dsl::Value> &picks,
 dsl::Value physical_expert(dsl::KernelBuilder &k, dsl::Value expert,
                            dsl::Value token, const dsl::Tensor &count,
                            const dsl::Tensor &map, dsl::Value ep_rank);
+
+/// The routers' outputs topk_idx (i64) and topk_weights (f32): (T, K + S),
+/// S the shared experts when use_shared_as_routed (an OpDef's shape_of).
+ops::TensorShape router_slots(std::string_view output, const ops::ShapeArgs &a);
 
 } // namespace tilejit::moe

@@ -2,6 +2,7 @@
 // router): f32 logits (T, E) to expert ids and weights (T, K + S), the
 // sqrt-softplus scores optionally; a warp holds block_t tokens.
 #include "moe/moe_topk_gate.h"
+#include "moe/gate_dsl.h"
 #include "moe/reference.h"
 
 #include "op/op.h"
@@ -79,16 +80,6 @@ void views(const ops::Call &c, const MoeTopkGateSpec &, ops::KernelArgs &args) {
     if (c.has(from))
       args.tensor(to, rt::TensorView::strided(c.tensor(from).data, DType::f32,
                                               rows, strides));
-}
-
-/// topk_idx and topk_weights: (T, K + S).
-ops::TensorShape slots(std::string_view output, const ops::ShapeArgs &a) {
-  const int64_t shared =
-      a.flag("use_shared_as_routed") ? a.integer("num_shared_experts") : 0;
-  const int64_t width = a.integer("num_topk") + shared;
-  return {output == "topk_idx" ? DType::i64 : DType::f32,
-          {a.dim("T"), width},
-          {width, 1}};
 }
 
 std::vector<ref::HostTensor> reference(const ops::HostCall &c) {
@@ -183,7 +174,7 @@ const ops::OpDef &moe_topk_gate_forward_op() {
        .cli_shape = "T, E",
        .default_shape = {4096, 256},
        .check = check,
-       .shape_of = slots,
+       .shape_of = router_slots,
        .reference = reference},
       {spec, moe_topk_gate_kernel, views});
   return op;

@@ -3,6 +3,7 @@
 // tokens. The argument checks on numbers are the reference's own
 // (detail::check_gate).
 #include "moe/top2_sum_gate.h"
+#include "moe/gate_dsl.h"
 #include "moe/reference.h"
 #include "moe/top2_sum_gate_args.h"
 
@@ -102,16 +103,6 @@ void views(const ops::Call &c, const Top2SumGateSpec &, ops::KernelArgs &args) {
                                               c.integer("num_ep_ranks")));
 }
 
-/// topk_idx and topk_weights: (T, K + S), S the shared experts in use.
-ops::TensorShape slots(std::string_view output, const ops::ShapeArgs &a) {
-  const int64_t shared =
-      a.flag("use_shared_as_routed") ? a.integer("num_shared_experts") : 0;
-  const int64_t width = a.integer("num_topk") + shared;
-  return {output == "topk_idx" ? DType::i64 : DType::f32,
-          {a.dim("T"), width},
-          {width, 1}};
-}
-
 std::vector<ref::HostTensor> reference(const ops::HostCall &c) {
   const int64_t k = c.integer("num_topk");
   const ref::HostTensor &logits = c.tensor("logits");
@@ -196,7 +187,7 @@ const ops::OpDef &top2_sum_gate_op() {
        .cli_shape = "T, E",
        .default_shape = {36, 256},
        .check = check,
-       .shape_of = slots,
+       .shape_of = router_slots,
        .reference = reference},
       {spec, top2_sum_gate_kernel, views});
   return op;
