@@ -1,6 +1,6 @@
 // sinkhorn_normalize.h - Sinkhorn normalisation of small square matrices on
-// the GPU, forward (shared/specs/moe_engram_mhc.md §3.2); declared in
-// sinkhorn_normalize.cpp.
+// the GPU, forward and backward (TileKernels 2.1's mhc_sinkhorn_bwd;
+// shared/specs/moe_engram_mhc.md §3.2); declared in sinkhorn_normalize.cpp.
 #pragma once
 
 #include "op/op_def.h"
@@ -19,6 +19,7 @@ void sinkhorn_normalize(const rt::TensorView &x, const rt::TensorView &out,
                         CUstream stream = nullptr);
 
 const ops::OpDef &sinkhorn_normalize_op();
+const ops::OpDef &mhc_sinkhorn_bwd_op();
 
 /// Static parameters of a sinkhorn_normalize kernel (32-bit fields: the
 /// bytewise key of the op's kernel table).
@@ -33,7 +34,10 @@ struct SinkhornSpec {
 TILEJIT_SPEC_FIELDS(SinkhornSpec, n, repeat, eps_bits, block_b, threads,
                     vector_bytes)
 
-/// The kernel in the DSL (sinkhorn_normalize.dsl.cpp).
+/// The kernels in the DSL (sinkhorn_normalize.dsl.cpp).
 Kernel sinkhorn_normalize_kernel(const SinkhornSpec &spec);
+/// The backward recomputes each step's input from the softmax (no
+/// intermediates kept): O(repeat^2) steps of n x n work a matrix.
+Kernel mhc_sinkhorn_bwd_kernel(const SinkhornSpec &spec);
 
 } // namespace tilejit::mhc

@@ -58,3 +58,34 @@ TILEJIT_OP_TEST(sinkhorn_normalize) {
 }
 
 } // namespace tilejit::harness
+
+namespace tilejit::harness {
+
+TILEJIT_OP_TEST(mhc_sinkhorn_bwd) {
+  // Against the CPU backward (the same steps, sums in another order) with
+  // torch.testing.assert_close's fp32 tolerances, as TileKernels checks
+  // its kernel against autograd.
+  OpTest t{.op = "mhc_sinkhorn_bwd",
+           .compare = {{"grad_input", allclose(1.3e-6, 1e-5)}}};
+  for (int64_t n0 : {1, 2})
+    for (int64_t n1 : {1, 1024, 4096})
+      t.cases.push_back({.label = "", .shape = {n0, n1, 4, 4}});
+  for (auto [shape, repeat] : {std::pair{std::vector<int64_t>{77, 4, 4}, "1"},
+                               {std::vector<int64_t>{65, 4, 4}, "3"},
+                               {std::vector<int64_t>{130, 8, 8}, "10"},
+                               {std::vector<int64_t>{3, 2, 2}, "10"},
+                               {std::vector<int64_t>{0, 4, 4}, "10"}})
+    t.cases.push_back(
+        {.label = "", .shape = shape, .set = {{"repeat", repeat}}});
+  t.cases.push_back(
+      {.label = "", .shape = {2, 4096, 4, 4}, .kind = Case::bench});
+  t.errors = {{"3 x 3 matrices",
+               {fake(DType::f32, {8, 3, 3}), fake(DType::f32, {8, 3, 3}),
+                fake(DType::f32, {8, 3, 3})},
+               {},
+               "mhc_sinkhorn_bwd: argument 'x' has 3 x 3 matrices; requires n "
+               "a power of two"}};
+  return t;
+}
+
+} // namespace tilejit::harness

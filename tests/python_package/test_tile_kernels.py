@@ -82,6 +82,7 @@ TK = {
     "moe.mask_indices_by_tp":
         "(indices, n, num_ep_ranks, tp_rank, num_tp_ranks)",
     "mhc.mhc_sinkhorn_fwd": "(comb_res_mix, comb_res_mix_out, repeat, eps)",
+    "mhc.mhc_sinkhorn_bwd": "(grad_output, x, grad_input, repeat, eps)",
     "mhc.expand_to_mhc_fwd": "(x, o)",
     "mhc.expand_to_mhc_bwd": "(o_grad, x_grad)",
     "mhc.mhc_pre_apply_mix_fwd": "(x, mix, o)",
@@ -224,7 +225,7 @@ UNBOUND = {
                "engram_gate_bwd", "grad_w_reduce",
                "engram_sinkhorn_momentum_update", "engram_sinkhorn_step",
                "engram_sinkhorn_step_reduce", "engram_sinkhorn_finalize"],
-    "mhc": ["mhc_sinkhorn_bwd", "mhc_pre_split_mixes_bwd",
+    "mhc": ["mhc_pre_split_mixes_bwd",
             "mhc_pre_big_fuse_fwd",
             "mhc_multilayer_recompute", "mhc_reduce_partials_and_rmsnorm_fwd",
             "mhc_reduce_partials_and_rmsnorm_bwd"],

@@ -70,7 +70,10 @@ def _in_place(arg):
 mhc_fn_normw_merge_bwd = tk_op(
     "mhc_fn_normw_merge_bwd", "fn, normw, out_fn_grad, fn_grad, normw_grad",
     convert=[_in_place("fn_grad"), _in_place("normw_grad")], returns=None)
-for _name in ("mhc_sinkhorn_bwd", "mhc_pre_split_mixes_bwd",
+mhc_sinkhorn_bwd = tk_op("mhc_sinkhorn_bwd",
+                         "grad_output, x, grad_input, repeat, eps",
+                         returns=None)
+for _name in ("mhc_pre_split_mixes_bwd",
               "mhc_pre_big_fuse_fwd",
               "mhc_multilayer_recompute",
               "mhc_reduce_partials_and_rmsnorm_fwd",

@@ -32,3 +32,17 @@ def torch_sinkhorn(x, repeat, eps):
         y = y / (y.sum(-1, keepdim=True) + eps)
         y = y / (y.sum(-2, keepdim=True) + eps)
     return y
+
+
+@pytest.mark.parametrize("num_tokens", [1, 4096])
+@pytest.mark.parametrize("repeat", [1, 10])
+def test_mhc_sinkhorn_bwd(num_tokens, repeat):
+    """The gradient against autograd of the torch composition, within
+    assert_close's fp32 defaults (TileKernels' test)."""
+    x = torch.randn(2, num_tokens, 4, 4, device="cuda", requires_grad=True)
+    grad_output = torch.randn(2, num_tokens, 4, 4, device="cuda")
+    torch_sinkhorn(x, repeat, 1e-6).backward(grad_output)
+    got = torch.empty_like(grad_output)
+    assert tk.mhc.mhc_sinkhorn_bwd(grad_output, x.detach(), got, repeat,
+                                   1e-6) is None
+    torch.testing.assert_close(got, x.grad)
