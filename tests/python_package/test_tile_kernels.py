@@ -81,6 +81,7 @@ TK = {
     "moe.normalize_weight": "(topk_weights)",
     "moe.mask_indices_by_tp":
         "(indices, n, num_ep_ranks, tp_rank, num_tp_ranks)",
+    "engram.fused_weight": "(weight_hidden, weight_embed)",
     "mhc.mhc_sinkhorn_fwd": "(comb_res_mix, comb_res_mix_out, repeat, eps)",
     "mhc.mhc_sinkhorn_bwd": "(grad_output, x, grad_input, repeat, eps)",
     "mhc.expand_to_mhc_fwd": "(x, o)",
@@ -221,7 +222,7 @@ UNBOUND = {
     "quant": ["norm_forward",
               "norm_forward_and_per_token_cast", "norm_backward"],
     "moe": [],
-    "engram": ["engram_hash", "fused_weight", "engram_gate_fwd",
+    "engram": ["engram_hash", "engram_gate_fwd",
                "engram_gate_bwd", "grad_w_reduce",
                "engram_sinkhorn_momentum_update", "engram_sinkhorn_step",
                "engram_sinkhorn_step_reduce", "engram_sinkhorn_finalize"],

@@ -1,8 +1,10 @@
-"""tile_kernels.engram on tilejit: no Engram kernel runs yet; every name
-raises NotImplementedError saying so."""
-from ._binding import not_bound
+"""tile_kernels.engram on tilejit: the ops whose kernels run; the others
+raise NotImplementedError saying so."""
+from ._binding import not_bound, tk_op
 
-for _name in ("engram_hash", "fused_weight", "engram_gate_fwd",
+fused_weight = tk_op("fused_weight", "weight_hidden, weight_embed",
+                     returns="w")
+for _name in ("engram_hash", "engram_gate_fwd",
               "engram_gate_bwd", "grad_w_reduce",
               "engram_sinkhorn_momentum_update", "engram_sinkhorn_step",
               "engram_sinkhorn_step_reduce", "engram_sinkhorn_finalize"):
