@@ -50,8 +50,7 @@ const ops::OpDef &expand_to_mhc_bwd_op() {
                               ops::Layout::contiguous),
                    ops::output("x_grad", {DType::bf16}, "*, H",
                                ops::Layout::contiguous, "the row's gradient")},
-       .dim_rules = {{.dim = "mhc", .min = 1, .max = 16},
-                     {.dim = "H", .min = 1}},
+       .dim_rules = stream_rules(),
        .cli_shape = "*, mhc, H",
        .default_shape = {8192, 4, 7168},
        .reference =

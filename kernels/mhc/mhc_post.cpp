@@ -26,8 +26,7 @@ const ops::OpDef &mhc_post_fwd_op() {
                                   Layout::contiguous, "[i, o]: from i to o"),
                        ops::output("out", {DType::bf16}, "*, mhc, H",
                                    Layout::contiguous, "the next residual")},
-           .dim_rules = {{.dim = "mhc", .min = 1, .max = 16},
-                         {.dim = "H", .min = 1}},
+           .dim_rules = stream_rules(),
            .cli_shape = "*, mhc, H",
            .default_shape = {8192, 4, 7168},
            .reference =

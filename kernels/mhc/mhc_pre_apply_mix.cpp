@@ -22,8 +22,7 @@ const ops::OpDef &mhc_pre_apply_mix_fwd_op() {
                                   ops::Layout::contiguous),
                        ops::output("o", {DType::bf16}, "*, H",
                                    ops::Layout::contiguous, "the layer input")},
-           .dim_rules = {{.dim = "mhc", .min = 1, .max = 16},
-                         {.dim = "H", .min = 1}},
+           .dim_rules = stream_rules(),
            .cli_shape = "*, mhc, H",
            .default_shape = {8192, 4, 7168},
            .reference =
@@ -64,8 +63,7 @@ const ops::OpDef &mhc_pre_apply_mix_bwd_op() {
                         "x_grad + mix * o_grad; may be x_grad"),
             ops::output("mix_grad", {DType::f32}, "*, mhc, 1",
                         Layout::contiguous)},
-       .dim_rules = {{.dim = "mhc", .min = 1, .max = 16},
-                     {.dim = "H", .min = 1}},
+       .dim_rules = stream_rules(),
        .cli_shape = "*, mhc, H",
        .default_shape = {8192, 4, 7168},
        .reference =

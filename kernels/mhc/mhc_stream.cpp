@@ -22,6 +22,10 @@ MhcStreamSpec stream_spec(const ops::Call &c, int64_t mhc,
   return s;
 }
 
+std::vector<ops::DimRule> stream_rules() {
+  return {{.dim = "mhc", .min = 1, .max = 16}, {.dim = "H", .min = 1}};
+}
+
 int64_t tokens_of(const rt::TensorView &t, int trailing) {
   int64_t n = 1;
   for (int d = 0; d < t.rank - trailing; ++d)

@@ -34,6 +34,9 @@ TILEJIT_SPEC_FIELDS(MhcStreamSpec, mhc, chunk, threads, vector_bytes)
 MhcStreamSpec stream_spec(const ops::Call &c, int64_t mhc,
                           std::initializer_list<std::string_view> tensors);
 
+/// The stream ops' rules: 1 to 16 streams ("mhc") of H >= 1 columns.
+std::vector<ops::DimRule> stream_rules();
+
 /// The contiguous `t` of shape (..., a, b) as (N, a, b), N the product of
 /// its dims before the last `trailing` (a = 1 for trailing = 1).
 rt::TensorView token_rows(const rt::TensorView &t, int trailing, int64_t a,

@@ -24,6 +24,12 @@ static SinkhornSpec spec(const ops::Call &c) {
   return s;
 }
 
+/// The forward's and backward's parameters.
+static std::vector<ops::ParamDecl> sinkhorn_params() {
+  return {ops::integer("repeat", 10, 1, 100, "normalisation rounds"),
+          ops::real("eps", 1e-6, 0, "added to every sum")};
+}
+
 static void check_power_of_two(const ops::Call &c) {
   if (!std::has_single_bit(static_cast<uint64_t>(c.dim("n"))))
     throw UserError(fmt::format("{}: argument 'x' has {} x {} matrices; "
@@ -42,27 +48,28 @@ static void batches(const ops::Call &c, const SinkhornSpec &s,
 }
 
 const ops::OpDef &sinkhorn_normalize_op() {
-  static const ops::OpDef op = ops::make_op<SinkhornSpec>(
-      {.name = "sinkhorn_normalize",
-       .summary = "Sinkhorn normalisation (softmax, then alternating column "
-                  "and row normalisation) of f32 (..., n, n) matrices, "
-                  "forward",
-       .tensors = {ops::input("x", {DType::f32}, "*, n, n",
-                              ops::Layout::contiguous),
-                   ops::output("out", {DType::f32}, "*, n, n")},
-       .params = {ops::integer("repeat", 10, 1, 100, "normalisation rounds"),
-                  ops::real("eps", 1e-6, 0, "added to every sum")},
-       .dim_rules = {{.dim = "n", .min = 1, .max = 32}},
-       .cli_shape = "*, n, n",
-       .default_shape = {2, 4096, 4, 4},
-       .check = check_power_of_two,
-       .reference =
-           [](const ops::HostCall &c) {
-             return std::vector{sinkhorn_normalize_ref(
-                 c.tensor("x"), static_cast<int>(c.integer("repeat")),
-                 static_cast<float>(c.real("eps")))};
-           }},
-      {spec, sinkhorn_normalize_kernel, batches});
+  static const ops::OpDef op =
+      ops::make_op<SinkhornSpec>(
+          {.name = "sinkhorn_normalize",
+           .summary =
+               "Sinkhorn normalisation (softmax, then alternating column "
+               "and row normalisation) of f32 (..., n, n) matrices, "
+               "forward",
+           .tensors = {ops::input("x", {DType::f32}, "*, n, n",
+                                  ops::Layout::contiguous),
+                       ops::output("out", {DType::f32}, "*, n, n")},
+           .params = sinkhorn_params(),
+           .dim_rules = {{.dim = "n", .min = 1, .max = 32}},
+           .cli_shape = "*, n, n",
+           .default_shape = {2, 4096, 4, 4},
+           .check = check_power_of_two,
+           .reference =
+               [](const ops::HostCall &c) {
+                 return std::vector{sinkhorn_normalize_ref(
+                     c.tensor("x"), static_cast<int>(c.integer("repeat")),
+                     static_cast<float>(c.real("eps")))};
+               }},
+          {spec, sinkhorn_normalize_kernel, batches});
   return op;
 }
 TILEJIT_REGISTER_OP(sinkhorn_normalize_op);
@@ -78,8 +85,7 @@ const ops::OpDef &mhc_sinkhorn_bwd_op() {
                    ops::input("x", {DType::f32}, "*, n, n",
                               ops::Layout::contiguous, "the forward's input"),
                    ops::output("grad_input", {DType::f32}, "*, n, n")},
-       .params = {ops::integer("repeat", 10, 1, 100, "normalisation rounds"),
-                  ops::real("eps", 1e-6, 0, "added to every sum")},
+       .params = sinkhorn_params(),
        .dim_rules = {{.dim = "n", .min = 1, .max = 32}},
        .cli_shape = "*, n, n",
        .default_shape = {2, 4096, 4, 4},
