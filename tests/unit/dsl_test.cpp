@@ -37,6 +37,14 @@ TEST_CASE("DSL arithmetic, casts and math reject misuse with one line",
   CHECK_THAT(error_of([](auto &k, auto &x) { k.shl(tile(k, x), tile(k, x)); }),
              EndsWith("error: cannot shift values of dtype f32; bitcast to an "
                       "integer dtype first"));
+  // Deliberate mistake: a remainder and an xor of floats.
+  CHECK_THAT(error_of([](auto &k, auto &x) { k.rem(tile(k, x), tile(k, x)); }),
+             EndsWith("error: cannot take the remainder of values of dtype "
+                      "f32; rem is of integers (C's %)"));
+  CHECK_THAT(
+      error_of([](auto &k, auto &x) { k.bit_xor(tile(k, x), tile(k, x)); }),
+      EndsWith("error: cannot xor values of dtype f32; bitcast to an integer "
+               "dtype first"));
   // Deliberate mistake: select on a value that is not a comparison.
   CHECK_THAT(error_of([](auto &k, auto &x) {
                k.select(tile(k, x), tile(k, x), tile(k, x));

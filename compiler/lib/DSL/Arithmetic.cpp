@@ -26,10 +26,12 @@ enum class Binary {
   sub,
   mul,
   div,
+  rem,
   max,
   min,
   bit_and,
   bit_or,
+  bit_xor,
   shl,
   shr,
   lt,
@@ -44,10 +46,12 @@ constexpr const char *kVerbs[] = {"add",
                                   "subtract",
                                   "multiply",
                                   "divide",
+                                  "take the remainder of",
                                   "take the max of",
                                   "take the min of",
                                   "and",
                                   "or",
+                                  "xor",
                                   "shift",
                                   "shift",
                                   "compare",
@@ -148,8 +152,13 @@ static Value binary(KernelBuilder::Impl &impl, Binary kind, Value a, Value b,
   Type elt = getElementTypeOrSelf(lhs.getType());
   bool isFloat = isa<FloatType>(elt);
   bool isUns = isUnsigned(a.dtype());
-  if (isFloat && (kind == Binary::bit_and || kind == Binary::bit_or ||
-                  kind == Binary::shl || kind == Binary::shr))
+  if (isFloat && kind == Binary::rem)
+    impl.fail(loc, fmt::format("cannot take the remainder of values of dtype "
+                               "{}; rem is of integers (C's %)",
+                               name_of(a.dtype())));
+  if (isFloat &&
+      (kind == Binary::bit_and || kind == Binary::bit_or ||
+       kind == Binary::bit_xor || kind == Binary::shl || kind == Binary::shr))
     impl.fail(loc, fmt::format("cannot {} values of dtype {}; bitcast to an "
                                "integer dtype first",
                                verb, name_of(a.dtype())));
@@ -185,6 +194,10 @@ static Value binary(KernelBuilder::Impl &impl, Binary kind, Value a, Value b,
         : isUns ? arith::DivUIOp::create(ob, l, lhs, rhs).getResult()
                 : arith::DivSIOp::create(ob, l, lhs, rhs).getResult();
     break;
+  case Binary::rem:
+    v = isUns ? arith::RemUIOp::create(ob, l, lhs, rhs).getResult()
+              : arith::RemSIOp::create(ob, l, lhs, rhs).getResult();
+    break;
   case Binary::max:
     v = isFloat ? arith::MaxNumFOp::create(ob, l, lhs, rhs).getResult()
         : isUns ? arith::MaxUIOp::create(ob, l, lhs, rhs).getResult()
@@ -200,6 +213,9 @@ static Value binary(KernelBuilder::Impl &impl, Binary kind, Value a, Value b,
     break;
   case Binary::bit_or:
     v = arith::OrIOp::create(ob, l, lhs, rhs);
+    break;
+  case Binary::bit_xor:
+    v = arith::XOrIOp::create(ob, l, lhs, rhs);
     break;
   case Binary::shl:
     v = arith::ShLIOp::create(ob, l, lhs, rhs);
@@ -232,10 +248,12 @@ TILEJIT_DSL_BINARY(add)
 TILEJIT_DSL_BINARY(sub)
 TILEJIT_DSL_BINARY(mul)
 TILEJIT_DSL_BINARY(div)
+TILEJIT_DSL_BINARY(rem)
 TILEJIT_DSL_BINARY(max)
 TILEJIT_DSL_BINARY(min)
 TILEJIT_DSL_BINARY(bit_and)
 TILEJIT_DSL_BINARY(bit_or)
+TILEJIT_DSL_BINARY(bit_xor)
 TILEJIT_DSL_BINARY(shl)
 TILEJIT_DSL_BINARY(shr)
 TILEJIT_DSL_BINARY(lt)
@@ -441,8 +459,10 @@ TILEJIT_DSL_OPERATOR(+, add)
 TILEJIT_DSL_OPERATOR(-, sub)
 TILEJIT_DSL_OPERATOR(*, mul)
 TILEJIT_DSL_OPERATOR(/, div)
+TILEJIT_DSL_OPERATOR(%, rem)
 TILEJIT_DSL_OPERATOR(&, bit_and)
 TILEJIT_DSL_OPERATOR(|, bit_or)
+TILEJIT_DSL_OPERATOR(^, bit_xor)
 TILEJIT_DSL_OPERATOR(<<, shl)
 TILEJIT_DSL_OPERATOR(>>, shr)
 #undef TILEJIT_DSL_OPERATOR

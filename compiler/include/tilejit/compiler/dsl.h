@@ -222,13 +222,17 @@ public:
   Value sub(Value a, Value b, Loc loc = Loc::current());
   Value mul(Value a, Value b, Loc loc = Loc::current());
   Value div(Value a, Value b, Loc loc = Loc::current());
+  /// The remainder of integers as C's %: a - (a / b) * b, with the sign of
+  /// a (undefined for b = 0, as on the GPU).
+  Value rem(Value a, Value b, Loc loc = Loc::current());
   /// Maximum and minimum; for floats a NaN operand is ignored (fmaxf).
   Value max(Value a, Value b, Loc loc = Loc::current());
   Value min(Value a, Value b, Loc loc = Loc::current());
-  /// Bitwise and shifts of integers (shift right is logical for unsigned
-  /// dtypes, arithmetic for signed).
+  /// Bitwise and, or, xor and shifts of integers (shift right is logical for
+  /// unsigned dtypes, arithmetic for signed).
   Value bit_and(Value a, Value b, Loc loc = Loc::current());
   Value bit_or(Value a, Value b, Loc loc = Loc::current());
+  Value bit_xor(Value a, Value b, Loc loc = Loc::current());
   Value shl(Value a, Value b, Loc loc = Loc::current());
   Value shr(Value a, Value b, Loc loc = Loc::current());
   Value abs(Value a, Loc loc = Loc::current());
@@ -490,6 +494,8 @@ Value operator*(Value a, Value b);
 Value operator/(Value a, Value b);
 Value operator&(Value a, Value b);
 Value operator|(Value a, Value b);
+Value operator^(Value a, Value b);
+Value operator%(Value a, Value b);
 Value operator<<(Value a, Value b);
 Value operator>>(Value a, Value b);
 
