@@ -147,6 +147,15 @@ Resolved resolve(const ops::OpDef &op, const Case &c) {
                                   name, dim->second));
     dim->second = v;
   }
+  // Dimensions that follow from those (the op's derived_dims).
+  if (op.derived_dims) {
+    const std::vector<std::pair<std::string_view, int64_t>> given(dims.begin(),
+                                                                  dims.end());
+    const std::vector<std::pair<std::string, int64_t>> derived =
+        op.derived_dims(ops::ShapeArgs{&op, given, r.params, {}});
+    for (const auto &[name, value] : derived)
+      dims.emplace(name, value);
+  }
   // dtypes: --dtype (the first input), --dtype NAME=..., or the first the
   // declaration allows.
   std::vector<DType> dtypes(op.tensors.size());

@@ -2,6 +2,8 @@
 #include "engram/reference.h"
 #include "engram/validate.h"
 
+#include <algorithm>
+
 namespace tilejit::engram {
 
 namespace {
@@ -26,7 +28,8 @@ int64_t floor_mod(int64_t h, int64_t m) {
 HostTensor engram_hash_ref(const HostTensor &ngram_token_ids,
                            const HostTensor &multipliers,
                            const HostTensor &vocab_sizes,
-                           const HostTensor &offsets) {
+                           const HostTensor &offsets,
+                           const std::optional<HostTensor> &image_token_mask) {
   using namespace detail;
   check_dtype(kFn, "ngram_token_ids", ngram_token_ids, DType::i32);
   check_dtype(kFn, "multipliers", multipliers, DType::i64);
@@ -52,6 +55,12 @@ HostTensor engram_hash_ref(const HostTensor &ngram_token_ids,
   check_contiguous(kFn, "multipliers", multipliers);
   check_contiguous(kFn, "vocab_sizes", vocab_sizes);
   check_contiguous(kFn, "offsets", offsets);
+  if (image_token_mask) {
+    check_dtype(kFn, "image_token_mask", *image_token_mask, DType::boolean);
+    check_shape(kFn, "image_token_mask", *image_token_mask, {num_tokens},
+                "[T]");
+    check_contiguous(kFn, "image_token_mask", *image_token_mask);
+  }
 
   const int32_t *ids = ngram_token_ids.data<int32_t>();
   const int64_t *mult = multipliers.data<int64_t>();
@@ -67,8 +76,14 @@ HostTensor engram_hash_ref(const HostTensor &ngram_token_ids,
 
   HostTensor out = HostTensor::zeros(DType::i32, {layers, num_tokens, cols});
   int32_t *o = out.data<int32_t>();
+  const uint8_t *image =
+      image_token_mask ? image_token_mask->data<uint8_t>() : nullptr;
   for (int64_t l = 0; l < layers; ++l) {
     for (int64_t t = 0; t < num_tokens; ++t) {
+      if (image && image[t] != 0) {
+        std::fill_n(o + (l * num_tokens + t) * cols, cols, -1);
+        continue;
+      }
       const int32_t *x = ids + t * n;
       const int64_t *m = mult + l * n;
       int64_t h = wrapping_mul(x[0], m[0]);

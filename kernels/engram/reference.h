@@ -18,11 +18,13 @@ using ref::HostTensor;
 ///   h = x[t,0]*m[l,0];  for i >= 1: h ^= x[t,i]*m[l,i]   (int64, wrapping)
 ///   out[l,t,(i-1)*M+j] = int32(floor_mod(h, vocab[l,i-1,j]) + offsets[...])
 /// e.g. x = [[1, 2]], m = [[3, 5]], vocab = [[[4]]], offsets = [[10]] gives
-/// floor_mod(3 ^ 10, 4) + 10 = 11.
-HostTensor engram_hash_ref(const HostTensor &ngram_token_ids,
-                           const HostTensor &multipliers,
-                           const HostTensor &vocab_sizes,
-                           const HostTensor &offsets);
+/// floor_mod(3 ^ 10, 4) + 10 = 11. TileKernels 2.1's image_token_mask
+/// (bool (T,), contiguous): every column of a masked token, in every layer,
+/// is -1 (tk21_ops.md §5.1).
+HostTensor engram_hash_ref(
+    const HostTensor &ngram_token_ids, const HostTensor &multipliers,
+    const HostTensor &vocab_sizes, const HostTensor &offsets,
+    const std::optional<HostTensor> &image_token_mask = std::nullopt);
 
 /// w = float(weight_hidden) * float(weight_embed), exact (§2.2). Both bf16
 /// (hc, D) contiguous with D % 256 == 0; returns f32 (hc, D).

@@ -82,6 +82,8 @@ TK = {
     "moe.mask_indices_by_tp":
         "(indices, n, num_ep_ranks, tp_rank, num_tp_ranks)",
     "engram.fused_weight": "(weight_hidden, weight_embed)",
+    "engram.engram_hash": "(ngram_token_ids, multipliers, vocab_sizes, "
+                          "offsets, image_token_mask=None)",
     "mhc.mhc_sinkhorn_fwd": "(comb_res_mix, comb_res_mix_out, repeat, eps)",
     "mhc.mhc_sinkhorn_bwd": "(grad_output, x, grad_input, repeat, eps)",
     "mhc.expand_to_mhc_fwd": "(x, o)",
@@ -222,7 +224,7 @@ UNBOUND = {
     "quant": ["norm_forward",
               "norm_forward_and_per_token_cast", "norm_backward"],
     "moe": [],
-    "engram": ["engram_hash", "engram_gate_fwd",
+    "engram": ["engram_gate_fwd",
                "engram_gate_bwd", "grad_w_reduce",
                "engram_sinkhorn_momentum_update", "engram_sinkhorn_step",
                "engram_sinkhorn_step_reduce", "engram_sinkhorn_finalize"],

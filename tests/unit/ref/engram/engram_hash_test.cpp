@@ -62,6 +62,31 @@ TEST_CASE("engram_hash: hand-worked 2- and 3-gram hashes", "[ref][engram]") {
   CHECK(flat(out) == std::vector<int32_t>{1, 7, 13, 16, 1, 5, 12, 19});
 }
 
+TEST_CASE("engram_hash: an image token's columns are -1 in every layer "
+          "(2.1's image_token_mask)",
+          "[ref][engram]") {
+  HostTensor vocab = i32({2, 1, 2}, {4, 6, 5, 9});
+  HostTensor offsets = make_offsets(vocab);
+  HostTensor ids = i32({3, 2}, {1, 2, -1, 4, 7, 8});
+  HostTensor mult = i64({2, 2}, {3, 5, 7, 11});
+  HostTensor mask = HostTensor::zeros(DType::boolean, {3});
+  mask.data<uint8_t>()[1] = 1;
+  HostTensor plain = engram_hash_ref(ids, mult, vocab, offsets);
+  HostTensor masked = engram_hash_ref(ids, mult, vocab, offsets, mask);
+  std::vector<int32_t> want = flat(plain);
+  for (int64_t l = 0; l < 2; ++l)
+    for (int64_t c = 0; c < 2; ++c)
+      want[static_cast<size_t>((l * 3 + 1) * 2 + c)] = -1;
+  CHECK(flat(masked) == want);
+  CHECK(flat(plain)[2] != -1); // the token has buckets unmasked
+  // Deliberate mistake: a mask of another length.
+  CHECK_THROWS_WITH(
+      engram_hash_ref(ids, mult, vocab, offsets,
+                      HostTensor::zeros(DType::boolean, {2})),
+      "engram_hash_ref: argument 'image_token_mask' has shape [2]; requires "
+      "[T] = [3]");
+}
+
 TEST_CASE("engram_hash: int64 products wrap modulo 2^64", "[ref][engram]") {
   // token 0 = [2^31-1, 3], m = [2^62, 5]: (2^31-1) * 2^62 = 2^93 - 2^62
   // wraps to -2^62; h = -2^62 ^ 15 = -4611686018427387889;
