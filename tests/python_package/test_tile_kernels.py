@@ -82,6 +82,8 @@ TK = {
     "moe.mask_indices_by_tp":
         "(indices, n, num_ep_ranks, tp_rank, num_tp_ranks)",
     "engram.fused_weight": "(weight_hidden, weight_embed)",
+    "engram.grad_w_reduce": "(grad_w_partial, weight_hidden, weight_embed, "
+                            "grad_weight_hidden, grad_weight_embed)",
     "engram.engram_hash": "(ngram_token_ids, multipliers, vocab_sizes, "
                           "offsets, image_token_mask=None)",
     "mhc.mhc_sinkhorn_fwd": "(comb_res_mix, comb_res_mix_out, repeat, eps)",
@@ -225,7 +227,7 @@ UNBOUND = {
               "norm_forward_and_per_token_cast", "norm_backward"],
     "moe": [],
     "engram": ["engram_gate_fwd",
-               "engram_gate_bwd", "grad_w_reduce",
+               "engram_gate_bwd",
                "engram_sinkhorn_momentum_update", "engram_sinkhorn_step",
                "engram_sinkhorn_step_reduce", "engram_sinkhorn_finalize"],
     "mhc": ["mhc_pre_split_mixes_bwd",

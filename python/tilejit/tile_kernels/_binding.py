@@ -184,6 +184,13 @@ def same(name, arg):
     return Conversion((arg,), (name,), lambda v: v)
 
 
+def in_place(arg):
+    """A buffer the op adds into: its input `arg` and output `arg`_out."""
+    return Conversion((arg,), (arg, f"{arg}_out"), lambda v: (v, v),
+                      (arg, "a buffer the gradient is added to in place",
+                       None))
+
+
 def out_dtype(name, arg, names=None):
     """Output `name`'s dtype is argument `arg`: a torch dtype, or (with
     `names`) one of the names it maps to torch dtype names."""

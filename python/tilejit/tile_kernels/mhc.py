@@ -1,5 +1,5 @@
 """tile_kernels.mhc (TileKernels 2.1's raw entry points) on tilejit."""
-from ._binding import Conversion, derive, not_bound, same, tk_op
+from ._binding import Conversion, derive, in_place, not_bound, same, tk_op
 
 mhc_sinkhorn_fwd = tk_op(
     "sinkhorn_normalize", "comb_res_mix, comb_res_mix_out, repeat, eps",
@@ -58,18 +58,9 @@ mhc_pre_apply_mix_bwd = tk_op(
     returns="mix_grad")
 mhc_fn_normw_merge_fwd = tk_op("mhc_fn_normw_merge_fwd", "fn, normw, out_fn",
                                returns=None)
-
-
-def _in_place(arg):
-    """A buffer the op adds into: its input and output `arg`_out."""
-    return Conversion((arg,), (arg, f"{arg}_out"), lambda v: (v, v),
-                      (arg, "a buffer the gradient is added to in place",
-                       None))
-
-
 mhc_fn_normw_merge_bwd = tk_op(
     "mhc_fn_normw_merge_bwd", "fn, normw, out_fn_grad, fn_grad, normw_grad",
-    convert=[_in_place("fn_grad"), _in_place("normw_grad")], returns=None)
+    convert=[in_place("fn_grad"), in_place("normw_grad")], returns=None)
 mhc_sinkhorn_bwd = tk_op("mhc_sinkhorn_bwd",
                          "grad_output, x, grad_input, repeat, eps",
                          returns=None)

@@ -1,0 +1,28 @@
+// grad_w_reduce.h - The Engram weight gradients' reduction on the GPU
+// (shared/specs/moe_engram_mhc.md §2.5); declared in grad_w_reduce.cpp.
+#pragma once
+
+#include "op/op_def.h"
+#include "op/spec_fields.h"
+
+namespace tilejit::engram {
+
+const ops::OpDef &grad_w_reduce_op();
+
+/// Static parameters: B partial rows, summed as 4 groups of B / 4 rows
+/// (each in order, `unroll` rows a step), block_n columns of the flat
+/// (hc * D) rows a block.
+struct GradWReduceSpec {
+  int32_t partials = 132; ///< B
+  int32_t unroll = 1;     ///< divides B / 4
+  int32_t block_n = 256;
+  int32_t threads = 256;
+  int32_t vector_bytes = 0; ///< 16: every row 16-byte aligned
+};
+TILEJIT_SPEC_FIELDS(GradWReduceSpec, partials, unroll, block_n, threads,
+                    vector_bytes)
+
+/// The kernel in the DSL (grad_w_reduce.dsl.cpp).
+Kernel grad_w_reduce_kernel(const GradWReduceSpec &spec);
+
+} // namespace tilejit::engram
