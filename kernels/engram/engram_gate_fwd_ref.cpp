@@ -18,10 +18,18 @@ constexpr std::string_view kFn = "engram_gate_fwd_ref";
 EngramGateFwdResult
 engram_gate_fwd_ref(const HostTensor &hidden_states, const HostTensor &k,
                     const HostTensor &v, const HostTensor &weight_fused,
-                    float eps, float clamp_value, bool save_for_backward) {
+                    float eps, float clamp_value, bool save_for_backward,
+                    const std::optional<HostTensor> &image_token_mask) {
   using namespace detail;
   const GateShape s = check_gate_inputs(kFn, hidden_states, k, v, weight_fused);
   const int64_t T = s.num_tokens, hc = s.hc, D = s.hidden;
+  const uint8_t *image = nullptr;
+  if (image_token_mask) {
+    check_dtype(kFn, "image_token_mask", *image_token_mask, DType::boolean);
+    check_shape(kFn, "image_token_mask", *image_token_mask, {T}, "[T]");
+    check_contiguous(kFn, "image_token_mask", *image_token_mask);
+    image = image_token_mask->data<uint8_t>();
+  }
 
   EngramGateFwdResult r;
   r.out = HostTensor::zeros(DType::bf16, {T, hc, D});
@@ -49,7 +57,9 @@ engram_gate_fwd_ref(const HostTensor &hidden_states, const HostTensor &k,
       for (int64_t d = 0; d < D; ++d) {
         // The original's `x + g * v` in fp32 is contracted to one FMA by nvcc
         // (spec §0.2); one rounding to fp32, then RNE to bf16.
-        float o = std::fma(g, rows.vf(t, d), rows.xf(t, h, d));
+        float o = image && image[t] != 0
+                      ? rows.xf(t, h, d)
+                      : std::fma(g, rows.vf(t, d), rows.xf(t, h, d));
         out[(t * hc + h) * D + d] = ref::f32_to_bf16(o);
       }
       dot.data<float>()[t * hc + h] = static_cast<float>(p);

@@ -48,12 +48,14 @@ struct EngramGateFwdResult {
 ///   z = dot * rstd_x * rstd_k / sqrt(D),  rstd = 1/sqrt(sum(.^2)/D + eps)
 ///   g = sigmoid(copysign(sqrt(max(|z|, clamp_value)), z))
 ///   out = bf16(fma(g, v, x))            (z == 0 gives sigmoid(+sqrt(clamp)))
-EngramGateFwdResult engram_gate_fwd_ref(const HostTensor &hidden_states,
-                                        const HostTensor &k,
-                                        const HostTensor &v,
-                                        const HostTensor &weight_fused,
-                                        float eps, float clamp_value,
-                                        bool save_for_backward = true);
+/// TileKernels 2.1's image_token_mask (bool (T,), contiguous): an image
+/// token's out is its x; its saved values are computed as any token's (as
+/// 2.1's torch reference; TileKernels' kernel leaves them unwritten).
+EngramGateFwdResult engram_gate_fwd_ref(
+    const HostTensor &hidden_states, const HostTensor &k, const HostTensor &v,
+    const HostTensor &weight_fused, float eps, float clamp_value,
+    bool save_for_backward = true,
+    const std::optional<HostTensor> &image_token_mask = std::nullopt);
 
 struct EngramGateBwdResult {
   HostTensor grad_x;         // bf16 (T, hc, D), contiguous

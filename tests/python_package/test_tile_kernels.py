@@ -84,6 +84,9 @@ TK = {
     "engram.fused_weight": "(weight_hidden, weight_embed)",
     "engram.grad_w_reduce": "(grad_w_partial, weight_hidden, weight_embed, "
                             "grad_weight_hidden, grad_weight_embed)",
+    "engram.engram_gate_fwd":
+        "(hidden_states, kv, weight_fused, eps, clamp_value, "
+        "save_for_backward=True, image_token_mask=None, inplace=False)",
     "engram.engram_hash": "(ngram_token_ids, multipliers, vocab_sizes, "
                           "offsets, image_token_mask=None)",
     "mhc.mhc_sinkhorn_fwd": "(comb_res_mix, comb_res_mix_out, repeat, eps)",
@@ -226,8 +229,7 @@ UNBOUND = {
     "quant": ["norm_forward",
               "norm_forward_and_per_token_cast", "norm_backward"],
     "moe": [],
-    "engram": ["engram_gate_fwd",
-               "engram_gate_bwd",
+    "engram": ["engram_gate_bwd",
                "engram_sinkhorn_momentum_update", "engram_sinkhorn_step",
                "engram_sinkhorn_step_reduce", "engram_sinkhorn_finalize"],
     "mhc": ["mhc_pre_split_mixes_bwd",
@@ -330,6 +332,20 @@ raises("out= of one tensor", ValueError,
        "argument 'out' is 3; requires None or a (data, sf) pair of tensors "
        "or None",
        lambda: q.per_token_cast(x, "e4m3", 128, out=3))
+
+
+hs = Tensor("bfloat16", (16, 4, 2048))
+raises("engram_gate_fwd's kv of the heads alone", ValueError,
+       "argument 'kv' has shape [16, 4, 2048]; requires (T, hc + 1, D) of "
+       "hidden_states' (T, hc, D) = [16, 4, 2048]",
+       lambda: tk.engram.engram_gate_fwd(hs, hs, Tensor("float32", (4, 2048)),
+                                         1e-20, 1e-6))
+raises("engram_gate_fwd in place, saving for the backward", ValueError,
+       "argument 'inplace' is True with save_for_backward=True; requires "
+       "save_for_backward=False (the backward needs the original "
+       "hidden_states)",
+       lambda: tk.engram.engram_gate_fwd(hs, hs, Tensor("float32", (4, 2048)),
+                                         1e-20, 1e-6, inplace=True))
 
 
 class CpuTensor(Tensor):

@@ -1,6 +1,6 @@
 """tile_kernels.engram on tilejit: the ops whose kernels run; the others
 raise NotImplementedError saying so."""
-from ._binding import in_place, not_bound, tk_op
+from ._binding import Conversion, in_place, not_bound, tk_op, want
 
 fused_weight = tk_op("fused_weight", "weight_hidden, weight_embed",
                      returns="w")
@@ -15,7 +15,47 @@ grad_w_reduce = tk_op(
     "grad_weight_embed",
     convert=[in_place("grad_weight_hidden"), in_place("grad_weight_embed")],
     returns=None)
-for _name in ("engram_gate_fwd",
+
+
+def _inplace_out(inplace, hidden_states, save_for_backward):
+    """2.1's inplace: out is hidden_states, which the backward would need."""
+    if not inplace:
+        return None
+    if save_for_backward:
+        raise ValueError("argument 'inplace' is True with "
+                         "save_for_backward=True; requires "
+                         "save_for_backward=False (the backward needs the "
+                         "original hidden_states)")
+    return hidden_states
+
+
+def _split_kv(kv, hidden_states):
+    """2.1's kv (T, hc + 1, D) as the op's k = kv[:, :hc] and v = kv[:, hc]
+    (views)."""
+    shape, want = tuple(kv.shape), tuple(hidden_states.shape)
+    if len(shape) != 3 or len(want) != 3 or shape != (want[0], want[1] + 1,
+                                                     want[2]):
+        raise ValueError(f"argument 'kv' has shape {list(shape)}; requires "
+                         "(T, hc + 1, D) of hidden_states' (T, hc, D) = "
+                         f"{list(want)}")
+    return kv[:, :-1], kv[:, -1]
+
+
+_SAVED = ("dot", "gate_score", "rstd_x", "rstd_k")
+engram_gate_fwd = tk_op(
+    "engram_gate_fwd",
+    "hidden_states, kv, weight_fused, eps, clamp_value, "
+    "save_for_backward=True, image_token_mask=None, inplace=False",
+    convert=[Conversion(("inplace", "hidden_states", "save_for_backward"),
+                        ("out",), _inplace_out,
+                        ("inplace", "True: the output is written over "
+                         "hidden_states (save_for_backward=False)", None)),
+             Conversion(("kv", "hidden_states"), ("k", "v"), _split_kv,
+                        ("kv", "bf16 (T, hc + 1, D): k = kv[:, :hc] and "
+                         "v = kv[:, hc]", None)),
+             *[want(n, ("save_for_backward",), bool) for n in _SAVED]],
+    returns=("out", *_SAVED))
+for _name in (
               "engram_gate_bwd",
               "engram_sinkhorn_momentum_update", "engram_sinkhorn_step",
               "engram_sinkhorn_step_reduce", "engram_sinkhorn_finalize"):

@@ -138,6 +138,35 @@ TEST_CASE("engram_gate_fwd: save_for_backward only drops the saved tensors",
   CHECK_FALSE(b.rstd_k.has_value());
 }
 
+TEST_CASE("engram_gate_fwd: an image token's out is its x; its saved values "
+          "are any token's (2.1's image_token_mask)",
+          "[ref][engram]") {
+  std::mt19937 rng(3);
+  HostTensor x = randn_bf16({3, 2, kD}, rng), k = randn_bf16({3, 2, kD}, rng),
+             v = randn_bf16({3, kD}, rng), w = randn_f32({2, kD}, rng);
+  HostTensor mask = HostTensor::zeros(tilejit::DType::boolean, {3});
+  mask.data<uint8_t>()[1] = 1;
+  EngramGateFwdResult plain = engram_gate_fwd_ref(x, k, v, w, 1e-20f, 1e-6f);
+  EngramGateFwdResult masked =
+      engram_gate_fwd_ref(x, k, v, w, 1e-20f, 1e-6f, true, mask);
+  for (int64_t t = 0; t < 3; ++t)
+    for (int64_t h = 0; h < 2; ++h) {
+      CHECK(masked.gate_score->at<float>({t, h}) ==
+            plain.gate_score->at<float>({t, h}));
+      for (int64_t d : {int64_t{0}, int64_t{100}, kD - 1}) {
+        const std::vector<int64_t> at = {t, h, d};
+        const HostTensor &want = t == 1 ? x : plain.out;
+        CHECK(tilejit::ref::element_as_double(masked.out, at) ==
+              tilejit::ref::element_as_double(want, at));
+      }
+    }
+  CHECK_THROWS_WITH(
+      engram_gate_fwd_ref(x, k, v, w, 1e-20f, 1e-6f, true,
+                          HostTensor::zeros(tilejit::DType::i32, {3})),
+      "engram_gate_fwd_ref: argument 'image_token_mask' has dtype i32; "
+      "requires bool");
+}
+
 TEST_CASE("engram_gate_fwd: strided k and v give the contiguous results",
           "[ref][engram]") {
   std::mt19937 rng(2);

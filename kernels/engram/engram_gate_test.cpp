@@ -1,0 +1,75 @@
+// engram_gate_test.cpp - The Engram gate's case tables. Forward:
+// TileKernels' shapes (4 heads, D from 2048 to 7168), without the saved
+// values, 2.1's kv form (k and v as strided views of one (T, hc + 1, D)
+// tensor) and image tokens, 1 and 3 heads, D = 256, one token, no tokens,
+// TileKernels' two benchmark shapes with its times, mistakes. All within
+// TileKernels' calc_diff bound 2e-10 of the float64 reference.
+#include "op_test.h"
+
+namespace tilejit::harness {
+
+TILEJIT_OP_TEST(engram_gate_fwd) {
+  OpTest t{.op = "engram_gate_fwd"};
+  for (const char *name : {"out", "dot", "gate_score", "rstd_x", "rstd_k"})
+    t.compare[name] = calc_diff(2e-10);
+  for (int64_t d : {2048, 2560, 3072, 4096, 6144, 7168})
+    t.cases.push_back({.label = "", .shape = {4001, 4, d}});
+  const std::map<std::string, std::string> no_saved = {{"dot", "none"},
+                                                       {"gate_score", "none"},
+                                                       {"rstd_x", "none"},
+                                                       {"rstd_k", "none"}};
+  t.cases.push_back({.label = "save_for_backward=False",
+                     .shape = {999, 4, 2560},
+                     .set = no_saved});
+  // 2.1's kv (T, 5, D): k = kv[:, :4], v = kv[:, 4].
+  t.cases.push_back(
+      {.label = "kv form",
+       .shape = {1000, 4, 3072},
+       .strides = {{"k", {5 * 3072, 3072, 1}}, {"v", {5 * 3072, 1}}}});
+  t.cases.push_back({.label = "image tokens",
+                     .shape = {1001, 4, 2048},
+                     .set = {{"image_token_mask", "passed"}},
+                     .fills = {{"image_token_mask", bytes_in(0, 1)}}});
+  t.cases.push_back({.label = "", .shape = {300, 1, 4096}});
+  t.cases.push_back({.label = "", .shape = {300, 3, 1280}});
+  t.cases.push_back({.label = "", .shape = {500, 4, 256}});
+  t.cases.push_back({.label = "", .shape = {1, 4, 7168}});
+  t.cases.push_back({.label = "no tokens", .shape = {0, 4, 2048}});
+  t.cases.push_back({.label = "save=1",
+                     .shape = {8001, 4, 7168},
+                     .kind = Case::bench,
+                     .peer_us = 390.10});
+  t.cases.push_back({.label = "save=0",
+                     .shape = {8001, 4, 7168},
+                     .set = no_saved,
+                     .kind = Case::bench,
+                     .peer_us = 385.36});
+  auto call = [](int64_t d, bool all_saved) {
+    std::vector<rt::TensorView> v = {
+        fake(DType::bf16, {8, 4, d}),
+        fake(DType::bf16, {8, 4, d}, {}, 0x100000),
+        fake(DType::bf16, {8, d}, {}, 0x200000),
+        fake(DType::f32, {4, d}, {}, 0x300000),
+        ops::absent(),
+        fake(DType::bf16, {8, 4, d}, {}, 0x400000)};
+    for (int i = 0; i < 4; ++i)
+      v.push_back(i < 3 || all_saved
+                      ? fake(DType::f32, {8, 4}, {}, 0x500000 + 0x1000 * i)
+                      : ops::absent());
+    return v;
+  };
+  t.errors = {{"D of 1000",
+               call(1000, true),
+               {},
+               "engram_gate_fwd: argument 'hidden_states' has shape [8, 4, "
+               "1000] (D = 1000); requires D >= 256 and D a multiple of 256"},
+              {"three of the saved values",
+               call(2048, false),
+               {},
+               "engram_gate_fwd: some of 'dot', 'gate_score', 'rstd_x' and "
+               "'rstd_k' are passed; requires all four (save_for_backward) "
+               "or none"}};
+  return t;
+}
+
+} // namespace tilejit::harness
