@@ -1,14 +1,18 @@
-// engram_gate.cpp - engram_gate_fwd declared: bf16 hidden_states x and k
-// (T, hc, D), v (T, D) shared by the heads, the f32 fused weight (hc, D);
-// out = bf16(x + g * v) per (token, head), and (save_for_backward: the
-// outputs passed) the raw dot, the gate and both rstds. TileKernels 2.1's
-// kv (T, hc + 1, D) is k = kv[:, :hc] and v = kv[:, hc] (views), its
-// image_token_mask keeps an image token's x.
+// engram_gate.cpp - engram_gate_fwd and _bwd declared: bf16 hidden_states
+// x and k (T, hc, D), v (T, D) shared by the heads, the f32 fused weight
+// (hc, D). Forward: out = bf16(x + g * v) per (token, head), and
+// (save_for_backward: the outputs passed) the raw dot, the gate and both
+// rstds. Backward (hc = 4): grad_x, grad_k, grad_v from grad_out and the
+// saved values, and num_sms rows of partial weight gradients.
+// TileKernels 2.1's kv (T, hc + 1, D) is k = kv[:, :hc] and v = kv[:, hc]
+// (views; grad_kv likewise), its image_token_mask keeps an image token's x
+// (forward) and grad_out (backward).
 #include "engram/engram_gate.h"
 #include "engram/reference.h"
 
 #include "op/op.h"
 
+#include <array>
 #include <bit>
 
 namespace tilejit::engram {
@@ -70,6 +74,43 @@ ops::TensorDecl saved(const char *name, const char *doc) {
                               ops::Layout::contiguous, doc);
 }
 
+EngramGateBwdSpec bwd_spec(const ops::Call &c) {
+  EngramGateBwdSpec s;
+  s.heads = static_cast<int32_t>(c.dim("hc"));
+  s.hidden = static_cast<int32_t>(c.dim("D"));
+  s.image = c.has("image_token_mask") ? 1 : 0;
+  // The largest power of two up to 1024 that divides D, 8 columns of each
+  // head a thread: 512 threads at hc 4 and 1024.
+  s.chunk = 1024;
+  while (s.hidden % s.chunk != 0)
+    s.chunk /= 2;
+  s.threads = static_cast<int32_t>(
+      std::bit_ceil(static_cast<uint32_t>(s.heads)) * s.chunk / 8);
+  s.vector_bytes = ops::vector_bytes(c, {"grad_out", "hidden_states", "k", "v",
+                                         "weight_fused", "grad_x", "grad_k",
+                                         "grad_v", "grad_w_partial"});
+  return s;
+}
+
+void bwd_views(const ops::Call &c, const EngramGateBwdSpec &,
+               ops::KernelArgs &args) {
+  const int64_t tokens = c.dim("T"), hc = c.dim("hc"), d = c.dim("D");
+  const int64_t shape[3] = {tokens, hc, d};
+  auto view = [&](const char *name, std::array<int64_t, 3> strides) {
+    const rt::TensorView &t = c.tensor(name);
+    return rt::TensorView::strided(t.data, t.dtype, shape, strides);
+  };
+  // v (T, D) read by every head; the weight (hc, D) by every token.
+  args.tensor("v_rows", view("v", {c.tensor("v").strides[0], 0, 1}));
+  args.tensor("weight_rows", view("weight_fused", {0, d, 1}));
+  // grad_v (T, D) as (T, 1, D).
+  const rt::TensorView &gv = c.tensor("grad_v");
+  const int64_t gv_shape[3] = {tokens, 1, d},
+                gv_strides[3] = {gv.strides[0], d, 1};
+  args.tensor("grad_v_rows",
+              rt::TensorView::strided(gv.data, gv.dtype, gv_shape, gv_strides));
+}
+
 } // namespace
 
 const ops::OpDef &engram_gate_fwd_op() {
@@ -119,5 +160,64 @@ const ops::OpDef &engram_gate_fwd_op() {
   return op;
 }
 TILEJIT_REGISTER_OP(engram_gate_fwd_op);
+
+const ops::OpDef &engram_gate_bwd_op() {
+  using ops::Layout;
+  auto bf16_rows = [](const char *name, Layout layout, const char *doc) {
+    return ops::input(name, {DType::bf16}, "T, hc, D", layout, doc);
+  };
+  auto saved_in = [](const char *name) {
+    return ops::input(name, {DType::f32}, "T, hc", Layout::contiguous,
+                      "saved by engram_gate_fwd");
+  };
+  static const ops::OpDef op = ops::make_op<EngramGateBwdSpec>(
+      {.name = "engram_gate_bwd",
+       .summary = "the Engram gate's gradients: grad_x, grad_k, grad_v and "
+                  "each persistent block's partial sum of the fused "
+                  "weight's gradient",
+       .tensors =
+           {bf16_rows("grad_out", Layout::contiguous, ""),
+            bf16_rows("hidden_states", Layout::contiguous, ""),
+            bf16_rows("k", Layout::inner_contiguous, "2.1: kv[:, :hc]"),
+            ops::input("v", {DType::bf16}, "T, D", Layout::inner_contiguous,
+                       "2.1: kv[:, hc]"),
+            ops::input("weight_fused", {DType::f32}, "hc, D",
+                       Layout::contiguous),
+            saved_in("dot"), saved_in("gate_score"), saved_in("rstd_x"),
+            saved_in("rstd_k"),
+            ops::absent_by_default(ops::optional_input(
+                "image_token_mask", {DType::boolean}, "T", Layout::contiguous,
+                "2.1: true: grad_x = grad_out, no other gradient")),
+            ops::output("grad_x", {DType::bf16}, "T, hc, D",
+                        Layout::contiguous),
+            ops::output("grad_k", {DType::bf16}, "T, hc, D",
+                        Layout::inner_contiguous, "2.1: grad_kv[:, :hc]"),
+            ops::output("grad_v", {DType::bf16}, "T, D",
+                        Layout::inner_contiguous, "2.1: grad_kv[:, hc]"),
+            ops::output("grad_w_partial", {DType::f32}, "num_sms, hc, D",
+                        Layout::contiguous,
+                        "a row per block: its tokens' dL/dweight_fused")},
+       .params = {ops::real("clamp_value", 1e-6, 0.0,
+                            "the forward's clamp_value"),
+                  ops::integer("num_sms", 132, 1, 1 << 16,
+                               "persistent blocks (grad_w_partial's rows)")},
+       .dim_rules = {{.dim = "hc", .min = 4, .max = 4},
+                     {.dim = "D", .min = 256, .multiple = 256}},
+       .cli_shape = "T, hc, D",
+       .default_shape = {8001, 4, 7168},
+       .reference =
+           [](const ops::HostCall &c) {
+             EngramGateBwdResult r = engram_gate_bwd_ref(
+                 c.tensor("grad_out"), c.tensor("hidden_states"), c.tensor("k"),
+                 c.tensor("v"), c.tensor("weight_fused"), c.tensor("dot"),
+                 c.tensor("gate_score"), c.tensor("rstd_x"), c.tensor("rstd_k"),
+                 static_cast<float>(c.real("clamp_value")),
+                 c.integer("num_sms"), c.given("image_token_mask"));
+             return std::vector{r.grad_x, r.grad_k, r.grad_v, r.grad_w_partial};
+           }},
+      {bwd_spec, engram_gate_bwd_kernel, bwd_views});
+  return op;
+}
+TILEJIT_REGISTER_OP(engram_gate_bwd_op);
 
 } // namespace tilejit::engram

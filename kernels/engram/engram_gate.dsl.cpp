@@ -11,6 +11,7 @@
 
 #include <bit>
 #include <cmath>
+#include <functional>
 
 namespace tilejit::engram {
 
@@ -85,6 +86,126 @@ Kernel engram_gate_fwd_kernel(const EngramGateFwdSpec &s) {
     if (is_image)
       o = k.select(*is_image, xc, o);
     k.store(o, out, {t, zero, c * k.index(chunk)});
+    return std::vector<Value>{};
+  });
+  return k.build();
+}
+
+} // namespace tilejit::engram
+
+// Backward: persistent block b takes the tokens [b * ceil(T / B), ...) in
+// turn, B = grad_w_partial's rows. A token is (1, hc, chunk) tiles of D,
+// 8 consecutive columns of a head a thread; the saved values are scalars
+// every thread reads, placed in their head's rows. dL/dg = sum go * v per head
+// (one block sum), then dL/dP = dL/dg g (1 - g) / 2 sqrt(C / |P|) (0 where
+// |P| C < clamp, and at P = 0), C = rstd_x rstd_k / sqrt(D); per column
+// grad_x = bf16(go + dL/dP (k w - x P rstd_x^2 / D)), grad_k = bf16(dL/dP
+// (x w - k P rstd_k^2 / D)), grad_v = bf16(sum over heads of go g), and
+// dL/dP x k added to the block's grad_w row in place (zeroed first).
+namespace tilejit::engram {
+
+Kernel engram_gate_bwd_kernel(const EngramGateBwdSpec &s) {
+  using dsl::Value;
+  dsl::KernelBuilder k("engram_gate_bwd", s.threads);
+  k.programmatic_launch();
+  const auto f32 = DType::f32, bf16 = DType::bf16;
+  const dsl::Access access = dsl::vectors_of(s.vector_bytes);
+  auto go = k.tensor("grad_out", bf16, 3, access);     // (T, hc, D)
+  auto x = k.tensor("hidden_states", bf16, 3, access); // (T, hc, D)
+  auto kk = k.tensor("k", bf16, 3, access);            // (T, hc, D)
+  auto v = k.tensor("v_rows", bf16, 3, access);        // head stride 0
+  auto w = k.tensor("weight_rows", f32, 3, access);    // token stride 0
+  std::vector<dsl::Tensor> saved;                      // (T, hc)
+  for (const char *name : {"dot", "gate_score", "rstd_x", "rstd_k"})
+    saved.push_back(k.tensor(name, f32, 2));
+  std::optional<dsl::Tensor> image;
+  if (s.image)
+    image = k.tensor("image_token_mask", DType::u8, 1);
+  auto gx = k.tensor("grad_x", bf16, 3, access);
+  auto gk = k.tensor("grad_k", bf16, 3, access);
+  auto gv = k.tensor("grad_v_rows", bf16, 3, access);   // (T, 1, D)
+  auto gw = k.tensor("grad_w_partial", f32, 3, access); // (B, hc, D)
+  auto clamp = k.scalar("clamp_value", f32);
+  const int64_t heads = std::bit_ceil(static_cast<uint32_t>(s.heads));
+  const int64_t chunk = s.chunk, chunks = s.hidden / s.chunk;
+  const std::vector<int64_t> box = {1, heads, chunk};
+  k.grid({k.blocks(gw, 0)});
+  auto b = k.block_id(0), zero = k.index(0);
+  auto tokens = k.dim(go, 0), blocks = k.dim(gw, 0);
+  auto per = (tokens + blocks - k.index(1)) / blocks;
+  auto begin = k.min(b * per, tokens), end = k.min(begin + per, tokens);
+  auto f = [&](Value a) { return k.cast(a, f32); };
+  auto at = [&](int64_t c) { return k.index(c * chunk); };
+  auto d = k.constant(static_cast<double>(s.hidden), f32);
+  auto inv_sqrt_d =
+      k.constant(1.0 / std::sqrt(static_cast<double>(s.hidden)), f32);
+  auto zero_f = k.constant(0, f32), one = k.constant(1, f32);
+  // The block's grad_w row: zeros (also where it has no tokens), then each
+  // token's terms added in place (L2-resident; each element read and
+  // written by one thread, in token order).
+  auto chunk_loop = [&](const std::function<void(Value)> &body) {
+    k.serial(zero, k.index(chunks), {}, [&](Value c, std::vector<Value>) {
+      body(c * k.index(chunk));
+      return std::vector<Value>{};
+    });
+  };
+  chunk_loop([&](Value d0) {
+    k.store(k.full(box, 0, f32), gw, {b, zero, d0});
+  });
+  k.barrier();
+  k.serial(begin, end, {}, [&](Value t, std::vector<Value>) {
+    // 8 consecutive columns of a head a thread (16-byte bf16 loads).
+    auto tile = [&](const dsl::Tensor &src, Value d0) {
+      return k.relayout(k.load(src, {t, zero, d0}, box), 8);
+    };
+    auto part = k.serial(zero, k.index(chunks), {k.full(box, 0, f32)},
+                         [&](Value c, std::vector<Value> a) {
+                           auto d0 = c * k.index(chunk);
+                           return std::vector<Value>{
+                               k.fma(f(tile(go, d0)), f(tile(v, d0)), a[0])};
+                         });
+    auto dldg = k.broadcast(k.reduce_sum(part[0], 2), box);
+    // A saved value of each head in its columns: the heads' scalars picked
+    // by the row (head) index.
+    auto head = k.relayout(k.iota(box, 1), 8);
+    auto per_head = [&](const dsl::Tensor &src) {
+      Value v = k.load_scalar(src, {t, zero});
+      for (int64_t h = 1; h < s.heads; ++h)
+        v = k.select(k.eq(head, k.constant(static_cast<double>(h), DType::i32)),
+                     k.load_scalar(src, {t, k.index(h)}), v);
+      return v;
+    };
+    auto p = per_head(saved[0]), g = per_head(saved[1]);
+    auto rx = per_head(saved[2]), rk = per_head(saved[3]);
+    auto cz = rx * rk * inv_sqrt_d, ap = k.abs(p);
+    auto dldp = dldg * (g * (one - g)) * k.constant(0.5, f32) * k.sqrt(cz / ap);
+    // Clamped (|z| held at the clamp), P = 0, or an image token: 0.
+    dldp = k.select(k.lt(ap * cz, clamp), zero_f, dldp);
+    dldp = k.select(k.eq(p, zero_f), zero_f, dldp);
+    std::optional<Value> is_image;
+    if (image) {
+      is_image = k.ne(k.load_scalar(*image, {t}), k.constant(0, DType::u8));
+      dldp = k.select(*is_image, zero_f, dldp);
+    }
+    auto ax = p * rx * rx / d, ak = p * rk * rk / d;
+    chunk_loop([&](Value d0) {
+      auto goc = tile(go, d0);
+      auto gof = f(goc), xc = f(tile(x, d0)), kc = f(tile(kk, d0));
+      auto wc = tile(w, d0);
+      Value grad_x = k.cast(gof + dldp * (kc * wc - xc * ax), bf16);
+      Value grad_k = k.cast(dldp * (xc * wc - kc * ak), bf16);
+      Value grad_v = k.cast(k.reduce_sum(gof * g, 1), bf16);
+      if (is_image) { // grad_out bit for bit, and zeros
+        grad_x = k.select(*is_image, goc, grad_x);
+        grad_k = k.select(*is_image, k.full(box, 0, bf16), grad_k);
+        grad_v = k.select(*is_image, k.full({1, 1, chunk}, 0, bf16), grad_v);
+      }
+      k.store(grad_x, gx, {t, zero, d0});
+      k.store(grad_k, gk, {t, zero, d0});
+      k.store(grad_v, gv, {t, zero, d0});
+      auto row = k.relayout(k.load(gw, {b, zero, d0}, box), 8);
+      k.store(k.fma(dldp * xc, kc, row), gw, {b, zero, d0});
+    });
     return std::vector<Value>{};
   });
   return k.build();

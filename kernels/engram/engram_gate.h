@@ -24,7 +24,24 @@ struct EngramGateFwdSpec {
 TILEJIT_SPEC_FIELDS(EngramGateFwdSpec, heads, hidden, chunk, save, image,
                     threads, vector_bytes)
 
-/// The kernel in the DSL (engram_gate.dsl.cpp).
+const ops::OpDef &engram_gate_bwd_op();
+
+/// Static parameters of the backward: num_sms persistent blocks, each the
+/// tokens [b * ceil(T / num_sms), ...) in turn, its grad_w_partial row in
+/// registers; a token's heads (hc == 4) in (1, hc, chunk) tiles.
+struct EngramGateBwdSpec {
+  int32_t heads = 4;
+  int32_t hidden = 7168; ///< D
+  int32_t chunk = 1024;  ///< a power of two dividing D, 8 columns a thread
+  int32_t image = 0;     ///< image_token_mask passed
+  int32_t threads = 512;
+  int32_t vector_bytes = 0; ///< 16: every row 16-byte aligned
+};
+TILEJIT_SPEC_FIELDS(EngramGateBwdSpec, heads, hidden, chunk, image, threads,
+                    vector_bytes)
+
+/// The kernels in the DSL (engram_gate.dsl.cpp).
 Kernel engram_gate_fwd_kernel(const EngramGateFwdSpec &spec);
+Kernel engram_gate_bwd_kernel(const EngramGateBwdSpec &spec);
 
 } // namespace tilejit::engram

@@ -41,13 +41,12 @@ void check_saved(std::string_view arg, const HostTensor &t, int64_t T,
 
 } // namespace
 
-EngramGateBwdResult
-engram_gate_bwd_ref(const HostTensor &grad_out, const HostTensor &hidden_states,
-                    const HostTensor &k, const HostTensor &v,
-                    const HostTensor &weight_fused, const HostTensor &dot,
-                    const HostTensor &gate_score, const HostTensor &rstd_x,
-                    const HostTensor &rstd_k, float clamp_value,
-                    int64_t num_sms) {
+EngramGateBwdResult engram_gate_bwd_ref(
+    const HostTensor &grad_out, const HostTensor &hidden_states,
+    const HostTensor &k, const HostTensor &v, const HostTensor &weight_fused,
+    const HostTensor &dot, const HostTensor &gate_score,
+    const HostTensor &rstd_x, const HostTensor &rstd_k, float clamp_value,
+    int64_t num_sms, const std::optional<HostTensor> &image_token_mask) {
   using namespace detail;
   const GateShape s = check_gate_inputs(kFn, hidden_states, k, v, weight_fused);
   const int64_t T = s.num_tokens, hc = s.hc, D = s.hidden;
@@ -62,6 +61,13 @@ engram_gate_bwd_ref(const HostTensor &grad_out, const HostTensor &hidden_states,
   check_saved("gate_score", gate_score, T, hc);
   check_saved("rstd_x", rstd_x, T, hc);
   check_saved("rstd_k", rstd_k, T, hc);
+  const uint8_t *image = nullptr;
+  if (image_token_mask) {
+    check_dtype(kFn, "image_token_mask", *image_token_mask, DType::boolean);
+    check_shape(kFn, "image_token_mask", *image_token_mask, {T}, "[T]");
+    check_contiguous(kFn, "image_token_mask", *image_token_mask);
+    image = image_token_mask->data<uint8_t>();
+  }
   if (num_sms <= 0)
     throw UserError(fmt::format("{}: argument 'num_sms' is {}; requires > 0",
                                 kFn, num_sms));
@@ -95,6 +101,10 @@ engram_gate_bwd_ref(const HostTensor &grad_out, const HostTensor &hidden_states,
     const int64_t begin = std::min(b * per_block, T);
     const int64_t end = std::min(begin + per_block, T);
     for (int64_t t = begin; t < end; ++t) {
+      if (image && image[t] != 0) { // grad_x = grad_out; the rest stays 0
+        std::copy_n(go + t * hc * D, hc * D, gx + t * hc * D);
+        continue;
+      }
       for (int64_t h = 0; h < hc; ++h) {
         const double p = dot.data<float>()[t * hc + h];
         const double g = gate_score.data<float>()[t * hc + h];

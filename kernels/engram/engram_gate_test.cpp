@@ -73,3 +73,72 @@ TILEJIT_OP_TEST(engram_gate_fwd) {
 }
 
 } // namespace tilejit::harness
+
+namespace tilejit::harness {
+
+// Backward: TileKernels' shapes fed the float64 reference's saved values
+// (as TileKernels' test), 2.1's kv form (k and v strided views of one (T,
+// 5, D) tensor; grad_kv's views in the GPU pytest) and image tokens, fewer
+// tokens than blocks (empty rows), D = 256 and 2560 (one partial chunk), no
+// tokens, TileKernels' benchmark shape with its time, mistakes. calc_diff <
+// 1e-8, the spec's bound; the partial rows are summed in their block's token
+// order in both.
+TILEJIT_OP_TEST(engram_gate_bwd) {
+  OpTest t{.op = "engram_gate_bwd"};
+  for (const char *name : {"grad_x", "grad_k", "grad_v", "grad_w_partial"})
+    t.compare[name] = calc_diff(1e-8);
+  // The saved values of randn inputs: P ~ sqrt(D), rstds ~ 1, gates in
+  // (0, 1) (the forward's own are what TileKernels' test feeds).
+  t.fills = {{"dot", normal(0, 60)},
+             {"gate_score", uniform(0.05, 0.95)},
+             {"rstd_x", uniform(0.8, 1.25)},
+             {"rstd_k", uniform(0.8, 1.25)}};
+  for (int64_t d : {2048, 4096, 7168})
+    t.cases.push_back({.label = "", .shape = {4001, 4, d}});
+  t.cases.push_back(
+      {.label = "kv form",
+       .shape = {1000, 4, 3072},
+       .strides = {{"k", {5 * 3072, 3072, 1}}, {"v", {5 * 3072, 1}}}});
+  t.cases.push_back({.label = "image tokens",
+                     .shape = {1001, 4, 2048},
+                     .set = {{"image_token_mask", "passed"}},
+                     .fills = {{"image_token_mask", bytes_in(0, 1)}}});
+  t.cases.push_back({.label = "fewer tokens than blocks",
+                     .shape = {100, 4, 2560},
+                     .set = {{"clamp_value", "0.01"}}});
+  t.cases.push_back(
+      {.label = "", .shape = {777, 4, 256}, .set = {{"num_sms", "16"}}});
+  t.cases.push_back({.label = "no tokens", .shape = {0, 4, 2048}});
+  t.cases.push_back({.label = "",
+                     .shape = {8001, 4, 7168},
+                     .kind = Case::bench,
+                     .peer_us = 880.94});
+  auto call = [](int64_t hc) {
+    std::vector<rt::TensorView> v;
+    CUdeviceptr at = 0x100000;
+    auto next = [&](DType dt, std::vector<int64_t> shape) {
+      v.push_back(fake(dt, std::move(shape), {}, at));
+      at += 0x1000000;
+    };
+    for (int i = 0; i < 3; ++i)
+      next(DType::bf16, {8, hc, 2048});
+    next(DType::bf16, {8, 2048});
+    next(DType::f32, {hc, 2048});
+    for (int i = 0; i < 4; ++i)
+      next(DType::f32, {8, hc});
+    v.push_back(ops::absent());
+    next(DType::bf16, {8, hc, 2048});
+    next(DType::bf16, {8, hc, 2048});
+    next(DType::bf16, {8, 2048});
+    next(DType::f32, {132, hc, 2048});
+    return v;
+  };
+  t.errors = {{"8 heads",
+               call(8),
+               {},
+               "engram_gate_bwd: argument 'grad_out' has shape [8, 8, 2048] "
+               "(hc = 8); requires hc = 4"}};
+  return t;
+}
+
+} // namespace tilejit::harness

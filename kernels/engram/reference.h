@@ -69,13 +69,16 @@ struct EngramGateBwdResult {
 /// contiguous. grad_w_partial[b] is dL/dweight_fused summed over the tokens
 /// [b*ceil(T/num_sms), min((b+1)*ceil(T/num_sms), T)) (zeros where empty).
 /// `num_sms` stands for the original's get_num_sms() (132 on an H200).
-EngramGateBwdResult
-engram_gate_bwd_ref(const HostTensor &grad_out, const HostTensor &hidden_states,
-                    const HostTensor &k, const HostTensor &v,
-                    const HostTensor &weight_fused, const HostTensor &dot,
-                    const HostTensor &gate_score, const HostTensor &rstd_x,
-                    const HostTensor &rstd_k, float clamp_value,
-                    int64_t num_sms = 132);
+/// TileKernels 2.1's image_token_mask (bool (T,), contiguous): an image
+/// token's grad_x is its grad_out, its grad_k and grad_v rows are 0, and it
+/// adds nothing to grad_w_partial (tk21_ops.md §5.3).
+EngramGateBwdResult engram_gate_bwd_ref(
+    const HostTensor &grad_out, const HostTensor &hidden_states,
+    const HostTensor &k, const HostTensor &v, const HostTensor &weight_fused,
+    const HostTensor &dot, const HostTensor &gate_score,
+    const HostTensor &rstd_x, const HostTensor &rstd_k, float clamp_value,
+    int64_t num_sms = 132,
+    const std::optional<HostTensor> &image_token_mask = std::nullopt);
 
 /// gw = sum_b grad_w_partial[b]; grad_weight_hidden += gw * weight_embed;
 /// grad_weight_embed += gw * weight_hidden, in place (§2.5). grad_w_partial

@@ -319,7 +319,9 @@ void Call::validate(bool inputs_only) {
     if (v >= r.min && v <= r.max && v % r.multiple == 0 && v <= bound_by)
       continue;
     std::string want;
-    if (r.max != std::numeric_limits<int64_t>::max())
+    if (r.min == r.max)
+      want = fmt::format("{} = {}", r.dim, r.min);
+    else if (r.max != std::numeric_limits<int64_t>::max())
       want = fmt::format("{} <= {} <= {}", r.min, r.dim, r.max);
     else if (r.min > 0)
       want = fmt::format("{} >= {}", r.dim, r.min);

@@ -87,6 +87,9 @@ TK = {
     "engram.engram_gate_fwd":
         "(hidden_states, kv, weight_fused, eps, clamp_value, "
         "save_for_backward=True, image_token_mask=None, inplace=False)",
+    "engram.engram_gate_bwd":
+        "(grad_out, hidden_states, kv, weight_fused, dot, gate_score, "
+        "rstd_x, rstd_k, clamp_value, image_token_mask=None)",
     "engram.engram_hash": "(ngram_token_ids, multipliers, vocab_sizes, "
                           "offsets, image_token_mask=None)",
     "mhc.mhc_sinkhorn_fwd": "(comb_res_mix, comb_res_mix_out, repeat, eps)",
@@ -229,8 +232,7 @@ UNBOUND = {
     "quant": ["norm_forward",
               "norm_forward_and_per_token_cast", "norm_backward"],
     "moe": [],
-    "engram": ["engram_gate_bwd",
-               "engram_sinkhorn_momentum_update", "engram_sinkhorn_step",
+    "engram": ["engram_sinkhorn_momentum_update", "engram_sinkhorn_step",
                "engram_sinkhorn_step_reduce", "engram_sinkhorn_finalize"],
     "mhc": ["mhc_pre_split_mixes_bwd",
             "mhc_pre_big_fuse_fwd",

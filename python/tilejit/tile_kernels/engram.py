@@ -1,6 +1,8 @@
 """tile_kernels.engram on tilejit: the ops whose kernels run; the others
 raise NotImplementedError saying so."""
-from ._binding import Conversion, in_place, not_bound, tk_op, want
+from . import config
+from ._binding import (Conversion, from_config, in_place, not_bound, tk_op,
+                       torch, want)
 
 fused_weight = tk_op("fused_weight", "weight_hidden, weight_embed",
                      returns="w")
@@ -55,9 +57,27 @@ engram_gate_fwd = tk_op(
                          "v = kv[:, hc]", None)),
              *[want(n, ("save_for_backward",), bool) for n in _SAVED]],
     returns=("out", *_SAVED))
-for _name in (
-              "engram_gate_bwd",
-              "engram_sinkhorn_momentum_update", "engram_sinkhorn_step",
+
+
+def _grad_kv(kv):
+    """2.1's grad_kv, torch.empty_like(kv), as the op's grad_k and grad_v
+    (its views; the function returns their base)."""
+    grad_kv = torch().empty_like(kv)
+    return grad_kv[:, :-1], grad_kv[:, -1]
+
+
+engram_gate_bwd = tk_op(
+    "engram_gate_bwd",
+    "grad_out, hidden_states, kv, weight_fused, dot, gate_score, rstd_x, "
+    "rstd_k, clamp_value, image_token_mask=None",
+    convert=[Conversion(("kv", "hidden_states"), ("k", "v"), _split_kv,
+                        ("kv", "bf16 (T, hc + 1, D): k = kv[:, :hc] and "
+                         "v = kv[:, hc]", None)),
+             Conversion(("kv",), ("grad_k", "grad_v"), _grad_kv),
+             from_config("num_sms", config.get_num_sms)],
+    returns=lambda args, out: (out["grad_x"], out["grad_k"]._base,
+                               out["grad_w_partial"]))
+for _name in ("engram_sinkhorn_momentum_update", "engram_sinkhorn_step",
               "engram_sinkhorn_step_reduce", "engram_sinkhorn_finalize"):
     globals()[_name] = not_bound(f"engram.{_name}")
 del _name

@@ -65,3 +65,56 @@ def test_engram_gate_fwd_image_tokens():
     assert_equal(got[0][mask], x[mask])
     for a, b in zip(got, want):
         assert calc_diff(a, b) < 2e-10
+
+
+def reference_bwd(grad_out, x, kv, w, dot, g, rx, rk, clamp, num_sms,
+                  mask=None):
+    """TileKernels' backward formulas in float64 from the saved values."""
+    t, hc, d = x.shape
+    go, xd = grad_out.double(), x.double()
+    kd, vd, wd = kv[:, :hc].double(), kv[:, hc].double(), w.double()
+    p, g, rx, rk = dot.double(), g.double(), rx.double(), rk.double()
+    c = rx * rk / d ** 0.5
+    dldg = (go * vd.unsqueeze(1)).sum(-1)
+    flat = (p.abs() * c < clamp) | (p == 0)
+    dldp = torch.where(flat, torch.zeros_like(p),
+                       dldg * g * (1 - g) * 0.5 * (c / p.abs()).sqrt())
+    if mask is not None:
+        dldp = torch.where(mask.view(-1, 1), torch.zeros_like(p), dldp)
+    ax = (p * rx * rx / d).unsqueeze(-1)
+    ak = (p * rk * rk / d).unsqueeze(-1)
+    dp = dldp.unsqueeze(-1)
+    grad_x = go + dp * (kd * wd - xd * ax)
+    grad_k = dp * (xd * wd - kd * ak)
+    grad_v = (go * g.unsqueeze(-1)).sum(1)
+    if mask is not None:
+        grad_x = torch.where(mask.view(-1, 1, 1), go, grad_x)
+        grad_v = torch.where(mask.view(-1, 1), torch.zeros_like(grad_v),
+                             grad_v)
+    per = -(-t // num_sms)
+    terms = dp * xd * kd
+    partial = torch.zeros(num_sms, hc, d, dtype=torch.float64,
+                          device=x.device)
+    for b in range(num_sms):
+        partial[b] = terms[b * per:(b + 1) * per].sum(0)
+    return grad_x, torch.cat([grad_k, grad_v.unsqueeze(1)], 1), partial
+
+
+@pytest.mark.parametrize("d", [2048, 7168])
+@pytest.mark.parametrize("image", [False, True])
+def test_engram_gate_bwd(d, image):
+    x, kv, w = inputs(4001, 4, d, d + 1)
+    mask = (torch.rand(4001, device="cuda") < 0.25) if image else None
+    _, dot, g, rx, rk = tk.engram.engram_gate_fwd(x, kv, w, 1e-20, 1e-6)
+    grad_out = torch.randn_like(x)
+    got = tk.engram.engram_gate_bwd(grad_out, x, kv, w, dot, g, rx, rk, 1e-6,
+                                    image_token_mask=mask)
+    num_sms = tk.config.get_num_sms()
+    assert got[1].shape == kv.shape and got[2].shape == (num_sms, 4, d)
+    want = reference_bwd(grad_out, x, kv, w, dot, g, rx, rk, 1e-6, num_sms,
+                         mask)
+    for a, b in zip(got, want):
+        assert calc_diff(a, b) < 1e-8
+    if image:
+        assert_equal(got[0][mask], grad_out[mask])
+        assert not got[1][mask].any()

@@ -210,6 +210,48 @@ TEST_CASE("engram_gate_bwd: grad_k takes the layout of empty_like(k)",
   CHECK(compare_exact(gap.grad_k, base.grad_k) == "");
 }
 
+TEST_CASE("engram_gate_bwd: an image token passes grad_out to grad_x, "
+          "zeros to grad_k and grad_v and nothing to grad_w (2.1)",
+          "[ref][engram]") {
+  const Case c = make_case(3, 256, 1e-20, 1e-6, 11);
+  EngramGateFwdResult fwd =
+      engram_gate_fwd_ref(c.x, c.k, c.v, c.w, 1e-20f, 1e-6f);
+  HostTensor mask = HostTensor::zeros(DType::boolean, {3});
+  mask.data<uint8_t>()[1] = 1;
+  auto bwd = [&](std::optional<HostTensor> m) {
+    return engram_gate_bwd_ref(c.grad_out, c.x, c.k, c.v, c.w, *fwd.dot,
+                               *fwd.gate_score, *fwd.rstd_x, *fwd.rstd_k, 1e-6f,
+                               1, m);
+  };
+  EngramGateBwdResult plain = bwd(std::nullopt), masked = bwd(mask);
+  const std::vector<double> gx = values(masked.grad_x),
+                            gk = values(masked.grad_k),
+                            gv = values(masked.grad_v),
+                            px = values(plain.grad_x);
+  const int64_t row = kHc * 256;
+  for (int64_t i = 0; i < 3 * row; ++i) {
+    const bool image = i / row == 1;
+    CHECK(gx[i] == (image ? c.go[i] : px[i]));
+    if (image)
+      CHECK(gk[i] == 0);
+  }
+  for (int64_t d = 0; d < 256; ++d)
+    CHECK(gv[256 + d] == 0);
+  // grad_w: the other two tokens' terms alone.
+  std::vector<double> others(row, 0.0);
+  for (int64_t t : {0, 2}) {
+    HostTensor one = HostTensor::zeros(DType::boolean, {3});
+    for (int64_t u = 0; u < 3; ++u)
+      one.data<uint8_t>()[u] = u == t ? 0 : 1;
+    const std::vector<double> w = values(bwd(one).grad_w_partial);
+    for (int64_t i = 0; i < row; ++i)
+      others[i] += w[i];
+  }
+  const std::vector<double> got = values(masked.grad_w_partial);
+  for (int64_t i = 0; i < row; ++i)
+    CHECK(got[i] == Approx(others[i]).margin(1e-6));
+}
+
 TEST_CASE("engram_gate_bwd: zero tokens", "[ref][engram]") {
   std::mt19937 rng(3);
   HostTensor e3 = HostTensor::zeros(DType::bf16, {0, kHc, 512});
