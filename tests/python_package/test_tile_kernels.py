@@ -90,6 +90,12 @@ TK = {
     "engram.engram_gate_bwd":
         "(grad_out, hidden_states, kv, weight_fused, dot, gate_score, "
         "rstd_x, rstd_k, clamp_value, image_token_mask=None)",
+    "engram.engram_sinkhorn_momentum_update":
+        "(grad, momentum_buffer, beta1, nesterov=True)",
+    "engram.engram_sinkhorn_step": "(matrix, row_scale, col_scale, eps)",
+    "engram.engram_sinkhorn_step_reduce": "(col_sumsq_partial, col_sumsq)",
+    "engram.engram_sinkhorn_finalize":
+        "(matrix, row_scale, col_scale, eps, alpha, out=None)",
     "engram.engram_hash": "(ngram_token_ids, multipliers, vocab_sizes, "
                           "offsets, image_token_mask=None)",
     "mhc.mhc_sinkhorn_fwd": "(comb_res_mix, comb_res_mix_out, repeat, eps)",
@@ -232,8 +238,6 @@ UNBOUND = {
     "quant": ["norm_forward",
               "norm_forward_and_per_token_cast", "norm_backward"],
     "moe": [],
-    "engram": ["engram_sinkhorn_momentum_update", "engram_sinkhorn_step",
-               "engram_sinkhorn_step_reduce", "engram_sinkhorn_finalize"],
     "mhc": ["mhc_pre_split_mixes_bwd",
             "mhc_pre_big_fuse_fwd",
             "mhc_multilayer_recompute", "mhc_reduce_partials_and_rmsnorm_fwd",

@@ -1,8 +1,8 @@
-"""tile_kernels.engram on tilejit: the ops whose kernels run; the others
-raise NotImplementedError saying so."""
+"""tile_kernels.engram on tilejit: TileKernels 2.1's Engram ops (the gate
+in 2.1's kv form)."""
 from . import config
-from ._binding import (Conversion, from_config, in_place, not_bound, tk_op,
-                       torch, want)
+from ._binding import (Conversion, from_config, in_place, tk_op, torch,
+                       want)
 
 fused_weight = tk_op("fused_weight", "weight_hidden, weight_embed",
                      returns="w")
@@ -77,7 +77,26 @@ engram_gate_bwd = tk_op(
              from_config("num_sms", config.get_num_sms)],
     returns=lambda args, out: (out["grad_x"], out["grad_k"]._base,
                                out["grad_w_partial"]))
-for _name in ("engram_sinkhorn_momentum_update", "engram_sinkhorn_step",
-              "engram_sinkhorn_step_reduce", "engram_sinkhorn_finalize"):
-    globals()[_name] = not_bound(f"engram.{_name}")
-del _name
+
+
+def _updated(arg):
+    """A tensor the op updates in place: its input and output `arg`_out."""
+    return Conversion((arg,), (arg, f"{arg}_out"), lambda v: (v, v),
+                      (arg, "updated in place", None))
+
+
+engram_sinkhorn_momentum_update = tk_op(
+    "engram_sinkhorn_momentum_update",
+    "grad, momentum_buffer, beta1, nesterov=True",
+    convert=[_updated("momentum_buffer")], returns="sinkhorn_input")
+engram_sinkhorn_step = tk_op(
+    "engram_sinkhorn_step", "matrix, row_scale, col_scale, eps",
+    convert=[_updated("row_scale"),
+             from_config("num_partials", lambda: 3 * config.get_num_sms())],
+    returns=("row_norm", "col_sumsq_partial"))
+engram_sinkhorn_step_reduce = tk_op(
+    "engram_sinkhorn_step_reduce", "col_sumsq_partial, col_sumsq",
+    returns=None)
+engram_sinkhorn_finalize = tk_op(
+    "engram_sinkhorn_finalize",
+    "matrix, row_scale, col_scale, eps, alpha, out=None", returns="out")
