@@ -96,6 +96,12 @@ TK = {
     "engram.engram_sinkhorn_step_reduce": "(col_sumsq_partial, col_sumsq)",
     "engram.engram_sinkhorn_finalize":
         "(matrix, row_scale, col_scale, eps, alpha, out=None)",
+    "mhc.mhc_reduce_partials_and_rmsnorm_fwd":
+        "(out_mul_splitted, sqrsum_splitted, out_mul, sqrsum, out, "
+        "rms_group_size, rms_eps, n_splits)",
+    "mhc.mhc_reduce_partials_and_rmsnorm_bwd":
+        "(out_grad, out_mul, sqrsum, out_mul_grad, sqrsum_grad, "
+        "rms_group_size, rms_eps)",
     "engram.engram_hash": "(ngram_token_ids, multipliers, vocab_sizes, "
                           "offsets, image_token_mask=None)",
     "mhc.mhc_sinkhorn_fwd": "(comb_res_mix, comb_res_mix_out, repeat, eps)",
@@ -240,8 +246,7 @@ UNBOUND = {
     "moe": [],
     "mhc": ["mhc_pre_split_mixes_bwd",
             "mhc_pre_big_fuse_fwd",
-            "mhc_multilayer_recompute", "mhc_reduce_partials_and_rmsnorm_fwd",
-            "mhc_reduce_partials_and_rmsnorm_bwd"],
+            "mhc_multilayer_recompute"],
 }
 
 
@@ -352,6 +357,15 @@ raises("engram_gate_fwd in place, saving for the backward", ValueError,
        "hidden_states)",
        lambda: tk.engram.engram_gate_fwd(hs, hs, Tensor("float32", (4, 2048)),
                                          1e-20, 1e-6, inplace=True))
+
+
+raises("mhc_reduce_partials_and_rmsnorm_fwd's n_splits", ValueError,
+       "argument 'n_splits' is 8; requires out_mul_splitted's first "
+       "dimension, 16",
+       lambda: tk.mhc.mhc_reduce_partials_and_rmsnorm_fwd(
+           Tensor("float32", (16, 64, 1, 24)), Tensor("float32", (16, 64, 1)),
+           Tensor("float32", (64, 1, 24)), Tensor("float32", (64, 1)),
+           Tensor("float32", (64, 24)), 16384, 1e-6, 8))
 
 
 class CpuTensor(Tensor):

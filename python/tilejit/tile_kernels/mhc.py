@@ -64,10 +64,31 @@ mhc_fn_normw_merge_bwd = tk_op(
 mhc_sinkhorn_bwd = tk_op("mhc_sinkhorn_bwd",
                          "grad_output, x, grad_input, repeat, eps",
                          returns=None)
+
+
+def _check_splits(n_splits, out_mul_splitted):
+    """TileKernels' n_splits, which the partials' first dimension gives."""
+    if n_splits != out_mul_splitted.shape[0]:
+        raise ValueError(f"argument 'n_splits' is {n_splits}; requires "
+                         "out_mul_splitted's first dimension, "
+                         f"{out_mul_splitted.shape[0]}")
+
+
+mhc_reduce_partials_and_rmsnorm_fwd = tk_op(
+    "mhc_reduce_partials_and_rmsnorm_fwd",
+    "out_mul_splitted, sqrsum_splitted, out_mul, sqrsum, out, "
+    "rms_group_size, rms_eps, n_splits",
+    convert=[Conversion(("n_splits", "out_mul_splitted"), (), _check_splits,
+                        ("n_splits", "out_mul_splitted's first dimension",
+                         None))],
+    returns=None)
+mhc_reduce_partials_and_rmsnorm_bwd = tk_op(
+    "mhc_reduce_partials_and_rmsnorm_bwd",
+    "out_grad, out_mul, sqrsum, out_mul_grad, sqrsum_grad, rms_group_size, "
+    "rms_eps",
+    returns=None)
 for _name in ("mhc_pre_split_mixes_bwd",
               "mhc_pre_big_fuse_fwd",
-              "mhc_multilayer_recompute",
-              "mhc_reduce_partials_and_rmsnorm_fwd",
-              "mhc_reduce_partials_and_rmsnorm_bwd"):
+              "mhc_multilayer_recompute"):
     globals()[_name] = not_bound(f"mhc.{_name}")
 del _name
