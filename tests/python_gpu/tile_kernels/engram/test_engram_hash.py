@@ -24,7 +24,8 @@ def reference(ids, multipliers, vocab_sizes, offsets, mask=None):
         for i in range(1, n1 + 1):
             h = torch.bitwise_xor(h, x[:, i] * multipliers[layer, i])
             for j in range(M):
-                cols.append(torch.remainder(h, vocab_sizes[layer, i - 1, j].long()))
+                size = vocab_sizes[layer, i - 1, j].long()
+                cols.append(torch.remainder(h, size))
         outs.append(torch.stack(cols, 1) + offsets[layer].long())
     out = torch.stack(outs).int()
     if mask is not None:

@@ -15,9 +15,9 @@ E = tk.engram
 @pytest.mark.parametrize("mdt", [torch.float32, torch.bfloat16])
 @pytest.mark.parametrize("nesterov", [True, False])
 def test_momentum_update(gdt, mdt, nesterov):
-    # Seeded: float64's a * b + c rounded twice (to float64, then float32)
-    # can differ from one FMA rounding at a float32 midpoint (about one
-    # element in 2^29); these inputs have none.
+    # Seeded, so that a run repeats: float64's a * b + c rounded twice (to
+    # float64, then float32) can differ from one FMA rounding at a float32
+    # midpoint (about one element in 2^29), a fault of this reference.
     gen = torch.Generator(device="cuda").manual_seed(5)
     g = torch.randn(512, 768, device="cuda", generator=gen).to(gdt)
     m = torch.randn(512, 768, device="cuda", generator=gen).to(mdt)
