@@ -1,0 +1,117 @@
+// engram_gate_layer_gpu_test.cpp - The Engram gate layer's C++ API
+// (modeling/engram_gate.h) on the GPU against its CPU reference
+// (modeling/engram_gate_reference.h): the forward's output and saved
+// values, and the backward's gradients with the weights' gradients added
+// into main_grad buffers, within TileKernels' calc_diff bounds.
+#include "modeling/engram_gate.h"
+#include "modeling/engram_gate_reference.h"
+
+#include "common/convert.h"
+#include "common/host_tensor.h"
+
+#include "tilejit/runtime/buffer.h"
+#include "tilejit/runtime/stream.h"
+
+#include <catch2/catch.hpp>
+
+#include <memory>
+#include <random>
+#include <vector>
+
+using namespace tilejit;
+using ref::HostTensor;
+
+namespace {
+
+HostTensor randn(DType dtype, std::initializer_list<int64_t> shape,
+                 std::mt19937_64 &gen) {
+  HostTensor t = HostTensor::zeros(dtype, shape);
+  std::normal_distribution<float> dist;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const float v = dist(gen);
+    if (dtype == DType::bf16)
+      t.data<uint16_t>()[i] = ref::f32_to_bf16(v);
+    else
+      t.data<float>()[i] = v;
+  }
+  return t;
+}
+
+/// A device copy of a contiguous host tensor, and its view.
+struct Device {
+  std::vector<std::unique_ptr<rt::DeviceBuffer>> buffers;
+  rt::TensorView put(const HostTensor &t) {
+    const size_t bytes = static_cast<size_t>(t.numel()) * size_of(t.dtype());
+    buffers.push_back(std::make_unique<rt::DeviceBuffer>(bytes));
+    if (bytes)
+      buffers.back()->upload(t.raw(), bytes);
+    return rt::TensorView::contiguous(buffers.back()->ptr(), t.dtype(),
+                                      t.shape());
+  }
+  /// `like`'s dtype and shape, filled from the device view `v` (one of
+  /// put's).
+  HostTensor get(const rt::TensorView &v, const HostTensor &like) const {
+    HostTensor t = HostTensor::zeros(like.dtype(), like.shape());
+    for (const auto &b : buffers)
+      if (b->ptr() == v.data && t.numel() > 0)
+        b->download(t.raw(),
+                    static_cast<size_t>(t.numel()) * size_of(t.dtype()));
+    return t;
+  }
+};
+
+} // namespace
+
+TEST_CASE("the Engram gate layer's forward and backward on the GPU match "
+          "its CPU reference",
+          "[engram][modeling]") {
+  const int64_t T = 301, hc = 4, D = 1024, B = 16;
+  const float clamp = 1e-6f, eps = 1e-20f;
+  std::mt19937_64 gen(Catch::rngSeed());
+  HostTensor x = randn(DType::bf16, {T, hc, D}, gen);
+  HostTensor k = randn(DType::bf16, {T, hc, D}, gen);
+  HostTensor v = randn(DType::bf16, {T, D}, gen);
+  HostTensor wh = randn(DType::bf16, {hc, D}, gen);
+  HostTensor we = randn(DType::bf16, {hc, D}, gen);
+  HostTensor grad_out = randn(DType::bf16, {T, hc, D}, gen);
+  modeling::EngramGateOutput want =
+      modeling::engram_gate_ref(x, k, v, wh, we, clamp, eps);
+  HostTensor main_h = HostTensor::zeros(DType::f32, {hc, D});
+  HostTensor main_e = HostTensor::zeros(DType::f32, {hc, D});
+  modeling::EngramGateGrads want_grads = modeling::engram_gate_backward_ref(
+      want.saved, grad_out, main_h, main_e, B);
+
+  Device dev;
+  const rt::TensorView dx = dev.put(x), dk = dev.put(k), dv = dev.put(v),
+                       dwh = dev.put(wh), dwe = dev.put(we);
+  const HostTensor out0 = HostTensor::zeros(DType::bf16, {T, hc, D});
+  const HostTensor per_head = HostTensor::zeros(DType::f32, {T, hc});
+  const HostTensor weights = HostTensor::zeros(DType::f32, {hc, D});
+  const rt::TensorView dout = dev.put(out0);
+  const modeling::EngramGateSavedViews saved{
+      dev.put(weights), dev.put(per_head), dev.put(per_head), dev.put(per_head),
+      dev.put(per_head)};
+  modeling::engram_gate_forward(dx, dk, dv, dwh, dwe, dout, saved, clamp, eps,
+                                nullptr);
+  rt::synchronize(nullptr);
+  CHECK(ref::calc_diff(dev.get(dout, out0), want.out) < 2e-10);
+  CHECK(ref::calc_diff(dev.get(saved.dot, per_head), want.saved.dot) < 2e-10);
+  CHECK(ref::calc_diff(dev.get(saved.gate_score, per_head),
+                       want.saved.gate_score) < 2e-10);
+
+  const rt::TensorView dgo = dev.put(grad_out), gx = dev.put(out0),
+                       gk = dev.put(out0),
+                       gv = dev.put(HostTensor::zeros(DType::bf16, {T, D})),
+                       gw = dev.put(HostTensor::zeros(DType::f32, {B, hc, D})),
+                       gwh = dev.put(weights), gwe = dev.put(weights);
+  modeling::engram_gate_backward(dgo, dx, dk, dv, dwh, dwe, saved, gx, gk, gv,
+                                 gw, gwh, gwe, clamp, nullptr);
+  rt::synchronize(nullptr);
+  CHECK(ref::calc_diff(dev.get(gx, out0), want_grads.grad_hidden_states) <
+        1e-8);
+  CHECK(ref::calc_diff(dev.get(gk, out0), want_grads.grad_k) < 1e-8);
+  CHECK(ref::calc_diff(dev.get(gv, want_grads.grad_v), want_grads.grad_v) <
+        1e-8);
+  CHECK(ref::calc_diff(dev.get(gwh, weights), main_h) < 1e-8);
+  CHECK(ref::calc_diff(dev.get(gwe, weights), main_e) < 1e-8);
+}
