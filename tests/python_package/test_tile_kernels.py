@@ -102,6 +102,9 @@ TK = {
     "mhc.mhc_reduce_partials_and_rmsnorm_bwd":
         "(out_grad, out_mul, sqrsum, out_mul_grad, sqrsum_grad, "
         "rms_group_size, rms_eps)",
+    "quant.norm_forward":
+        "(x, weight, eps, residual=None, out_scale=1.0, out=None, "
+        "residual_out=None, with_rstd=False)",
     "engram.engram_hash": "(ngram_token_ids, multipliers, vocab_sizes, "
                           "offsets, image_token_mask=None)",
     "mhc.mhc_sinkhorn_fwd": "(comb_res_mix, comb_res_mix_out, repeat, eps)",
@@ -241,8 +244,7 @@ EXTENDED = {
 }
 # Every other public name of TileKernels 1.0 and 2.1, per module.
 UNBOUND = {
-    "quant": ["norm_forward",
-              "norm_forward_and_per_token_cast", "norm_backward"],
+    "quant": ["norm_forward_and_per_token_cast", "norm_backward"],
     "moe": [],
     "mhc": ["mhc_pre_split_mixes_bwd",
             "mhc_pre_big_fuse_fwd",

@@ -3,9 +3,9 @@ and returns (2.1's forms, which extend 1.0's: `out=` buffers, use_e4m3_sf,
 stochastic_cast; 1.0's x_block_size of the sf-only and precomputed-sf forms
 as a keyword that must be None, as 1.0 required)."""
 from . import config
-from ._binding import (derive, from_config, must_be_none, none_as, not_bound,
-                       out_dtype, out_pair, pair, quant_tensor, same, tk_op,
-                       want)
+from ._binding import (ALLOCATE, Conversion, derive, from_config,
+                       must_be_none, none_as, not_bound, out_dtype, out_pair,
+                       pair, quant_tensor, same, tk_op, want)
 
 _FLAGS = ("use_tma_aligned_col_major_sf=False, round_sf=False, "
           "use_packed_ue8m0=False")
@@ -178,7 +178,25 @@ def batched_transpose_weight_sf(sf, block_size, transpose_sf1s, outs):
         result.append((sf0.squeeze(0), sf1.squeeze(0)) if flat else
                       (sf0, sf1))
     return result
-norm_forward = not_bound("quant.norm_forward")
+
+
+def _residual_out(residual, residual_out):
+    """residual_out is written (allocated unless given) when residual is."""
+    if residual is None:
+        return None
+    return ALLOCATE if residual_out is None else residual_out
+
+
+norm_forward = tk_op(
+    "norm_forward",
+    "x, weight, eps, residual=None, out_scale=1.0, out=None, "
+    "residual_out=None, with_rstd=False",
+    convert=[Conversion(("residual", "residual_out"), ("residual_out",),
+                        _residual_out),
+             want("rstd", ("with_rstd",), bool)],
+    returns=lambda args, out: (
+        out["out"], out.get("rstd"),
+        out["residual_out"] if args["residual"] is not None else args["x"]))
 norm_forward_and_per_token_cast = not_bound(
     "quant.norm_forward_and_per_token_cast")
 norm_backward = not_bound("quant.norm_backward")

@@ -1,0 +1,68 @@
+// norm_forward.dsl.cpp - norm_forward in the tile DSL: a block a row. Pass
+// 1 over the chunks: h = x (+ residual, rounded to x's dtype and written to
+// residual_out), per-thread sums of h^2; one block sum S, rstd = rsqrt(S /
+// H + eps). Pass 2 reads x (and residual) again (L1/L2), and writes out =
+// (h * rstd) * (weight * out_scale) in x's dtype.
+#include "quant/norm_forward.h"
+
+#include "tilejit/compiler/dsl.h"
+
+#include <optional>
+
+namespace tilejit::quant {
+
+Kernel norm_forward_kernel(const NormForwardSpec &s) {
+  using dsl::Value;
+  dsl::KernelBuilder k("norm_forward", s.threads);
+  k.programmatic_launch();
+  const auto f32 = DType::f32;
+  const dsl::Access access = dsl::vectors_of(s.vector_bytes);
+  auto x = k.tensor("x_rows", s.dtype, 2, access); // (N, H)
+  auto out = k.tensor("out_rows", s.dtype, 2, access);
+  std::optional<dsl::Tensor> weight, residual, residual_out, rstd_out;
+  if (s.weight)
+    weight = k.tensor("weight_row", s.dtype, 2, access); // (1, H)
+  if (s.residual) {
+    residual = k.tensor("residual_rows", s.dtype, 2, access);
+    residual_out = k.tensor("residual_out_rows", s.dtype, 2, access);
+  }
+  if (s.rstd)
+    rstd_out = k.tensor("rstd_rows", f32, 2); // (N, 1)
+  auto eps = k.scalar("eps", f32), out_scale = k.scalar("out_scale", f32);
+  const int64_t chunk = s.chunk, chunks = (s.hidden + chunk - 1) / chunk;
+  const std::vector<int64_t> box = {1, chunk};
+  k.grid({k.blocks(x, 0)});
+  auto r = k.block_id(0), zero = k.index(0);
+  // h of the chunk at column c0, in x's dtype.
+  auto h_at = [&](Value c0, bool store) {
+    Value h = k.load(x, {r, c0}, box);
+    if (residual) {
+      h = k.cast(k.cast(h, f32) + k.cast(k.load(*residual, {r, c0}, box), f32),
+                 s.dtype);
+      if (store)
+        k.store(h, *residual_out, {r, c0});
+    }
+    return h;
+  };
+  auto sq = k.serial(zero, k.index(chunks), {k.full(box, 0, f32)},
+                     [&](Value c, std::vector<Value> acc) {
+                       auto h = k.cast(h_at(c * k.index(chunk), true), f32);
+                       return std::vector<Value>{k.fma(h, h, acc[0])};
+                     });
+  auto hidden = k.constant(static_cast<double>(s.hidden), f32);
+  auto rstd = k.rsqrt(k.reduce_sum(sq[0], 1) / hidden + eps); // (1, 1)
+  if (rstd_out)
+    k.store(rstd, *rstd_out, {r, zero});
+  k.serial(zero, k.index(chunks), {}, [&](Value c, std::vector<Value>) {
+    auto c0 = c * k.index(chunk);
+    auto scale = weight
+                     ? k.cast(k.load(*weight, {zero, c0}, box), f32) * out_scale
+                     : out_scale;
+    auto y = (k.cast(h_at(c0, false), f32) * rstd) * scale;
+    k.store(k.cast(y, s.dtype), out, {r, c0});
+    return std::vector<Value>{};
+  });
+  return k.build();
+}
+
+} // namespace tilejit::quant
