@@ -1,8 +1,8 @@
 // norm_forward.dsl.cpp - norm_forward in the tile DSL: a block a row. Pass
 // 1 over the chunks: h = x (+ residual, rounded to x's dtype and written to
 // residual_out), per-thread sums of h^2; one block sum S, rstd = rsqrt(S /
-// H + eps). Pass 2 reads x (and residual) again (L1/L2), and writes out =
-// (h * rstd) * (weight * out_scale) in x's dtype.
+// H + eps). Pass 2 reads h again (x, or residual_out; L1/L2), and writes
+// out = (h * rstd) * (weight * out_scale) in x's dtype.
 #include "quant/norm_forward.h"
 
 #include "tilejit/compiler/dsl.h"
@@ -34,19 +34,18 @@ Kernel norm_forward_kernel(const NormForwardSpec &s) {
   k.grid({k.blocks(x, 0)});
   auto r = k.block_id(0), zero = k.index(0);
   // h of the chunk at column c0, in x's dtype.
-  auto h_at = [&](Value c0, bool store) {
+  auto h_at = [&](Value c0) {
     Value h = k.load(x, {r, c0}, box);
     if (residual) {
       h = k.cast(k.cast(h, f32) + k.cast(k.load(*residual, {r, c0}, box), f32),
                  s.dtype);
-      if (store)
-        k.store(h, *residual_out, {r, c0});
+      k.store(h, *residual_out, {r, c0});
     }
     return h;
   };
   auto sq = k.serial(zero, k.index(chunks), {k.full(box, 0, f32)},
                      [&](Value c, std::vector<Value> acc) {
-                       auto h = k.cast(h_at(c * k.index(chunk), true), f32);
+                       auto h = k.cast(h_at(c * k.index(chunk)), f32);
                        return std::vector<Value>{k.fma(h, h, acc[0])};
                      });
   auto hidden = k.constant(static_cast<double>(s.hidden), f32);
@@ -58,7 +57,11 @@ Kernel norm_forward_kernel(const NormForwardSpec &s) {
     auto scale = weight
                      ? k.cast(k.load(*weight, {zero, c0}, box), f32) * out_scale
                      : out_scale;
-    auto y = (k.cast(h_at(c0, false), f32) * rstd) * scale;
+    // h as pass 1 wrote it (the block sum's barrier orders it): right also
+    // when residual_out is residual or x (in place).
+    auto h = residual_out ? k.load(*residual_out, {r, c0}, box)
+                          : k.load(x, {r, c0}, box);
+    auto y = (k.cast(h, f32) * rstd) * scale;
     k.store(k.cast(y, s.dtype), out, {r, c0});
     return std::vector<Value>{};
   });

@@ -29,3 +29,15 @@ def test_norm_forward(dtype, h, with_residual):
     tol = (8e-3, 1e-5) if dtype == torch.bfloat16 else (2e-6, 1e-7)
     torch.testing.assert_close(out.double(), want.to(dtype).double(),
                                rtol=tol[0], atol=tol[1])
+
+
+def test_norm_forward_residual_in_place():
+    x = torch.randn(333, 2048, device="cuda").bfloat16()
+    res = torch.randn_like(x)
+    h = (x.float() + res.float()).bfloat16()
+    want, _, _ = tk.quant.norm_forward(x, None, 1e-6, residual=res.clone())
+    out, _, norm_input = tk.quant.norm_forward(x, None, 1e-6, residual=res,
+                                               residual_out=res)
+    assert norm_input is res
+    assert_equal(res, h)
+    assert_equal(out, want)
