@@ -61,13 +61,7 @@ EngramGateBwdResult engram_gate_bwd_ref(
   check_saved("gate_score", gate_score, T, hc);
   check_saved("rstd_x", rstd_x, T, hc);
   check_saved("rstd_k", rstd_k, T, hc);
-  const uint8_t *image = nullptr;
-  if (image_token_mask) {
-    check_dtype(kFn, "image_token_mask", *image_token_mask, DType::boolean);
-    check_shape(kFn, "image_token_mask", *image_token_mask, {T}, "[T]");
-    check_contiguous(kFn, "image_token_mask", *image_token_mask);
-    image = image_token_mask->data<uint8_t>();
-  }
+  const uint8_t *image = image_flags(kFn, image_token_mask, T);
   if (num_sms <= 0)
     throw UserError(fmt::format("{}: argument 'num_sms' is {}; requires > 0",
                                 kFn, num_sms));

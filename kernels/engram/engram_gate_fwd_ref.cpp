@@ -23,13 +23,7 @@ engram_gate_fwd_ref(const HostTensor &hidden_states, const HostTensor &k,
   using namespace detail;
   const GateShape s = check_gate_inputs(kFn, hidden_states, k, v, weight_fused);
   const int64_t T = s.num_tokens, hc = s.hc, D = s.hidden;
-  const uint8_t *image = nullptr;
-  if (image_token_mask) {
-    check_dtype(kFn, "image_token_mask", *image_token_mask, DType::boolean);
-    check_shape(kFn, "image_token_mask", *image_token_mask, {T}, "[T]");
-    check_contiguous(kFn, "image_token_mask", *image_token_mask);
-    image = image_token_mask->data<uint8_t>();
-  }
+  const uint8_t *image = image_flags(kFn, image_token_mask, T);
 
   EngramGateFwdResult r;
   r.out = HostTensor::zeros(DType::bf16, {T, hc, D});

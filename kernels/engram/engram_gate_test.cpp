@@ -8,6 +8,23 @@
 
 namespace tilejit::harness {
 
+namespace {
+
+/// TileKernels 2.1's forms: kv (T, 5, D) as k = kv[:, :4] and v = kv[:, 4]
+/// (strided views), and image tokens.
+void add_21_cases(OpTest &t) {
+  t.cases.push_back(
+      {.label = "kv form",
+       .shape = {1000, 4, 3072},
+       .strides = {{"k", {5 * 3072, 3072, 1}}, {"v", {5 * 3072, 1}}}});
+  t.cases.push_back({.label = "image tokens",
+                     .shape = {1001, 4, 2048},
+                     .set = {{"image_token_mask", "passed"}},
+                     .fills = {{"image_token_mask", bytes_in(0, 1)}}});
+}
+
+} // namespace
+
 TILEJIT_OP_TEST(engram_gate_fwd) {
   OpTest t{.op = "engram_gate_fwd"};
   for (const char *name : {"out", "dot", "gate_score", "rstd_x", "rstd_k"})
@@ -21,15 +38,7 @@ TILEJIT_OP_TEST(engram_gate_fwd) {
   t.cases.push_back({.label = "save_for_backward=False",
                      .shape = {999, 4, 2560},
                      .set = no_saved});
-  // 2.1's kv (T, 5, D): k = kv[:, :4], v = kv[:, 4].
-  t.cases.push_back(
-      {.label = "kv form",
-       .shape = {1000, 4, 3072},
-       .strides = {{"k", {5 * 3072, 3072, 1}}, {"v", {5 * 3072, 1}}}});
-  t.cases.push_back({.label = "image tokens",
-                     .shape = {1001, 4, 2048},
-                     .set = {{"image_token_mask", "passed"}},
-                     .fills = {{"image_token_mask", bytes_in(0, 1)}}});
+  add_21_cases(t);
   t.cases.push_back({.label = "", .shape = {300, 1, 4096}});
   t.cases.push_back({.label = "", .shape = {300, 3, 1280}});
   t.cases.push_back({.label = "", .shape = {500, 4, 256}});
@@ -72,10 +81,6 @@ TILEJIT_OP_TEST(engram_gate_fwd) {
   return t;
 }
 
-} // namespace tilejit::harness
-
-namespace tilejit::harness {
-
 // Backward: TileKernels' shapes fed the float64 reference's saved values
 // (as TileKernels' test), 2.1's kv form (k and v strided views of one (T,
 // 5, D) tensor; grad_kv's views in the GPU pytest) and image tokens, fewer
@@ -95,14 +100,7 @@ TILEJIT_OP_TEST(engram_gate_bwd) {
              {"rstd_k", uniform(0.8, 1.25)}};
   for (int64_t d : {2048, 4096, 7168})
     t.cases.push_back({.label = "", .shape = {4001, 4, d}});
-  t.cases.push_back(
-      {.label = "kv form",
-       .shape = {1000, 4, 3072},
-       .strides = {{"k", {5 * 3072, 3072, 1}}, {"v", {5 * 3072, 1}}}});
-  t.cases.push_back({.label = "image tokens",
-                     .shape = {1001, 4, 2048},
-                     .set = {{"image_token_mask", "passed"}},
-                     .fills = {{"image_token_mask", bytes_in(0, 1)}}});
+  add_21_cases(t);
   t.cases.push_back({.label = "fewer tokens than blocks",
                      .shape = {100, 4, 2560},
                      .set = {{"clamp_value", "0.01"}}});

@@ -55,12 +55,7 @@ HostTensor engram_hash_ref(const HostTensor &ngram_token_ids,
   check_contiguous(kFn, "multipliers", multipliers);
   check_contiguous(kFn, "vocab_sizes", vocab_sizes);
   check_contiguous(kFn, "offsets", offsets);
-  if (image_token_mask) {
-    check_dtype(kFn, "image_token_mask", *image_token_mask, DType::boolean);
-    check_shape(kFn, "image_token_mask", *image_token_mask, {num_tokens},
-                "[T]");
-    check_contiguous(kFn, "image_token_mask", *image_token_mask);
-  }
+  const uint8_t *image = image_flags(kFn, image_token_mask, num_tokens);
 
   const int32_t *ids = ngram_token_ids.data<int32_t>();
   const int64_t *mult = multipliers.data<int64_t>();
@@ -76,8 +71,6 @@ HostTensor engram_hash_ref(const HostTensor &ngram_token_ids,
 
   HostTensor out = HostTensor::zeros(DType::i32, {layers, num_tokens, cols});
   int32_t *o = out.data<int32_t>();
-  const uint8_t *image =
-      image_token_mask ? image_token_mask->data<uint8_t>() : nullptr;
   for (int64_t l = 0; l < layers; ++l) {
     for (int64_t t = 0; t < num_tokens; ++t) {
       if (image && image[t] != 0) {

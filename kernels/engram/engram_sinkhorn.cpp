@@ -171,11 +171,7 @@ const ops::OpDef &engram_sinkhorn_step_reduce_op() {
          SinkhornReduceSpec s;
          s.partials = static_cast<int32_t>(c.dim("P"));
          // As many loads in flight as divide P, up to 12 (396: 12).
-         for (int32_t u = 12; u >= 1; --u)
-           if (s.partials % u == 0) {
-             s.unroll = u;
-             break;
-           }
+         s.unroll = ops::unroll_dividing(s.partials);
          s.vector_bytes =
              ops::vector_bytes(c, {"col_sumsq_partial", "col_sumsq"});
          return s;

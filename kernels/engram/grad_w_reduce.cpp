@@ -19,13 +19,7 @@ GradWReduceSpec spec(const ops::Call &c) {
   s.partials = static_cast<int32_t>(c.dim("B"));
   // As many loads in flight as divide a group's rows, up to 12 (132 rows:
   // 33 a group, 11 a step).
-  const int64_t rows = c.dim("B") / 4;
-  s.unroll = 1;
-  for (int32_t u = 12; u > 1; --u)
-    if (rows % u == 0) {
-      s.unroll = u;
-      break;
-    }
+  s.unroll = ops::unroll_dividing(c.dim("B") / 4);
   s.vector_bytes =
       ops::vector_bytes(c, {"grad_w_partial", "weight_hidden", "weight_embed",
                             "grad_weight_hidden", "grad_weight_embed",

@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -70,6 +71,19 @@ inline void check_hidden_multiple(std::string_view fn, std::string_view arg,
     throw UserError(fmt::format("{}: argument '{}' has hidden size D = {}; "
                                 "requires a positive multiple of {}",
                                 fn, arg, hidden, multiple));
+}
+
+/// TileKernels 2.1's image_token_mask: bool (T,), contiguous; its flags,
+/// or nullptr when it is not given.
+inline const uint8_t *image_flags(std::string_view fn,
+                                  const std::optional<HostTensor> &mask,
+                                  int64_t tokens) {
+  if (!mask)
+    return nullptr;
+  check_dtype(fn, "image_token_mask", *mask, DType::boolean);
+  check_shape(fn, "image_token_mask", *mask, {tokens}, "[T]");
+  check_contiguous(fn, "image_token_mask", *mask);
+  return mask->data<uint8_t>();
 }
 
 } // namespace tilejit::engram::detail

@@ -27,4 +27,13 @@ inline int32_t vector_bytes(const Call &c,
   return bytes;
 }
 
+/// The largest divisor of `n` from 1 to `most`: how many rows of a sum in
+/// order a step loads at once (n = 0: 1).
+inline int32_t unroll_dividing(int64_t n, int32_t most = 12) {
+  for (int32_t u = n > 0 ? most : 1; u > 1; --u)
+    if (n % u == 0)
+      return u;
+  return 1;
+}
+
 } // namespace tilejit::ops
