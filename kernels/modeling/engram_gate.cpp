@@ -38,10 +38,9 @@ void engram_gate_forward(const rt::TensorView &x, const rt::TensorView &k,
                                     static_cast<double>(clamp_value)};
   const ops::OpDef &fw = engram::fused_weight_op();
   const ops::OpDef &fwd = engram::engram_gate_fwd_op();
-  fw.bind(fused, {});
-  fwd.bind(gate, params);
-  fw.call(fused, {}, stream);
-  fwd.call(gate, params, stream);
+  const ops::Call first = fw.bind(fused, {}), second = fwd.bind(gate, params);
+  fw.run(first, stream);
+  fwd.run(second, stream);
 }
 
 void engram_gate_backward(
@@ -77,10 +76,10 @@ void engram_gate_backward(
                                    grad_weight_embed};
   const ops::OpDef &gate = engram::engram_gate_bwd_op();
   const ops::OpDef &sum = engram::grad_w_reduce_op();
-  gate.bind(bwd, bwd_params);
-  sum.bind(reduce, {});
-  gate.call(bwd, bwd_params, stream);
-  sum.call(reduce, {}, stream);
+  const ops::Call first = gate.bind(bwd, bwd_params),
+                  second = sum.bind(reduce, {});
+  gate.run(first, stream);
+  sum.run(second, stream);
 }
 
 } // namespace tilejit::modeling

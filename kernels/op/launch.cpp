@@ -12,6 +12,16 @@
 
 namespace tilejit::ops {
 
+void OpDef::run(const Call &c, CUstream stream) const {
+  // Nothing to write: no kernel is compiled or launched (and no GPU needed).
+  bool empty = true;
+  for (size_t i = 0; i < tensors.size(); ++i)
+    empty = empty && (!tensors[i].output || c.tensors()[i].numel() == 0);
+  if (empty || (special && special(c, stream)))
+    return;
+  launch(c, stream);
+}
+
 void KernelArgs::tensor(std::string_view name, const rt::TensorView &view) {
   for (int i = 0; i < num_tensors_; ++i)
     if (tensors_[i].first == name) {

@@ -752,14 +752,7 @@ OpDef::output_layouts(std::span<const rt::TensorView> t,
 
 void OpDef::call(std::span<const rt::TensorView> t,
                  std::span<const ParamValue> p, CUstream stream) const {
-  Call c(*this, t, p);
-  // Nothing to write: no kernel is compiled or launched (and no GPU needed).
-  bool empty = true;
-  for (size_t i = 0; i < tensors.size(); ++i)
-    empty = empty && (!tensors[i].output || t[i].numel() == 0);
-  if (empty || (special && special(c, stream)))
-    return;
-  launch(c, stream);
+  run(Call(*this, t, p), stream);
 }
 
 // --- the registry ------------------------------------------------------------

@@ -336,6 +336,10 @@ public:
   /// Validates without launching: the key and kernel of this call.
   Call bind(std::span<const rt::TensorView> tensors,
             std::span<const ParamValue> params) const;
+  /// Runs a call bind() validated (no second validation): what a
+  /// composition of ops uses once every step is bound. Nothing is launched
+  /// when no output has an element or `special` handles the call.
+  void run(const Call &c, CUstream stream) const;
   /// The layouts of the outputs, in declaration order, from the inputs and
   /// parameters alone (`tensors` in declaration order, the outputs absent):
   /// what a caller that allocates them (the Python package) creates. A
