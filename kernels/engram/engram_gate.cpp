@@ -31,20 +31,26 @@ void check(const ops::Call &c) {
         "'rstd_k' are passed; requires all four (save_for_backward) or none");
 }
 
-EngramGateFwdSpec spec(const ops::Call &c) {
-  EngramGateFwdSpec s;
+/// A token's (hc, chunk) tiles, forward and backward alike: hc, D, the
+/// largest power of two up to 1024 that divides D (D % 256 == 0), 8
+/// columns of each head a thread (512 threads at hc 4), 2.1's image tokens.
+template <class Spec> Spec token_tiles(const ops::Call &c) {
+  Spec s;
   s.heads = static_cast<int32_t>(c.dim("hc"));
   s.hidden = static_cast<int32_t>(c.dim("D"));
-  s.save = c.has("dot") ? 1 : 0;
   s.image = c.has("image_token_mask") ? 1 : 0;
-  // The largest power of two up to 1024 that divides D (D % 256 == 0),
-  // and 8 elements a thread (16-byte bf16 vectors): 512 threads at hc 4.
   s.chunk = 1024;
   while (s.hidden % s.chunk != 0)
     s.chunk /= 2;
   const int64_t heads = std::bit_ceil(static_cast<uint32_t>(s.heads));
   s.threads =
       static_cast<int32_t>(std::clamp<int64_t>(heads * s.chunk / 8, 32, 1024));
+  return s;
+}
+
+EngramGateFwdSpec spec(const ops::Call &c) {
+  auto s = token_tiles<EngramGateFwdSpec>(c);
+  s.save = c.has("dot") ? 1 : 0;
   s.vector_bytes =
       ops::vector_bytes(c, {"hidden_states", "k", "v", "weight_fused", "out"});
   return s;
@@ -75,17 +81,7 @@ ops::TensorDecl saved(const char *name, const char *doc) {
 }
 
 EngramGateBwdSpec bwd_spec(const ops::Call &c) {
-  EngramGateBwdSpec s;
-  s.heads = static_cast<int32_t>(c.dim("hc"));
-  s.hidden = static_cast<int32_t>(c.dim("D"));
-  s.image = c.has("image_token_mask") ? 1 : 0;
-  // The largest power of two up to 1024 that divides D, 8 columns of each
-  // head a thread: 512 threads at hc 4 and 1024.
-  s.chunk = 1024;
-  while (s.hidden % s.chunk != 0)
-    s.chunk /= 2;
-  s.threads = static_cast<int32_t>(
-      std::bit_ceil(static_cast<uint32_t>(s.heads)) * s.chunk / 8);
+  auto s = token_tiles<EngramGateBwdSpec>(c);
   s.vector_bytes = ops::vector_bytes(c, {"grad_out", "hidden_states", "k", "v",
                                          "weight_fused", "grad_x", "grad_k",
                                          "grad_v", "grad_w_partial"});

@@ -27,8 +27,8 @@ MhcReducePartialsSpec spec(const ops::Call &c) {
   return s;
 }
 
-/// `t` with `extra` more dimensions of `size` and stride 0 after its own
-/// (a value repeated along them).
+/// `t` with one more dimension of `size` and stride 0 after its own (each
+/// value repeated along it).
 rt::TensorView repeated(const rt::TensorView &t, int64_t size) {
   rt::TensorView v = t;
   v.shape[static_cast<size_t>(v.rank)] = size;
