@@ -69,7 +69,9 @@ def test_engram_gate_fwd_image_tokens():
 
 def reference_bwd(grad_out, x, kv, w, dot, g, rx, rk, clamp, num_sms,
                   mask=None):
-    """TileKernels' backward formulas in float64 from the saved values."""
+    """TileKernels' backward formulas in float64 from the saved values, the
+    gradients rounded to bf16 as its reference's (rounding alone moves
+    calc_diff by ~1.4e-6, above the bound)."""
     t, hc, d = x.shape
     go, xd = grad_out.double(), x.double()
     kd, vd, wd = kv[:, :hc].double(), kv[:, hc].double(), w.double()
@@ -97,7 +99,8 @@ def reference_bwd(grad_out, x, kv, w, dot, g, rx, rk, clamp, num_sms,
                           device=x.device)
     for b in range(num_sms):
         partial[b] = terms[b * per:(b + 1) * per].sum(0)
-    return grad_x, torch.cat([grad_k, grad_v.unsqueeze(1)], 1), partial
+    grad_kv = torch.cat([grad_k, grad_v.unsqueeze(1)], 1)
+    return grad_x.bfloat16(), grad_kv.bfloat16(), partial
 
 
 @pytest.mark.parametrize("d", [2048, 7168])

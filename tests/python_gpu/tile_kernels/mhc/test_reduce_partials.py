@@ -29,8 +29,11 @@ def test_reduce_partials_fwd_bwd(groups):
     q = want_sq.double().requires_grad_()
     r = torch.rsqrt(q / size + eps)
     want = (m * r.unsqueeze(-1)).sum(1)
-    torch.testing.assert_close(out.double(), want.detach(), rtol=1e-5,
-                               atol=1e-6)
+    # Within 1e-5 of the sum of the terms' magnitudes: out sums groups of
+    # products that cancel, so a bound relative to out itself is too tight.
+    scale = (m.abs() * r.unsqueeze(-1)).sum(1).detach()
+    err = (out.double() - want.detach()).abs()
+    assert bool((err <= 1e-5 * scale).all()), float((err / scale).max())
     grad = torch.randn(t, n3, device="cuda")
     want.backward(grad.double())
     mul_grad = torch.empty_like(out_mul)
