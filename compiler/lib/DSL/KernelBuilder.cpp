@@ -166,6 +166,27 @@ static SmallVector<mlir::Value> unwrapAll(const std::vector<Value> &values,
   return out;
 }
 
+/// `values` as indices: an integer scalar (an index read from memory, or
+/// computed from one) is cast, sign-extended, so that a negative one wraps
+/// above every extent and is outside the tensor; `what` names the caller in
+/// the error on anything else.
+static SmallVector<mlir::Value> indicesOf(const std::vector<Value> &values,
+                                          KernelBuilder::Impl &impl,
+                                          const char *what, const Loc &loc) {
+  SmallVector<mlir::Value> at = unwrapAll(values, impl, loc);
+  OpBuilder &b = impl.builder;
+  for (size_t i = 0; i < at.size(); ++i) {
+    mlir::Value &v = at[i];
+    if (v.getType().isSignlessInteger())
+      v = arith::IndexCastOp::create(b, impl.loc(loc), b.getIndexType(), v);
+    if (!mlir::isa<IndexType>(v.getType()))
+      impl.fail(loc, fmt::format("{}: index {} is {}; requires an index or "
+                                 "an integer scalar",
+                                 what, i, typeName(v.getType())));
+  }
+  return at;
+}
+
 Value KernelBuilder::load(const Tensor &src, const std::vector<Value> &origin,
                           const std::vector<int64_t> &shape, Bounds bounds,
                           Loc loc) {
@@ -174,7 +195,7 @@ Value KernelBuilder::load(const Tensor &src, const std::vector<Value> &origin,
   auto memref = mlir::cast<MemRefType>(unwrap(src.raw()).getType());
   auto type = RankedTensorType::get(shape, memref.getElementType());
   auto op = tile::LoadOp::create(impl_->builder, l, type, unwrap(src.raw()),
-                                 unwrapAll(origin, *impl_, loc));
+                                 indicesOf(origin, *impl_, "load", loc));
   op.setInBounds(bounds == Bounds::promised_inside);
   return impl_->wrap(op.getResult(), src.dtype());
 }
@@ -186,20 +207,9 @@ Value KernelBuilder::load_scalar(const Tensor &src,
     impl_->fail(loc, fmt::format("load_scalar: {} indices for a tensor of "
                                  "rank {}; requires one a dimension",
                                  index.size(), src.rank()));
-  SmallVector<mlir::Value> at = unwrapAll(index, *impl_, loc);
+  SmallVector<mlir::Value> at = indicesOf(index, *impl_, "load_scalar", loc);
   OpBuilder &b = impl_->builder;
   Location l = impl_->loc(loc);
-  for (size_t i = 0; i < at.size(); ++i) {
-    mlir::Value &v = at[i];
-    // An integer scalar (an index read from memory) as an index: a
-    // negative one wraps above every extent, so it reads 0.
-    if (v.getType().isSignlessInteger())
-      v = arith::IndexCastOp::create(b, l, b.getIndexType(), v);
-    if (!mlir::isa<IndexType>(v.getType()))
-      impl_->fail(loc, fmt::format("load_scalar: index {} is {}; requires an "
-                                   "index or an integer scalar",
-                                   i, typeName(v.getType())));
-  }
   mlir::Value memref = unwrap(src.raw());
   Type elt = mlir::cast<MemRefType>(memref.getType()).getElementType();
   // Inside when every index is below its extent (unsigned: a negative one
@@ -284,9 +294,9 @@ void KernelBuilder::store(Value fragment, const Tensor &dst,
                           const std::vector<Value> &origin, Bounds bounds,
                           Loc loc) {
   mlir::Value v = storedFragment(*impl_, fragment, dst, "store", loc);
-  auto op =
-      tile::StoreOp::create(impl_->builder, impl_->loc(loc), v,
-                            unwrap(dst.raw()), unwrapAll(origin, *impl_, loc));
+  auto op = tile::StoreOp::create(impl_->builder, impl_->loc(loc), v,
+                                  unwrap(dst.raw()),
+                                  indicesOf(origin, *impl_, "store", loc));
   op.setInBounds(bounds == Bounds::promised_inside);
 }
 

@@ -138,7 +138,9 @@ public:
   Value index(int64_t value, Loc loc = Loc::current());
 
   /// Loads the box of `shape` starting at `origin` into a fragment; elements
-  /// outside the tensor read as zero (see Bounds).
+  /// outside the tensor read as zero (see Bounds). An origin index may be an
+  /// integer scalar (say, a position read by load_scalar): a negative one is
+  /// outside, so the checked load reads zeros there.
   Value load(const Tensor &src, const std::vector<Value> &origin,
              const std::vector<int64_t> &shape, Bounds bounds = Bounds::checked,
              Loc loc = Loc::current());
@@ -173,7 +175,7 @@ public:
   Value load_at(const Tensor &src, const std::vector<Value> &indices,
                 Loc loc = Loc::current());
   /// Stores a fragment at `origin`; elements outside the tensor are dropped
-  /// (see Bounds).
+  /// (see Bounds). An origin index may be an integer scalar, as load's.
   void store(Value fragment, const Tensor &dst,
              const std::vector<Value> &origin, Bounds bounds = Bounds::checked,
              Loc loc = Loc::current());
