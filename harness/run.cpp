@@ -107,6 +107,15 @@ Resolved resolve(const ops::OpDef &op, const Case &c) {
   for (const ops::TensorDecl &t : op.tensors)
     r.absent.push_back(t.optional && !t.passed_by_default);
   const std::vector<std::string> optional = ops::optional_dims(op);
+  // Dimensions the op derives (below), which --set may give instead.
+  std::vector<std::string> derivable;
+  if (op.derived_dims) {
+    const std::vector<std::pair<std::string_view, int64_t>> given(dims.begin(),
+                                                                  dims.end());
+    for (auto &[name, value] :
+         op.derived_dims(ops::ShapeArgs{&op, given, r.params, {}}))
+      derivable.push_back(name);
+  }
   for (const auto &[name, text] : c.set) {
     if (int i = op.param_index(name); i >= 0) {
       r.params[i] = ops::parse_param(op, op.params[i], text);
@@ -124,10 +133,11 @@ Resolved resolve(const ops::OpDef &op, const Case &c) {
       continue;
     }
     auto dim = dims.find(name);
-    // A dimension only optional tensors have: set, not checked against
-    // --shape.
+    // A dimension only optional tensors have, or one the op derives: set,
+    // not checked against --shape.
     const bool optional_dim =
-        std::find(optional.begin(), optional.end(), name) != optional.end();
+        std::find(optional.begin(), optional.end(), name) != optional.end() ||
+        std::find(derivable.begin(), derivable.end(), name) != derivable.end();
     if (dim == dims.end() && optional_dim)
       dim = dims.emplace(name, 0).first;
     if (dim == dims.end())

@@ -293,8 +293,10 @@ public:
       dims_from_inputs;
   /// Dimensions that follow from cli_shape's and the parameters, for what
   /// lays a call's inputs out from `--shape` (the test harness, the CLI):
-  /// engram_hash's n1 = n - 1 and C = n1 * M. A call binds them from its
-  /// tensors like any other (and `check` relates them). Optional.
+  /// engram_hash's n1 = n - 1 and C = n1 * M; `--set NAME=SIZE` (a case's
+  /// `set`) gives one instead, e.g. apply_rotary's cache rows L. A call
+  /// binds them from its tensors like any other (and `check` relates them).
+  /// Optional.
   std::function<std::vector<std::pair<std::string, int64_t>>(const ShapeArgs &)>
       derived_dims;
   /// The CPU reference: the outputs, in declaration order. Optional (then

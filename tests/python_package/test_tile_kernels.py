@@ -105,6 +105,9 @@ TK = {
     "quant.norm_forward":
         "(x, weight, eps, residual=None, out_scale=1.0, out=None, "
         "residual_out=None, with_rstd=False)",
+    "transform.apply_rotary":
+        "(query, cos_sin_cache, key=None, positions=None, interleaved=False, "
+        "conjugate=False, seqlen_offset=0)",
     "engram.engram_hash": "(ngram_token_ids, multipliers, vocab_sizes, "
                           "offsets, image_token_mask=None)",
     "mhc.mhc_sinkhorn_fwd": "(comb_res_mix, comb_res_mix_out, repeat, eps)",
@@ -305,6 +308,18 @@ raises("a token alignment not a power of two", ValueError,
        "argument 'token_alignment' is 96; requires a power of two",
        lambda: tk.config.set_token_alignment(96))
 
+
+q16, cache = Tensor("bfloat16", (9, 4, 128)), Tensor("float32", (64, 128))
+raises("apply_rotary's key of other tokens", ValueError,
+       "argument 'key' is torch.bfloat16 (8, 2, 128); requires query's dtype "
+       "torch.bfloat16, rank 3 and tokens (9,)",
+       lambda: tk.transform.apply_rotary(
+           q16, cache, key=Tensor("bfloat16", (8, 2, 128))))
+raises("apply_rotary's query of R = 96", ValueError,
+       "apply_rotary: argument 'x' has shape [9, 4, 96] (R = 96); requires "
+       "64 <= R <= 128 and R a multiple of 64",
+       lambda: tk.transform.apply_rotary(Tensor("bfloat16", (9, 4, 96)),
+                                         Tensor("float32", (64, 96))))
 
 x = Tensor("bfloat16", (256, 7168))
 q = tk.quant
