@@ -108,6 +108,9 @@ TK = {
     "transform.apply_rotary":
         "(query, cos_sin_cache, key=None, positions=None, interleaved=False, "
         "conjugate=False, seqlen_offset=0)",
+    "quant.norm_backward":
+        "(out_grad, x, weight, rstd, residual_out_grad=None, out_scale=1.0, "
+        "weight_grad=None)",
     "engram.engram_hash": "(ngram_token_ids, multipliers, vocab_sizes, "
                           "offsets, image_token_mask=None)",
     "mhc.mhc_sinkhorn_fwd": "(comb_res_mix, comb_res_mix_out, repeat, eps)",
@@ -247,7 +250,7 @@ EXTENDED = {
 }
 # Every other public name of TileKernels 1.0 and 2.1, per module.
 UNBOUND = {
-    "quant": ["norm_forward_and_per_token_cast", "norm_backward"],
+    "quant": ["norm_forward_and_per_token_cast"],
     "moe": [],
     "mhc": ["mhc_pre_split_mixes_bwd",
             "mhc_pre_big_fuse_fwd",

@@ -199,7 +199,28 @@ norm_forward = tk_op(
         out["residual_out"] if args["residual"] is not None else args["x"]))
 norm_forward_and_per_token_cast = not_bound(
     "quant.norm_forward_and_per_token_cast")
-norm_backward = not_bound("quant.norm_backward")
+
+
+def _weight_grad(x, weight, weight_grad):
+    """weight_grad accumulated in place, else a new one of the weight's
+    dtype (none without a weight); the op's weight_grad_out and its dtype."""
+    if weight_grad is not None:
+        return weight_grad, weight_grad.dtype
+    if weight is None:
+        return None, x.dtype
+    return ALLOCATE, weight.dtype
+
+
+norm_backward = tk_op(
+    "norm_backward",
+    "out_grad, x, weight, rstd, residual_out_grad=None, out_scale=1.0, "
+    "weight_grad=None",
+    convert=[Conversion(("x", "weight", "weight_grad"),
+                        ("weight_grad_out", "dtype:weight_grad_out"),
+                        _weight_grad,
+                        ("weight_grad", "None, or a buffer the weight's "
+                         "gradient is added to in place", None))],
+    returns=("x_grad", "weight_grad_out"))
 
 
 batched_transpose_weight_sf.tilejit_bound = True
