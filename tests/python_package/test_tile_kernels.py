@@ -135,6 +135,10 @@ TK = {
     "mhc.mhc_pre_split_mixes_fwd":
         "(input_mixes, mhc_scale, mhc_base, pre_layer_mix, post_layer_mix, "
         "comb_res_mix, mhc_post_mult_value, mhc_pre_eps)",
+    "mhc.mhc_pre_split_mixes_bwd":
+        "(pre_grad, post_grad, comb_grad, input_mixes, post_layer_mix, "
+        "mhc_scale, mhc_base, input_mixes_grad, mhc_scale_grad, "
+        "mhc_base_grad, mhc_post_mult_value)",
 }
 # TileKernels 1.0's signatures (its wheel's sources), for
 # tilejit.tile_kernels.v1.
@@ -252,9 +256,7 @@ EXTENDED = {
 UNBOUND = {
     "quant": ["norm_forward_and_per_token_cast"],
     "moe": [],
-    "mhc": ["mhc_pre_split_mixes_bwd",
-            "mhc_pre_big_fuse_fwd",
-            "mhc_multilayer_recompute"],
+    "mhc": ["mhc_pre_big_fuse_fwd", "mhc_multilayer_recompute"],
 }
 
 

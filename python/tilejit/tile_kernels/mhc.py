@@ -46,6 +46,12 @@ mhc_pre_split_mixes_fwd = tk_op(
     "input_mixes, mhc_scale, mhc_base, pre_layer_mix, post_layer_mix, "
     "comb_res_mix, mhc_post_mult_value, mhc_pre_eps",
     convert=[derive("mhc_mult", ("input_mixes",), _streams)], returns=None)
+mhc_pre_split_mixes_bwd = tk_op(
+    "mhc_pre_split_mixes_bwd",
+    "pre_grad, post_grad, comb_grad, input_mixes, post_layer_mix, "
+    "mhc_scale, mhc_base, input_mixes_grad, mhc_scale_grad, mhc_base_grad, "
+    "mhc_post_mult_value",
+    returns=None)
 mhc_post_bwd = tk_op(
     "mhc_post_bwd", "x, residual, post_layer_mix, comb_res_mix, d_o",
     returns=("d_x", "d_residual", "d_post", "d_comb"))
@@ -87,8 +93,7 @@ mhc_reduce_partials_and_rmsnorm_bwd = tk_op(
     "out_grad, out_mul, sqrsum, out_mul_grad, sqrsum_grad, rms_group_size, "
     "rms_eps",
     returns=None)
-for _name in ("mhc_pre_split_mixes_bwd",
-              "mhc_pre_big_fuse_fwd",
+for _name in ("mhc_pre_big_fuse_fwd",
               "mhc_multilayer_recompute"):
     globals()[_name] = not_bound(f"mhc.{_name}")
 del _name
