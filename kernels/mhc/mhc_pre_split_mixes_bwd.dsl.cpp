@@ -13,6 +13,7 @@
 
 #include "tilejit/compiler/dsl.h"
 
+#include <algorithm>
 #include <bit>
 
 namespace tilejit::mhc {
@@ -61,7 +62,7 @@ Kernel mhc_pre_split_mixes_bwd_kernel(const MhcMixSpec &s) {
   auto one = k.constant(1, f32);
   // post_mult = 0 makes the post mix 0 and its gradient 0 (not 0 / 0).
   auto post_live = k.ne(post_mult, k.constant(0, f32));
-  auto inv_mult = one / k.select(post_live, post_mult, one);
+  auto divisor = k.select(post_live, post_mult, one);
   auto sums = k.serial(
       zero, steps, {k.full(box, 0, f32), k.full(box, 0, f32)},
       [&](Value step, std::vector<Value> acc) {
@@ -75,7 +76,7 @@ Kernel mhc_pre_split_mixes_bwd_kernel(const MhcMixSpec &s) {
         auto sg = k.sigmoid(k.fma(x, sc0, k.load(base, {t0, zero}, box)));
         auto p = at(post, mhc);
         auto gz_post =
-            k.select(post_live, at(post_grad, mhc) * p * (one - p * inv_mult),
+            k.select(post_live, at(post_grad, mhc) * p * (one - p / divisor),
                      k.full(box, 0, f32));
         auto gz =
             k.select(in_part(1), at(pre_grad, 0) * sg * (one - sg),
@@ -90,8 +91,13 @@ Kernel mhc_pre_split_mixes_bwd_kernel(const MhcMixSpec &s) {
 
 Kernel mhc_pre_split_mixes_bwd_sum_kernel(const MhcMixSpec &s) {
   using dsl::Value;
-  const int64_t w = width_of(s), mhc = s.mhc, rows = 8;
-  dsl::KernelBuilder k("mhc_pre_split_mixes_bwd_sum", 32);
+  // Rows of partials a step: at most 8 floats a thread (mhc 16: one row
+  // of 1024).
+  const int64_t w = width_of(s), mhc = s.mhc;
+  const int64_t rows = std::clamp<int64_t>(1024 / (2 * w), 1, 8);
+  dsl::KernelBuilder k(
+      "mhc_pre_split_mixes_bwd_sum",
+      static_cast<int>(std::clamp<int64_t>(rows * 2 * w, 32, 128)));
   k.programmatic_launch();
   const auto f32 = DType::f32, i32 = DType::i32;
   auto partials = k.tensor("scratch", f32, 2);              // (P, 2 W)

@@ -1,6 +1,6 @@
 // mhc_pre_split_mixes_bwd_test.cpp - mhc_pre_split_mixes_bwd's case table:
 // TileKernels' shapes (4 streams, post_mult 2), other stream counts (1, 3,
-// 8), post_mult 0, one token, no tokens, the benchmark shape with
+// 8, 12, 16), post_mult 0, one token, no tokens, the benchmark shape with
 // TileKernels' time, and a mistake. Within TileKernels' rtol 1e-5, atol
 // 2e-5 (the sums over tokens in another order; the reference's in
 // float64).
@@ -33,7 +33,7 @@ TILEJIT_OP_TEST(mhc_pre_split_mixes_bwd) {
   for (int64_t n0 : {1, 2})
     for (int64_t n1 : {1024, 4096})
       t.cases.push_back(split({n0, n1}, 4));
-  for (int64_t mhc : {1, 3, 8})
+  for (int64_t mhc : {1, 3, 8, 12, 16})
     t.cases.push_back(split({1, 333}, mhc));
   Case zero_mult = split({1, 100}, 4);
   zero_mult.set["mhc_post_mult_value"] = "0";
