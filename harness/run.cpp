@@ -108,14 +108,7 @@ Resolved resolve(const ops::OpDef &op, const Case &c) {
     r.absent.push_back(t.optional && !t.passed_by_default);
   const std::vector<std::string> optional = ops::optional_dims(op);
   // Dimensions the op derives (below), which --set may give instead.
-  std::vector<std::string> derivable;
-  if (op.derived_dims) {
-    const std::vector<std::pair<std::string_view, int64_t>> given(dims.begin(),
-                                                                  dims.end());
-    for (auto &[name, value] :
-         op.derived_dims(ops::ShapeArgs{&op, given, r.params, {}}))
-      derivable.push_back(name);
-  }
+  const std::vector<std::string> derivable = ops::derivable_dims(op);
   for (const auto &[name, text] : c.set) {
     if (int i = op.param_index(name); i >= 0) {
       r.params[i] = ops::parse_param(op, op.params[i], text);

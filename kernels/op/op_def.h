@@ -398,6 +398,10 @@ std::vector<std::string> shape_items(std::string_view shape);
 /// the command line sets them (`--set C=33`) when it passes such a tensor.
 std::vector<std::string> optional_dims(const OpDef &op);
 
+/// The names of the dimensions the op derives (OpDef::derived_dims), which
+/// `--set NAME=SIZE` may give instead (apply_rotary's cache rows L).
+std::vector<std::string> derivable_dims(const OpDef &op);
+
 /// How a message lists what is allowed: "a", "a or b", "a, b, or c".
 std::string one_of(std::span<const std::string> items);
 

@@ -89,6 +89,9 @@ static std::vector<std::string> set_names(const ops::OpDef &op) {
       names.push_back(item);
   for (const std::string &dim : ops::optional_dims(op))
     names.push_back(dim); // --set C=33 with the tensor that has it
+  for (const std::string &dim : ops::derivable_dims(op))
+    if (std::find(names.begin(), names.end(), dim) == names.end())
+      names.push_back(dim); // --set L=4096 instead of the derived size
   for (const ops::TensorDecl &t : op.tensors)
     if (t.optional) // --set NAME=none
       names.push_back(t.name);
