@@ -59,3 +59,17 @@ def test_norm_backward_without_weight():
     assert dw is None
     torch.testing.assert_close(dx.double(), want_dx.bfloat16().double(),
                                rtol=8e-3, atol=1e-4)
+
+
+def test_norm_backward_no_rows():
+    """No rows: a given weight_grad left bit for bit (-0.0 stays), a new
+    one zeros."""
+    x = torch.empty(0, 1024, device="cuda").bfloat16()
+    w = torch.randn(1024, device="cuda").bfloat16()
+    rstd = torch.empty(0, device="cuda")
+    main = torch.full((1024,), -0.0, device="cuda")
+    dx, dw = tk.quant.norm_backward(x, x, w, rstd, weight_grad=main)
+    assert dx.shape == (0, 1024) and dw is main
+    assert bool(torch.signbit(main).all())
+    _, new = tk.quant.norm_backward(x, x, w, rstd)
+    assert new.dtype == torch.bfloat16 and not bool(new.any())
