@@ -136,4 +136,34 @@ const ops::OpDef &apply_rotary_op() {
 }
 TILEJIT_REGISTER_OP(apply_rotary_op);
 
+void apply_rotary(const rt::TensorView &query,
+                  const rt::TensorView &cos_sin_cache,
+                  const rt::TensorView &key, const rt::TensorView &positions,
+                  bool interleaved, bool conjugate, int64_t seqlen_offset,
+                  CUstream stream) {
+  if (!ops::is_absent(key)) {
+    const bool same_tokens =
+        key.rank == query.rank && query.rank >= 2 &&
+        std::equal(key.shape.begin(), key.shape.begin() + key.rank - 2,
+                   query.shape.begin());
+    if (key.dtype != query.dtype || !same_tokens)
+      throw UserError(fmt::format(
+          "apply_rotary: argument 'key' is {}; requires query's dtype {}, "
+          "rank {} and tokens (its dimensions before the last two)",
+          key.to_string(), name_of(query.dtype), query.rank));
+  }
+  const ops::OpDef &op = apply_rotary_op();
+  const ops::ParamValue params[] = {interleaved, conjugate, seqlen_offset};
+  const rt::TensorView q[] = {query, cos_sin_cache, positions, query};
+  const ops::Call first = op.bind(q, params);
+  if (ops::is_absent(key)) {
+    op.run(first, stream);
+    return;
+  }
+  const rt::TensorView k[] = {key, cos_sin_cache, positions, key};
+  const ops::Call second = op.bind(k, params);
+  op.run(first, stream);
+  op.run(second, stream);
+}
+
 } // namespace tilejit::transform

@@ -10,6 +10,24 @@ namespace tilejit::transform {
 
 const ops::OpDef &apply_rotary_op();
 
+/// TileKernels' apply_rotary: rotates the heads of `query`, and of `key`
+/// unless ops::absent(), in place (one launch each, query first) by the cos
+/// and sin of `cos_sin_cache`'s row (f32 (L, R): cos, then sin) at each
+/// token's position p = int32(seqlen_offset + positions[b, t]), or + t
+/// with `positions` absent; NeoX pairs (i, i + R/2), or GPT-J (2i, 2i + 1)
+/// when `interleaved`; the inverse rotation when `conjugate`. query: bf16 or
+/// f32 (T, Hq, R) or (B, T, Hq, R), R 64 or 128, stride 1 along R; key:
+/// query's dtype, rank and tokens, Hk heads; positions: i32 or i64 (T,) or
+/// (B, T). A position outside [0, L) rotates by cos = sin = 0. Bit-exact
+/// against the reference. Throws UserError naming the argument, its value
+/// and the requirement; nothing is written then (both calls are validated
+/// before either launches).
+void apply_rotary(const rt::TensorView &query,
+                  const rt::TensorView &cos_sin_cache,
+                  const rt::TensorView &key, const rt::TensorView &positions,
+                  bool interleaved = false, bool conjugate = false,
+                  int64_t seqlen_offset = 0, CUstream stream = nullptr);
+
 /// Static parameters: a block `tokens` tokens (one after another, each with
 /// its own position) of `heads_block` heads; 4 pairs a thread's chunk.
 struct ApplyRotarySpec {
