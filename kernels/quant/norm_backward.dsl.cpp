@@ -49,11 +49,11 @@ Kernel norm_backward_kernel(const NormBackwardSpec &s) {
   struct Terms {
     Value xh, go, gw;
   };
-  auto terms = [&](Value r, Value sr, int64_t c) {
+  auto terms = [&](Value r, Value sr, Value c0) {
     Terms t;
-    t.xh = f(k.load(x, {r, at(c)}, box)) * sr;
-    t.go = f(k.load(go_t, {r, at(c)}, box)) * out_scale;
-    t.gw = weight ? t.go * f(k.load(*weight, {zero, at(c)}, box)) : t.go;
+    t.xh = f(k.load(x, {r, c0}, box)) * sr;
+    t.go = f(k.load(go_t, {r, c0}, box)) * out_scale;
+    t.gw = weight ? t.go * f(k.load(*weight, {zero, c0}, box)) : t.go;
     return t;
   };
   std::vector<Value> init;
@@ -62,15 +62,19 @@ Kernel norm_backward_kernel(const NormBackwardSpec &s) {
                 k.relayout(k.full(box, 0, f32), 4));
   auto sums = k.serial(begin, end, init, [&](Value r, std::vector<Value> acc) {
     auto sr = k.load_scalar(rstd, {r});
-    Value dot = k.relayout(k.full(box, 0, f32), 4);
+    // Pass 1 a loop (not unrolled: its loads are not kept for pass 2, which
+    // reads them again from L1, so that the sums' registers leave room for
+    // two blocks an SM).
+    auto dot =
+        k.serial(zero, k.index(chunks), {k.relayout(k.full(box, 0, f32), 4)},
+                 [&](Value c, std::vector<Value> d) {
+                   Terms t = terms(r, sr, c * k.index(chunk));
+                   return std::vector{k.fma(t.xh, t.gw, d[0])};
+                 });
+    auto mean = k.reduce_sum(dot[0], 1) /
+                k.constant(static_cast<double>(s.hidden), f32);
     for (int64_t c = 0; c < chunks; ++c) {
-      Terms t = terms(r, sr, c);
-      dot = k.fma(t.xh, t.gw, dot);
-    }
-    auto mean =
-        k.reduce_sum(dot, 1) / k.constant(static_cast<double>(s.hidden), f32);
-    for (int64_t c = 0; c < chunks; ++c) {
-      Terms t = terms(r, sr, c);
+      Terms t = terms(r, sr, at(c));
       Value dx = (t.gw - t.xh * mean) * sr;
       if (residual)
         dx = dx + f(k.load(*residual, {r, at(c)}, box));
