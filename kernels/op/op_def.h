@@ -113,6 +113,13 @@ TensorDecl optional_output(std::string name, std::vector<DType> dtypes,
 /// passes it: for an input that only some dtypes take, so that the op's
 /// default case is valid.
 TensorDecl absent_by_default(TensorDecl t);
+/// `t` made optional (TensorDecl::optional), passed by default or not: for
+/// the forms without an optional_ variant (input_like, output_like).
+inline TensorDecl optional(TensorDecl t, bool passed_by_default = true) {
+  t.optional = true;
+  t.passed_by_default = passed_by_default;
+  return t;
+}
 /// A tensor whose dtype is that of tensor `like`.
 TensorDecl input_like(std::string name, std::string like, std::string shape,
                       Layout layout = Layout::strided, std::string doc = "");

@@ -5,6 +5,7 @@
 // gradient, plus the given weight_grad (TileKernels' buffer accumulated
 // into: pass it as both).
 #include "quant/norm_backward.h"
+#include "quant/norm_chunk.h"
 #include "quant/reference.h"
 
 #include "op/op.h"
@@ -40,17 +41,9 @@ NormBackwardSpec spec(const ops::Call &c) {
   NormBackwardSpec s;
   s.dtype = c.tensor("x").dtype;
   s.hidden = static_cast<int32_t>(c.dim("H"));
-  // The largest of 1024, 512, 256, 128 that divides H, else 1024 (at most
-  // H rounded up; the last chunk partial); 4 columns a thread, so that a
-  // thread's weight-gradient sums (H / threads) fit in registers.
-  s.chunk = std::clamp<int32_t>(
-      static_cast<int32_t>(std::bit_ceil(static_cast<uint32_t>(s.hidden))), 128,
-      1024);
-  for (int32_t c : {1024, 512, 256, 128})
-    if (s.hidden % c == 0) {
-      s.chunk = c;
-      break;
-    }
+  // 4 columns a thread (norm_chunk.h), so that a thread's weight-gradient
+  // sums (H / threads) fit in registers.
+  s.chunk = norm_chunk(s.hidden, 128);
   s.threads = s.chunk / 4;
   // Up to 256 blocks (about two an SM), a power of two so that few spec keys
   // cover every T.
@@ -92,12 +85,6 @@ void views(const ops::Call &c, const NormBackwardSpec &,
       args.tensor(view, row(c.tensor(name)));
 }
 
-ops::TensorDecl optional(ops::TensorDecl t, bool by_default) {
-  t.optional = true;
-  t.passed_by_default = by_default;
-  return t;
-}
-
 ops::TensorShape scratch(const NormBackwardSpec &s) {
   // The blocks' partial sums; none without a weight gradient to write.
   return {DType::f32,
@@ -119,15 +106,16 @@ const ops::OpDef &norm_backward_op() {
                        Layout::inner_contiguous),
             ops::input_like("x", "out_grad", "T, H", Layout::inner_contiguous,
                             "the forward's norm_input"),
-            optional(ops::input_like("weight", "x", "H", Layout::contiguous,
-                                     "None: a unit weight"),
-                     true),
+            ops::optional(ops::input_like("weight", "x", "H",
+                                          Layout::contiguous,
+                                          "None: a unit weight"),
+                          true),
             ops::input("rstd", {DType::f32}, "T", Layout::contiguous,
                        "the forward's"),
-            optional(ops::input_like("residual_out_grad", "x", "T, H",
-                                     Layout::inner_contiguous,
-                                     "added to x_grad"),
-                     false),
+            ops::optional(ops::input_like("residual_out_grad", "x", "T, H",
+                                          Layout::inner_contiguous,
+                                          "added to x_grad"),
+                          false),
             ops::absent_by_default(ops::optional_input(
                 "weight_grad", {DType::f32, DType::bf16}, "H",
                 Layout::contiguous,

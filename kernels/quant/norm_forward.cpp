@@ -3,6 +3,7 @@
 // (h = x + residual, written to residual_out) to out = (h * rstd) *
 // (weight * out_scale) in x's dtype and, when asked, rstd (*).
 #include "quant/norm_forward.h"
+#include "quant/norm_chunk.h"
 #include "quant/reference.h"
 
 #include "op/op.h"
@@ -29,16 +30,8 @@ NormForwardSpec spec(const ops::Call &c) {
   NormForwardSpec s;
   s.dtype = c.tensor("x").dtype;
   s.hidden = static_cast<int32_t>(c.dim("H"));
-  // The largest of 1024, 512, 256 that divides H, else a power of two from
-  // 256 to 1024 (the last chunk partial); 8 columns a thread.
-  s.chunk = std::clamp<int32_t>(
-      static_cast<int32_t>(std::bit_ceil(static_cast<uint32_t>(s.hidden))), 256,
-      1024);
-  for (int32_t c : {1024, 512, 256})
-    if (s.hidden % c == 0) {
-      s.chunk = c;
-      break;
-    }
+  // 8 columns a thread (norm_chunk.h).
+  s.chunk = norm_chunk(s.hidden, 256);
   s.threads = std::max(32, s.chunk / 8);
   s.weight = c.has("weight") ? 1 : 0;
   s.residual = c.has("residual") ? 1 : 0;
@@ -72,55 +65,48 @@ void views(const ops::Call &c, const NormForwardSpec &, ops::KernelArgs &args) {
     args.tensor("rstd_rows", rows("rstd", 1));
 }
 
-ops::TensorDecl optional(ops::TensorDecl t, bool by_default) {
-  t.optional = true;
-  t.passed_by_default = by_default;
-  return t;
-}
-
 } // namespace
 
 const ops::OpDef &norm_forward_op() {
-  static const ops::OpDef op =
-      ops::make_op<NormForwardSpec>(
-          {.name = "norm_forward",
-           .summary = "RMSNorm of the rows of x (+ residual): (h * rstd) * "
-                      "(weight * out_scale), rstd = rsqrt(mean(h^2) + eps)",
-           .tensors = {ops::input("x", {DType::bf16, DType::f32}, "*, H",
-                                  Layout::contiguous),
-                       optional(ops::input_like("weight", "x", "H",
-                                                Layout::contiguous,
-                                                "None: a unit weight"),
-                                true),
-                       optional(ops::input_like("residual", "x", "*, H",
-                                                Layout::contiguous,
-                                                "added to x first"),
-                                false),
-                       ops::output_like("out", "x", "*, H"),
-                       optional(ops::output_like("residual_out", "x", "*, H",
+  static const ops::OpDef op = ops::make_op<NormForwardSpec>(
+      {.name = "norm_forward",
+       .summary = "RMSNorm of the rows of x (+ residual): (h * rstd) * "
+                  "(weight * out_scale), rstd = rsqrt(mean(h^2) + eps)",
+       .tensors = {ops::input("x", {DType::bf16, DType::f32}, "*, H",
+                              Layout::contiguous),
+                   ops::optional(ops::input_like("weight", "x", "H",
                                                  Layout::contiguous,
-                                                 "x + residual in x's dtype"),
-                                false),
-                       optional(ops::output("rstd", {DType::f32}, "*",
-                                            Layout::contiguous, "with_rstd"),
-                                false)},
-           .params = {ops::real("eps", 1e-6, 0.0, "inside the rsqrt"),
-                      ops::real("out_scale", 1.0, "scales the output")},
-           .dim_rules = {{.dim = "H", .min = 16, .max = 8192, .multiple = 16}},
-           .cli_shape = "*, H",
-           .default_shape = {8192, 7168},
-           .check = check,
-           .reference =
-               [](const ops::HostCall &c) {
-                 NormForwardResult r = norm_forward_ref(
-                     c.tensor("x"), c.given("weight"),
-                     static_cast<float>(c.real("eps")), c.given("residual"),
-                     static_cast<float>(c.real("out_scale")));
-                 return std::vector{
-                     r.out, c.has("residual") ? r.norm_input : HostTensor{},
-                     c.has("rstd") ? r.rstd : HostTensor{}};
-               }},
-          {spec, norm_forward_kernel, views});
+                                                 "None: a unit weight"),
+                                 true),
+                   ops::optional(ops::input_like("residual", "x", "*, H",
+                                                 Layout::contiguous,
+                                                 "added to x first"),
+                                 false),
+                   ops::output_like("out", "x", "*, H"),
+                   ops::optional(ops::output_like("residual_out", "x", "*, H",
+                                                  Layout::contiguous,
+                                                  "x + residual in x's dtype"),
+                                 false),
+                   ops::optional(ops::output("rstd", {DType::f32}, "*",
+                                             Layout::contiguous, "with_rstd"),
+                                 false)},
+       .params = {ops::real("eps", 1e-6, 0.0, "inside the rsqrt"),
+                  ops::real("out_scale", 1.0, "scales the output")},
+       .dim_rules = {{.dim = "H", .min = 16, .max = 8192, .multiple = 16}},
+       .cli_shape = "*, H",
+       .default_shape = {8192, 7168},
+       .check = check,
+       .reference =
+           [](const ops::HostCall &c) {
+             NormForwardResult r = norm_forward_ref(
+                 c.tensor("x"), c.given("weight"),
+                 static_cast<float>(c.real("eps")), c.given("residual"),
+                 static_cast<float>(c.real("out_scale")));
+             return std::vector{r.out,
+                                c.has("residual") ? r.norm_input : HostTensor{},
+                                c.has("rstd") ? r.rstd : HostTensor{}};
+           }},
+      {spec, norm_forward_kernel, views});
   return op;
 }
 TILEJIT_REGISTER_OP(norm_forward_op);
