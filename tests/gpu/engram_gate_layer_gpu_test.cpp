@@ -62,8 +62,7 @@ struct Device {
   void set(const rt::TensorView &v, const HostTensor &t) {
     for (const auto &b : buffers)
       if (b->ptr() == v.data && t.numel() > 0)
-        b->upload(t.raw(),
-                  static_cast<size_t>(t.numel()) * size_of(t.dtype()));
+        b->upload(t.raw(), static_cast<size_t>(t.numel()) * size_of(t.dtype()));
   }
 };
 

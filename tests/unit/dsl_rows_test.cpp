@@ -1,6 +1,7 @@
 // dsl_rows_test.cpp - The DSL's row-indexed and masked accesses: gather,
-// scatter, store_where and load_at take what they require, each mistake
-// with its message, and well-formed ones compile to the PTX they should.
+// scatter, store_where, load_at, and rows read from memory as a tile's
+// origin take what they require, each mistake with its message, and
+// well-formed ones compile to the PTX they should.
 #include "dsl_error_of.h"
 
 #include "tilejit/compiler/compile.h"
@@ -150,4 +151,33 @@ TEST_CASE("DSL load_at takes an integer index a dimension, fragments of one "
   k.store(k.load_at(table, {k.iota({4, 32}, 1), k.index(2)}), out,
           {r0, k.index(0)});
   CHECK_THAT(compile(k.build()).ptx, Contains("ld.global.b32"));
+}
+
+TEST_CASE("DSL load and store take integer scalars as origin indices and "
+          "reject floats with one line",
+          "[compiler][error]") {
+  // Deliberate mistakes: a float as a tile's row.
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               k.load(x, {k.constant(1.0, DType::f32), k.index(0)}, {1, 32});
+             }),
+             EndsWith("error: load: index 0 is f32; requires an index or an "
+                      "integer scalar"));
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               k.store(k.full({1, 32}, 0.0, DType::f32), x,
+                       {k.index(0), k.constant(2.0, DType::f32)});
+             }),
+             EndsWith("error: store: index 1 is f32; requires an index or an "
+                      "integer scalar"));
+  // A row read from memory (a position) picks the row a tile loads; the
+  // load stays bounds-checked (a negative row reads zeros).
+  dsl::KernelBuilder k("row_from_memory", 32);
+  auto at = k.tensor("at", DType::i32, 1);
+  auto table = k.tensor("table", DType::f32, 2);
+  auto out = k.tensor("out", DType::f32, 2);
+  auto row = k.load_scalar(at, {k.block_id(0)});
+  k.store(k.load(table, {row, k.index(0)}, {1, 32}), out, {row, k.index(0)});
+  const std::string ptx = compile(k.build()).ptx;
+  // The row sign-extended as it is read, then compared unsigned.
+  CHECK(ptx.find("ld.global.s32") != std::string::npos);
+  CHECK(ptx.find("setp.ge.u64") != std::string::npos);
 }

@@ -747,35 +747,6 @@ TEST_CASE("DSL load_scalar rejects misuse with one line, and compiles to one "
   CHECK(loads == 2);
 }
 
-TEST_CASE("DSL load and store take integer scalars as origin indices and "
-          "reject floats with one line",
-          "[compiler][error]") {
-  // Deliberate mistakes: a float as a tile's row.
-  CHECK_THAT(error_of([](auto &k, auto &x) {
-               k.load(x, {k.constant(1.0, DType::f32), k.index(0)}, {1, 32});
-             }),
-             EndsWith("error: load: index 0 is f32; requires an index or an "
-                      "integer scalar"));
-  CHECK_THAT(error_of([](auto &k, auto &x) {
-               k.store(k.full({1, 32}, 0.0, DType::f32), x,
-                       {k.index(0), k.constant(2.0, DType::f32)});
-             }),
-             EndsWith("error: store: index 1 is f32; requires an index or an "
-                      "integer scalar"));
-  // A row read from memory (a position) picks the row a tile loads; the
-  // load stays bounds-checked (a negative row reads zeros).
-  dsl::KernelBuilder k("row_from_memory", 32);
-  auto at = k.tensor("at", DType::i32, 1);
-  auto table = k.tensor("table", DType::f32, 2);
-  auto out = k.tensor("out", DType::f32, 2);
-  auto row = k.load_scalar(at, {k.block_id(0)});
-  k.store(k.load(table, {row, k.index(0)}, {1, 32}), out, {row, k.index(0)});
-  const std::string ptx = compile(k.build()).ptx;
-  // The row sign-extended as it is read, then compared unsigned.
-  CHECK(ptx.find("ld.global.s32") != std::string::npos);
-  CHECK(ptx.find("setp.ge.u64") != std::string::npos);
-}
-
 TEST_CASE("DSL cumsum rejects misuse with one line, and compiles to steps of "
           "one barrier each",
           "[compiler][error]") {
