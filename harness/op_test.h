@@ -132,6 +132,15 @@ Compare rows_summed(double rtol, double atol);
 /// 1 - 2 sum(got want) / sum(got^2 + want^2) below `max` (in f64; 0 when
 /// both are all zeros): TileKernels' calc_diff, for sums in no fixed order.
 Compare calc_diff(double max);
+/// `bf16` for a bf16 output, `f32` for any other dtype: one compare key for
+/// an output whose dtype follows the input's (a rounding of either).
+inline Compare by_dtype(const Compare &bf16, const Compare &f32) {
+  return {.what = bf16.what + " (bf16), " + f32.what + " (f32)",
+          .fn = [bf16, f32](const ref::HostTensor &got,
+                            const ref::HostTensor &want, const RunData &run) {
+            return (got.dtype() == DType::bf16 ? bf16 : f32).fn(got, want, run);
+          }};
+}
 
 /// One row of the case table. Shapes and parameters are written as on the
 /// command line: `shape` is `--shape`, `set` holds `--set NAME=VALUE` (the

@@ -9,19 +9,6 @@
 
 namespace tilejit::harness {
 
-namespace {
-
-/// `bf16` for bf16 outputs, else `f32`.
-Compare by_dtype(const Compare &bf16, const Compare &f32) {
-  return {.what = bf16.what + " (bf16), " + f32.what + " (f32)",
-          .fn = [bf16, f32](const ref::HostTensor &got,
-                            const ref::HostTensor &want, const RunData &run) {
-            return (got.dtype() == DType::bf16 ? bf16 : f32).fn(got, want, run);
-          }};
-}
-
-} // namespace
-
 TILEJIT_OP_TEST(norm_backward) {
   OpTest t{.op = "norm_backward",
            .fills = {{"rstd", uniform(0.5, 2)}},

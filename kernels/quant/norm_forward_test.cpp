@@ -9,13 +9,7 @@ namespace tilejit::harness {
 
 TILEJIT_OP_TEST(norm_forward) {
   // out within a rounding of its dtype: bf16's 2^-8, f32's few ulp.
-  const Compare bf16 = allclose(8e-3, 1e-5), f32 = allclose(2e-6, 1e-7);
-  const Compare out = {
-      .what = bf16.what + " (bf16), " + f32.what + " (f32)",
-      .fn = [bf16, f32](const ref::HostTensor &got, const ref::HostTensor &want,
-                        const RunData &run) {
-        return (got.dtype() == DType::bf16 ? bf16 : f32).fn(got, want, run);
-      }};
+  const Compare out = by_dtype(allclose(8e-3, 1e-5), allclose(2e-6, 1e-7));
   OpTest t{.op = "norm_forward",
            .compare = {{"out", out}, {"rstd", allclose(2e-6, 0)}}};
   const std::map<std::string, std::string> all = {

@@ -4,7 +4,8 @@
 #include "transform/apply_rotary.h"
 #include "transform/reference.h"
 
-#include "common/convert.h"
+#include "host_random.h"
+
 #include "common/host_tensor.h"
 
 #include "tilejit/runtime/buffer.h"
@@ -20,19 +21,6 @@ using ref::HostTensor;
 
 namespace {
 
-HostTensor random(DType dtype, std::initializer_list<int64_t> shape,
-                  std::mt19937_64 &gen) {
-  HostTensor t = HostTensor::zeros(dtype, shape);
-  std::normal_distribution<float> dist;
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    if (dtype == DType::bf16)
-      t.data<uint16_t>()[i] = ref::f32_to_bf16(dist(gen));
-    else
-      t.data<float>()[i] = dist(gen);
-  }
-  return t;
-}
-
 size_t bytes(const HostTensor &t) {
   return static_cast<size_t>(t.numel()) * size_of(t.dtype());
 }
@@ -45,9 +33,9 @@ TEST_CASE("apply_rotary rotates query and key in place on the GPU, bit for "
   const int64_t T = 333, L = 1024;
   const bool interleaved = GENERATE(false, true);
   std::mt19937_64 gen(Catch::rngSeed());
-  HostTensor q = random(DType::bf16, {T, 8, 128}, gen);
-  HostTensor k = random(DType::bf16, {T, 2, 128}, gen);
-  HostTensor cache = random(DType::f32, {L, 128}, gen);
+  HostTensor q = gpu_test::randn(DType::bf16, {T, 8, 128}, gen);
+  HostTensor k = gpu_test::randn(DType::bf16, {T, 2, 128}, gen);
+  HostTensor cache = gpu_test::randn(DType::f32, {L, 128}, gen);
   HostTensor pos = HostTensor::zeros(DType::i64, {T});
   std::uniform_int_distribution<int64_t> at(0, L - 17);
   for (int64_t t = 0; t < T; ++t)

@@ -6,7 +6,8 @@
 #include "modeling/engram_gate.h"
 #include "modeling/engram_gate_reference.h"
 
-#include "common/convert.h"
+#include "host_random.h"
+
 #include "common/host_tensor.h"
 
 #include "tilejit/runtime/buffer.h"
@@ -22,20 +23,6 @@ using namespace tilejit;
 using ref::HostTensor;
 
 namespace {
-
-HostTensor randn(DType dtype, std::initializer_list<int64_t> shape,
-                 std::mt19937_64 &gen) {
-  HostTensor t = HostTensor::zeros(dtype, shape);
-  std::normal_distribution<float> dist;
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    const float v = dist(gen);
-    if (dtype == DType::bf16)
-      t.data<uint16_t>()[i] = ref::f32_to_bf16(v);
-    else
-      t.data<float>()[i] = v;
-  }
-  return t;
-}
 
 /// A device copy of a contiguous host tensor, and its view.
 struct Device {
@@ -74,12 +61,12 @@ TEST_CASE("the Engram gate layer's forward and backward on the GPU match "
   const int64_t T = 301, hc = 4, D = 1024, B = 16;
   const float clamp = 1e-6f, eps = 1e-20f;
   std::mt19937_64 gen(Catch::rngSeed());
-  HostTensor x = randn(DType::bf16, {T, hc, D}, gen);
-  HostTensor k = randn(DType::bf16, {T, hc, D}, gen);
-  HostTensor v = randn(DType::bf16, {T, D}, gen);
-  HostTensor wh = randn(DType::bf16, {hc, D}, gen);
-  HostTensor we = randn(DType::bf16, {hc, D}, gen);
-  HostTensor grad_out = randn(DType::bf16, {T, hc, D}, gen);
+  HostTensor x = gpu_test::randn(DType::bf16, {T, hc, D}, gen);
+  HostTensor k = gpu_test::randn(DType::bf16, {T, hc, D}, gen);
+  HostTensor v = gpu_test::randn(DType::bf16, {T, D}, gen);
+  HostTensor wh = gpu_test::randn(DType::bf16, {hc, D}, gen);
+  HostTensor we = gpu_test::randn(DType::bf16, {hc, D}, gen);
+  HostTensor grad_out = gpu_test::randn(DType::bf16, {T, hc, D}, gen);
   modeling::EngramGateOutput want =
       modeling::engram_gate_ref(x, k, v, wh, we, clamp, eps);
   HostTensor main_h = HostTensor::zeros(DType::f32, {hc, D});
