@@ -17,16 +17,22 @@ namespace {
 
 using ops::Layout;
 
-void check(const ops::Call &c) {
+void views(const ops::Call &c, const NormForwardSpec &, ops::KernelArgs &args) {
+  bind_norm_rows(c, args);
+  args.tensor("out_rows", norm_rows(c, "out", c.dim("H")));
+}
+
+} // namespace
+
+void check_norm_residual(const ops::Call &c) {
   if (c.has("residual") != c.has("residual_out"))
     throw UserError(fmt::format(
-        "norm_forward: argument '{}' is passed without '{}'; requires both "
-        "or neither",
-        c.has("residual") ? "residual" : "residual_out",
+        "{}: argument '{}' is passed without '{}'; requires both or neither",
+        c.op().name, c.has("residual") ? "residual" : "residual_out",
         c.has("residual") ? "residual_out" : "residual"));
 }
 
-NormForwardSpec spec(const ops::Call &c) {
+NormForwardSpec norm_forward_spec(const ops::Call &c) {
   NormForwardSpec s;
   s.dtype = c.tensor("x").dtype;
   s.hidden = static_cast<int32_t>(c.dim("H"));
@@ -36,24 +42,22 @@ NormForwardSpec spec(const ops::Call &c) {
   s.weight = c.has("weight") ? 1 : 0;
   s.residual = c.has("residual") ? 1 : 0;
   s.rstd = c.has("rstd") ? 1 : 0;
-  s.vector_bytes =
-      ops::vector_bytes(c, {"x", "weight", "residual", "out", "residual_out"});
   return s;
 }
 
-void views(const ops::Call &c, const NormForwardSpec &, ops::KernelArgs &args) {
+rt::TensorView norm_rows(const ops::Call &c, const char *name, int64_t cols) {
+  const rt::TensorView &t = c.tensor(name);
+  const int64_t n = cols == 0 ? 0 : t.numel() / cols;
+  const int64_t shape[2] = {n, cols}, strides[2] = {cols, 1};
+  return rt::TensorView::strided(t.data, t.dtype, shape, strides);
+}
+
+void bind_norm_rows(const ops::Call &c, ops::KernelArgs &args) {
   const int64_t h = c.dim("H");
-  auto rows = [&](const char *name, int64_t cols) {
-    const rt::TensorView &t = c.tensor(name);
-    const int64_t n = cols == 0 ? 0 : t.numel() / cols;
-    const int64_t shape[2] = {n, cols}, strides[2] = {cols, 1};
-    return rt::TensorView::strided(t.data, t.dtype, shape, strides);
-  };
-  args.tensor("x_rows", rows("x", h));
-  args.tensor("out_rows", rows("out", h));
+  args.tensor("x_rows", norm_rows(c, "x", h));
   if (c.has("residual")) {
-    args.tensor("residual_rows", rows("residual", h));
-    args.tensor("residual_out_rows", rows("residual_out", h));
+    args.tensor("residual_rows", norm_rows(c, "residual", h));
+    args.tensor("residual_out_rows", norm_rows(c, "residual_out", h));
   }
   if (c.has("weight")) {
     const rt::TensorView &w = c.tensor("weight");
@@ -62,10 +66,8 @@ void views(const ops::Call &c, const NormForwardSpec &, ops::KernelArgs &args) {
                 rt::TensorView::strided(w.data, w.dtype, shape, strides));
   }
   if (c.has("rstd"))
-    args.tensor("rstd_rows", rows("rstd", 1));
+    args.tensor("rstd_rows", norm_rows(c, "rstd", 1));
 }
-
-} // namespace
 
 const ops::OpDef &norm_forward_op() {
   static const ops::OpDef op = ops::make_op<NormForwardSpec>(
@@ -95,7 +97,7 @@ const ops::OpDef &norm_forward_op() {
        .dim_rules = {{.dim = "H", .min = 16, .max = 8192, .multiple = 16}},
        .cli_shape = "*, H",
        .default_shape = {8192, 7168},
-       .check = check,
+       .check = check_norm_residual,
        .reference =
            [](const ops::HostCall &c) {
              NormForwardResult r = norm_forward_ref(
@@ -106,7 +108,13 @@ const ops::OpDef &norm_forward_op() {
                                 c.has("residual") ? r.norm_input : HostTensor{},
                                 c.has("rstd") ? r.rstd : HostTensor{}};
            }},
-      {spec, norm_forward_kernel, views});
+      {[](const ops::Call &c) {
+         NormForwardSpec s = norm_forward_spec(c);
+         s.vector_bytes = ops::vector_bytes(
+             c, {"x", "weight", "residual", "out", "residual_out"});
+         return s;
+       },
+       norm_forward_kernel, views});
   return op;
 }
 TILEJIT_REGISTER_OP(norm_forward_op);

@@ -2,8 +2,11 @@
 // 1 over the chunks: h = x (+ residual, rounded to x's dtype and written to
 // residual_out), per-thread sums of h^2; one block sum S, rstd = rsqrt(S /
 // H + eps). Pass 2 reads h again (x, or residual_out; L1/L2), and writes
-// out = (h * rstd) * (weight * out_scale) in x's dtype.
+// out = (h * rstd) * (weight * out_scale) in x's dtype; or, for
+// norm_forward_and_per_token_cast, that value quantized to e4m3 with a scale
+// a 32 columns (per_token_cast's, §3.2) and, when asked, rounded to bf16.
 #include "quant/norm_forward.h"
+#include "quant/scale_dsl.h"
 
 #include "tilejit/compiler/dsl.h"
 
@@ -13,13 +16,20 @@ namespace tilejit::quant {
 
 Kernel norm_forward_kernel(const NormForwardSpec &s) {
   using dsl::Value;
-  dsl::KernelBuilder k("norm_forward", s.threads);
+  dsl::KernelBuilder k(
+      s.cast ? "norm_forward_and_per_token_cast" : "norm_forward", s.threads);
   k.programmatic_launch();
   const auto f32 = DType::f32;
   const dsl::Access access = dsl::vectors_of(s.vector_bytes);
   auto x = k.tensor("x_rows", s.dtype, 2, access); // (N, H)
-  auto out = k.tensor("out_rows", s.dtype, 2, access);
-  std::optional<dsl::Tensor> weight, residual, residual_out, rstd_out;
+  auto out = k.tensor("out_rows", s.cast ? DType::e4m3 : s.dtype, 2, access);
+  std::optional<dsl::Tensor> weight, residual, residual_out, rstd_out, out_sf,
+      out_bf16;
+  const bool packed = s.sf_layout == SfLayout::packed_ue8m0;
+  if (s.cast) // packed: the bytes (N, words, 4) of the int32 words
+    out_sf = k.tensor("out_sf", packed ? DType::u8 : f32, packed ? 3 : 2);
+  if (s.out_bf16)
+    out_bf16 = k.tensor("out_bf16_rows", DType::bf16, 2, access);
   if (s.weight)
     weight = k.tensor("weight_row", s.dtype, 2, access); // (1, H)
   if (s.residual) {
@@ -43,6 +53,30 @@ Kernel norm_forward_kernel(const NormForwardSpec &s) {
     }
     return h;
   };
+  // The chunk's output y (f32, chunk c) quantized as per_token_cast(y in
+  // x's dtype, e4m3, 32): groups' absmax, scales, e4m3 data. The packed
+  // scales' bytes past the last group (of the last word) are written 0.
+  auto quantize = [&](Value y, Value c) {
+    auto c0 = c * k.index(chunk);
+    if (out_bf16) // one rounding of the f32 value
+      k.store(k.cast(y, DType::bf16), *out_bf16, {r, c0});
+    if (s.dtype != f32)
+      y = k.cast(k.cast(y, s.dtype), f32);
+    const int64_t n = chunk / 32, scales = (s.hidden + 31) / 32;
+    auto groups = k.reshape(y, {1, n, 32});
+    auto sc = scales_of(k, k.reduce_absmax(groups, 2), kE4m3Limits, s.round_sf);
+    k.store(k.cast(k.reshape(groups * sc.sf_inv, box), DType::e4m3), out,
+            {r, c0});
+    auto first = c * k.index(n);
+    Value sf = sc.sf;
+    if (packed) {
+      auto group = k.iota({1, n, 1}, 1) + k.cast(first, DType::i32);
+      sf = k.select(k.lt(group, k.constant(scales, DType::i32)),
+                    k.cast(sc.biased, DType::u8),
+                    k.full({1, n, 1}, 0, DType::u8));
+    }
+    store_scales(k, sf, *out_sf, r, first, 1, n, packed);
+  };
   auto sq = k.serial(zero, k.index(chunks), {k.full(box, 0, f32)},
                      [&](Value c, std::vector<Value> acc) {
                        auto h = k.cast(h_at(c * k.index(chunk)), f32);
@@ -62,7 +96,10 @@ Kernel norm_forward_kernel(const NormForwardSpec &s) {
     auto h = residual_out ? k.load(*residual_out, {r, c0}, box)
                           : k.load(x, {r, c0}, box);
     auto y = (k.cast(h, f32) * rstd) * scale;
-    k.store(k.cast(y, s.dtype), out, {r, c0});
+    if (s.cast)
+      quantize(y, c);
+    else
+      k.store(k.cast(y, s.dtype), out, {r, c0});
     return std::vector<Value>{};
   });
   return k.build();
