@@ -105,6 +105,11 @@ TK = {
     "quant.norm_forward":
         "(x, weight, eps, residual=None, out_scale=1.0, out=None, "
         "residual_out=None, with_rstd=False)",
+    "quant.norm_forward_and_per_token_cast":
+        "(x, weight, eps, fmt='e4m3', num_per_channels=32, residual=None, "
+        f"out_scale=1.0, {FLAGS}, with_out_bf16=False, out=None, "
+        "out_bf16=None, residual_out=None, mega_moe_sf=None, "
+        "mega_moe_block_m=0, with_rstd=False)",
     "transform.apply_rotary":
         "(query, cos_sin_cache, key=None, positions=None, interleaved=False, "
         "conjugate=False, seqlen_offset=0)",
@@ -254,7 +259,7 @@ EXTENDED = {
 }
 # Every other public name of TileKernels 1.0 and 2.1, per module.
 UNBOUND = {
-    "quant": ["norm_forward_and_per_token_cast"],
+    "quant": [],
     "moe": [],
     "mhc": ["mhc_pre_big_fuse_fwd", "mhc_multilayer_recompute"],
 }
@@ -312,6 +317,21 @@ report("and resets to 128", tk.config.get_token_alignment() == 128)
 raises("a token alignment not a power of two", ValueError,
        "argument 'token_alignment' is 96; requires a power of two",
        lambda: tk.config.set_token_alignment(96))
+
+
+x16 = Tensor("bfloat16", (8, 1024))
+raises("norm_forward_and_per_token_cast's mega_moe_sf", ValueError,
+       "argument 'mega_moe_sf' is given; requires None and mega_moe_block_m "
+       "0 (tilejit does not write the MoE kernel's scale copy yet)",
+       lambda: tk.quant.norm_forward_and_per_token_cast(
+           x16, None, 1e-6, round_sf=True, mega_moe_sf=Tensor("int32", (8, 8)),
+           mega_moe_block_m=64))
+raises("norm_forward_and_per_token_cast's out_bf16 without with_out_bf16",
+       ValueError,
+       "argument 'out_bf16' is given while with_out_bf16 is False; requires "
+       "with_out_bf16=True",
+       lambda: tk.quant.norm_forward_and_per_token_cast(
+           x16, None, 1e-6, out_bf16=Tensor("bfloat16", (8, 1024))))
 
 
 q16, cache = Tensor("bfloat16", (9, 4, 128)), Tensor("float32", (64, 128))

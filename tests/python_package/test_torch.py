@@ -51,6 +51,22 @@ expect("per_token_cast, packed UE8M0 column-major SF",
 expect("per_token_cast, TMA-aligned column-major f32 SF",
        q.per_token_cast(x, "e4m3", 128, use_tma_aligned_col_major_sf=True),
        ("float8_e4m3fn", (M, K), (K, 1)), ("float32", (M, 56), (1, 4004)))
+(nq, nsf), nb, nr, ni = q.norm_forward_and_per_token_cast(
+    x, None, 1e-6, use_tma_aligned_col_major_sf=True, round_sf=True,
+    use_packed_ue8m0=True, with_out_bf16=True, with_rstd=True)
+expect("norm_forward_and_per_token_cast, packed UE8M0 column-major SF",
+       (nq, nsf, nb, nr), ("float8_e4m3fn", (M, K), (K, 1)),
+       ("int32", (M, 56), (1, 4004)), ("bfloat16", (M, K), (K, 1)),
+       ("float32", (M,), (1,)))
+report("norm_forward_and_per_token_cast's norm_input is x", ni is x)
+x3 = meta((3, 77, 2048))
+(nq, nsf), nb, nr, ni = q.norm_forward_and_per_token_cast(
+    x3, None, 1e-6, round_sf=True, with_rstd=True)
+expect("norm_forward_and_per_token_cast of a 3-D x, row-major SF",
+       (nq, nsf, nr), ("float8_e4m3fn", (3, 77, 2048), (77 * 2048, 2048, 1)),
+       ("float32", (3, 77, 64), (77 * 64, 64, 1)), ("float32", (3, 77), (77, 1)))
+report("norm_forward_and_per_token_cast without out_bf16: None",
+       nb is None and ni is x3)
 expect("per_token_cast e2m1: packed int8", q.per_token_cast(x, "e2m1", 32),
        ("int8", (M, K // 2), (K // 2, 1)), ("float32", (M, 224), (224, 1)))
 expect("per_token_cast e5m6: 12-bit codes as bytes",

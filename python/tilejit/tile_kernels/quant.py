@@ -2,9 +2,9 @@
 and returns (2.1's forms, which extend 1.0's: `out=` buffers, use_e4m3_sf,
 stochastic_cast; 1.0's x_block_size of the sf-only and precomputed-sf forms
 as a keyword that must be None, as 1.0 required)."""
-from . import config
+from . import _binding, config
 from ._binding import (ALLOCATE, Conversion, derive, from_config,
-                       must_be_none, none_as, not_bound, out_dtype, out_pair,
+                       must_be_none, none_as, out_dtype, out_pair,
                        pair, quant_tensor, same, tk_op, want)
 
 _FLAGS = ("use_tma_aligned_col_major_sf=False, round_sf=False, "
@@ -197,8 +197,126 @@ norm_forward = tk_op(
     returns=lambda args, out: (
         out["out"], out.get("rstd"),
         out["residual_out"] if args["residual"] is not None else args["x"]))
-norm_forward_and_per_token_cast = not_bound(
-    "quant.norm_forward_and_per_token_cast")
+
+
+def _out_bf16(with_out_bf16, out_bf16):
+    """out_bf16 is written (allocated unless given) with with_out_bf16."""
+    if not with_out_bf16:
+        if out_bf16 is not None:
+            raise ValueError("argument 'out_bf16' is given while "
+                             "with_out_bf16 is False; requires "
+                             "with_out_bf16=True")
+        return None
+    return ALLOCATE if out_bf16 is None else out_bf16
+
+
+_norm_cast = tk_op(
+    "norm_forward_and_per_token_cast",
+    "x, weight, eps, fmt='e4m3', num_per_channels=32, residual=None, "
+    f"out_scale=1.0, {_FLAGS}, with_out_bf16=False, out=None, "
+    "out_bf16=None, residual_out=None, with_rstd=False",
+    name="norm_forward_and_per_token_cast",
+    convert=[out_pair("out", "out", "out_sf"),
+             Conversion(("with_out_bf16", "out_bf16"), ("out_bf16",),
+                        _out_bf16),
+             Conversion(("residual", "residual_out"), ("residual_out",),
+                        _residual_out),
+             want("rstd", ("with_rstd",), bool)],
+    returns=lambda args, out: (
+        (out["out"], out["out_sf"]), out.get("out_bf16"), out.get("rstd"),
+        out["residual_out"] if args["residual"] is not None else args["x"]))
+
+
+def _rows(name, t, rows):
+    """A given (B, T, ...) buffer as (B * T, ...) rows, the same memory."""
+    if t is None:
+        return None
+    if not t.is_contiguous():
+        raise ValueError(f"argument '{name}' has strides {tuple(t.stride())}"
+                         "; requires a contiguous tensor (a 3-D x with "
+                         "row-major scales)")
+    return t.view(rows, *t.shape[2:])
+
+
+def _norm_cast_3d(x, weight, eps, fmt, num_per_channels, residual, out_scale,
+                  col_major, round_sf, packed, with_out_bf16, out, out_bf16,
+                  residual_out, with_rstd):
+    """A 3-D x: with row-major scales ((B, T, nK), the rows' (B * T, nK))
+    one call over its B * T rows; with column-major ones (a column a batch,
+    strides (nK' * align(T, 4), 1, align(T, 4)), nK' the words of packed
+    ones) one call a batch into views of the outputs."""
+    torch = _binding.torch()
+    b, t, h = x.shape
+    if out is not None and (not isinstance(out, (tuple, list)) or
+                            len(out) != 2):
+        raise ValueError(f"argument 'out' is {out!r}; requires None or a "
+                         "(data, sf) pair of tensors or None")
+    out = (None, None) if out is None else tuple(out)
+    if not col_major:
+        n = b * t
+        (q, sf), ob, rstd, ni = _norm_cast(
+            x.reshape(n, h), weight, eps, fmt, num_per_channels,
+            None if residual is None else residual.reshape(n, h), out_scale,
+            False, round_sf, packed, with_out_bf16,
+            (_rows("out", out[0], n), _rows("out", out[1], n)),
+            _rows("out_bf16", out_bf16, n),
+            _rows("residual_out", residual_out, n), with_rstd)
+
+        def back(v, given=None):
+            return given if given is not None else (
+                None if v is None else v.view(b, t, *v.shape[1:]))
+        return ((back(q, out[0]), back(sf, out[1])), back(ob, out_bf16),
+                back(rstd), x if residual is None else back(ni, residual_out))
+    groups, pad = (h + 31) // 32, (t + 3) // 4 * 4
+    words = (groups + 3) // 4 if packed else groups
+    q = out[0] if out[0] is not None else torch.empty(
+        (b, t, h), dtype=torch.float8_e4m3fn, device=x.device)
+    sf = out[1] if out[1] is not None else torch.empty_strided(
+        (b, t, words), (words * pad, 1, pad),
+        dtype=torch.int32 if packed else torch.float32, device=x.device)
+    if with_out_bf16 and out_bf16 is None:
+        out_bf16 = torch.empty((b, t, h), dtype=torch.bfloat16,
+                               device=x.device)
+    if residual is not None and residual_out is None:
+        residual_out = torch.empty_like(x)
+    rstd = (torch.empty((b, t), dtype=torch.float32, device=x.device)
+            if with_rstd else None)
+    for i in range(b):
+        def at(v):
+            return None if v is None else v[i]
+        _, _, r, _ = _norm_cast(
+            x[i], weight, eps, fmt, num_per_channels, at(residual), out_scale,
+            True, round_sf, packed, with_out_bf16, (q[i], sf[i]),
+            at(out_bf16), at(residual_out), with_rstd)
+        if rstd is not None:
+            rstd[i].copy_(r)
+    return ((q, sf), out_bf16, rstd, x if residual is None else residual_out)
+
+
+def norm_forward_and_per_token_cast(
+        x, weight, eps, fmt='e4m3', num_per_channels=32, residual=None,
+        out_scale=1.0, use_tma_aligned_col_major_sf=False, round_sf=False,
+        use_packed_ue8m0=False, with_out_bf16=False, out=None, out_bf16=None,
+        residual_out=None, mega_moe_sf=None, mega_moe_block_m=0,
+        with_rstd=False):
+    if mega_moe_sf is not None or mega_moe_block_m != 0:
+        raise ValueError("argument 'mega_moe_sf' is given; requires None "
+                         "and mega_moe_block_m 0 (tilejit does not write "
+                         "the MoE kernel's scale copy yet)")
+    args = (x, weight, eps, fmt, num_per_channels, residual, out_scale,
+            use_tma_aligned_col_major_sf, round_sf, use_packed_ue8m0,
+            with_out_bf16, out, out_bf16, residual_out, with_rstd)
+    if getattr(x, "dim", lambda: 2)() == 3:
+        return _norm_cast_3d(*args)
+    return _norm_cast(*args)
+
+
+norm_forward_and_per_token_cast.__doc__ = _norm_cast.__doc__ + """
+
+A 3-D x (B, T, H) takes one launch with row-major scales ((B, T, nK)),
+one a batch with column-major ones (each batch's column padded to
+align(T, 4)). mega_moe_sf is not supported (None, block 0)."""
+norm_forward_and_per_token_cast.tilejit_bound = True
 
 
 def _weight_grad(x, weight, weight_grad):
