@@ -51,7 +51,7 @@ void views(const ops::Call &c, const MhcMixSpec &s, ops::KernelArgs &args) {
               token_matrix(c.tensor("mhc_scale_grad"), 1, 3, 3));
 }
 
-ops::TensorShape scratch(const MhcMixSpec &s) {
+ops::TensorShape scratch(const ops::Call &, const MhcMixSpec &s) {
   const int64_t w = std::bit_ceil(static_cast<uint32_t>(s.mhc * (s.mhc + 2)));
   return {DType::f32, {kSplitMixesPartials, 2 * w}, {}};
 }

@@ -60,7 +60,7 @@ void views(const ops::Call &c, const FusedMappingSpec &, ops::KernelArgs &a) {
 }
 
 /// Row b: block b's count of each expert (chunks x width columns).
-ops::TensorShape scratch(const FusedMappingSpec &s) {
+ops::TensorShape scratch(const ops::Call &, const FusedMappingSpec &s) {
   const int64_t cols = int64_t{s.chunks} * s.width;
   return {DType::i32, {s.blocks, cols}, {cols, 1}};
 }

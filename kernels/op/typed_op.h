@@ -36,8 +36,9 @@ template <class Spec> struct OpKernel {
   std::vector<Kernel (*)(const Spec &)> then = {};
   /// The layout of a tensor named "scratch" that the kernels share for one
   /// call (contiguous; allocated on the call's stream before the first
-  /// kernel, freed after the last: rt::StreamMemory). Optional.
-  TensorShape (*scratch)(const Spec &) = nullptr;
+  /// kernel, freed after the last: rt::StreamMemory), from the spec and
+  /// the call's sizes. Optional.
+  TensorShape (*scratch)(const Call &, const Spec &) = nullptr;
 };
 
 /// The op's tensors and numeric parameters by their declared names.
@@ -81,14 +82,14 @@ Kernel (*kernel_at(const OpKernel<Spec> &k, int index))(const Spec &) {
   return k.then[static_cast<size_t>(index) - 1];
 }
 
-/// The view of `k`'s scratch tensor for `spec` at address 0 (a launch sets
-/// the address of its memory); nullopt for an op without one.
+/// The view of `k`'s scratch tensor for call `c` of `spec` at address 0 (a
+/// launch sets the address of its memory); nullopt for an op without one.
 template <class Spec>
 std::optional<rt::TensorView> scratch_view(const OpKernel<Spec> &k,
-                                           const Spec &spec) {
+                                           const Call &c, const Spec &spec) {
   if (!k.scratch)
     return std::nullopt;
-  const TensorShape s = k.scratch(spec);
+  const TensorShape s = k.scratch(c, spec);
   return rt::TensorView::contiguous(0, s.dtype, s.shape);
 }
 
@@ -119,7 +120,7 @@ template <class Spec> OpDef make_op(OpDef op, OpKernel<Spec> k) {
   op.kernel_args = [k](const Call &c) {
     const Spec spec = k.spec(c);
     KernelArgs args = bound_args(k, c, spec);
-    if (std::optional<rt::TensorView> view = scratch_view(k, spec))
+    if (std::optional<rt::TensorView> view = scratch_view(k, c, spec))
       args.tensor("scratch", *view);
     return args;
   };
@@ -141,7 +142,7 @@ template <class Spec> OpDef make_op(OpDef op, OpKernel<Spec> k) {
       });
     }
     std::optional<rt::StreamMemory> scratch;
-    if (std::optional<rt::TensorView> view = scratch_view(k, spec)) {
+    if (std::optional<rt::TensorView> view = scratch_view(k, c, spec)) {
       scratch.emplace(static_cast<size_t>(view->numel()) * size_of(view->dtype),
                       stream);
       view->data = scratch->ptr();

@@ -85,7 +85,7 @@ void views(const ops::Call &c, const NormBackwardSpec &,
       args.tensor(view, row(c.tensor(name)));
 }
 
-ops::TensorShape scratch(const NormBackwardSpec &s) {
+ops::TensorShape scratch(const ops::Call &, const NormBackwardSpec &s) {
   // The blocks' partial sums; none without a weight gradient to write.
   return {DType::f32,
           {s.weight_out ? s.blocks : 0, s.weight_out ? s.hidden : 0},
