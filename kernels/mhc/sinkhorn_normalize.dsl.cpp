@@ -1,7 +1,8 @@
 // sinkhorn_normalize.dsl.cpp - sinkhorn_normalize in the tile DSL: a block
 // holds block_b matrices; row and column sums are reductions along the last
-// two dimensions, broadcast back for free.
+// two dimensions, broadcast back for free (sinkhorn_forward, mhc_dsl.h).
 #include "mhc/sinkhorn_normalize.h"
+#include "mhc/mhc_dsl.h"
 
 #include "tilejit/compiler/dsl.h"
 
@@ -21,21 +22,7 @@ Kernel sinkhorn_normalize_kernel(const SinkhornSpec &s) {
   auto zero = k.index(0);
   auto y = k.load(x, {b0, zero, zero}, {s.block_b, n, n});
   auto eps = k.constant(std::bit_cast<float>(s.eps_bits), DType::f32);
-  auto rows = [&](dsl::Value v) { return k.reduce_sum(v, 2) + eps; };
-  auto cols = [&](dsl::Value v) { return k.reduce_sum(v, 1) + eps; };
-
-  auto e = k.exp(y - k.reduce_max(y, 2));
-  y = e / k.reduce_sum(e, 2) + eps;
-  y = y / cols(y);
-  // A loop, not unrolled: each step holds 2 x n IEEE divisions a thread,
-  // and unrolling all `repeat` steps made ptxas the slowest stage of the
-  // kernel's cold compile by far.
-  y = k.serial(k.index(1), k.index(s.repeat), {y},
-               [&](dsl::Value, std::vector<dsl::Value> carried) {
-                 dsl::Value v = carried[0];
-                 v = v / rows(v);
-                 return std::vector<dsl::Value>{v / cols(v)};
-               })[0];
+  y = sinkhorn_forward(k, y, eps, s.repeat);
   k.store(y, out, {b0, zero, zero});
   return k.build();
 }
