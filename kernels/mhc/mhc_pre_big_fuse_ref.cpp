@@ -1,6 +1,8 @@
 // mhc_pre_big_fuse_ref.cpp - CPU reference of mhc_pre_big_fuse (spec §3.8):
 // the inference-time mhc_pre, written per token as the fused kernel runs it,
-// from the same per-token sequences as the separate references.
+// from the same per-token sequences as the separate references; and of 2.1's
+// mhc_pre_big_fuse_fwd (tk21_ops.md §6.4), the chain of those references on
+// the GEMM's split-K partials.
 #include "mhc/mhc_common.h"
 #include "mhc/reference.h"
 
@@ -66,6 +68,35 @@ MhcBigFuseResult mhc_pre_big_fuse_ref(const HostTensor &residual,
     }
   }
   return r;
+}
+
+MhcBigFuseResult mhc_pre_big_fuse_fwd_ref(
+    const HostTensor &gemm_out_mul, const HostTensor &gemm_out_sqrsum,
+    const HostTensor &mhc_scale, const HostTensor &mhc_base,
+    const HostTensor &residual, float rms_eps, float mhc_pre_eps,
+    float mhc_sinkhorn_eps, float mhc_post_mult_value, int sinkhorn_repeat) {
+  const char *name = "mhc_pre_big_fuse_fwd_ref";
+  check_tensor(name, "residual", residual, DType::bf16, 3, "");
+  const int64_t t = residual.size(0), mhc = residual.size(1),
+                h = residual.size(2), mhc3 = mhc * (mhc + 2);
+  check_tensor(name, "gemm_out_mul", gemm_out_mul, DType::f32, 3, "");
+  const int64_t splits = gemm_out_mul.size(0);
+  check_shape(name, "gemm_out_mul", gemm_out_mul, {splits, t, mhc3});
+  check_tensor(name, "gemm_out_sqrsum", gemm_out_sqrsum, DType::f32, 2, "");
+  check_shape(name, "gemm_out_sqrsum", gemm_out_sqrsum, {splits, t});
+  const int64_t mul_shape[] = {splits, t, 1, mhc3}, sq_shape[] = {splits, t, 1};
+  MhcReducePartialsResult mixes = mhc_reduce_partials_and_rmsnorm_fwd_ref(
+      gemm_out_mul.reinterpret(DType::f32, mul_shape),
+      gemm_out_sqrsum.reinterpret(DType::f32, sq_shape), mhc * h, rms_eps);
+  MhcSplitMixes split = mhc_pre_split_mixes_ref(
+      mixes.out, mhc_scale, mhc_base, static_cast<int>(mhc),
+      mhc_post_mult_value, mhc_pre_eps);
+  HostTensor comb =
+      sinkhorn_normalize_ref(split.comb_mix, sinkhorn_repeat, mhc_sinkhorn_eps);
+  const int64_t post_shape[] = {t, mhc}, comb_shape[] = {t, mhc * mhc};
+  return {split.post_mix.reinterpret(DType::f32, post_shape),
+          comb.reinterpret(DType::f32, comb_shape),
+          mhc_pre_apply_mix_ref(residual, split.pre_mix)};
 }
 
 } // namespace tilejit::mhc

@@ -166,6 +166,19 @@ MhcBigFuseResult mhc_pre_big_fuse_ref(const HostTensor &residual,
                                       float mhc_post_mult_value,
                                       int sinkhorn_repeat, int n_splits = 16);
 
+/// TileKernels 2.1's mhc_pre_big_fuse_fwd (tk21_ops.md §6.4): the chain of
+/// the references it fuses, mhc_reduce_partials_and_rmsnorm_fwd_ref (one
+/// group of mhc * H) of gemm_out_mul fp32 (S, T, mhc3) and gemm_out_sqrsum
+/// fp32 (S, T), mhc_pre_split_mixes_ref, sinkhorn_normalize_ref of the comb
+/// part, mhc_pre_apply_mix_ref of residual bf16 (T, mhc, H) with the pre
+/// part. post_mix fp32 (T, mhc), comb_mix fp32 (T, mhc * mhc), layer_input
+/// bf16 (T, H).
+MhcBigFuseResult mhc_pre_big_fuse_fwd_ref(
+    const HostTensor &gemm_out_mul, const HostTensor &gemm_out_sqrsum,
+    const HostTensor &mhc_scale, const HostTensor &mhc_base,
+    const HostTensor &residual, float rms_eps, float mhc_pre_eps,
+    float mhc_sinkhorn_eps, float mhc_post_mult_value, int sinkhorn_repeat);
+
 // --- §3.9 mhc_multilayer_recompute -------------------------------------------
 /// Recomputes L layer inputs and P residuals (P in {L-1, L}) into the given
 /// bf16 tensors, bit-identical to chaining apply_mix and post.

@@ -105,6 +105,10 @@ TK = {
     "quant.norm_forward":
         "(x, weight, eps, residual=None, out_scale=1.0, out=None, "
         "residual_out=None, with_rstd=False)",
+    "mhc.mhc_pre_big_fuse_fwd":
+        "(gemm_out_mul, gemm_out_sqrsum, mhc_scale, mhc_base, residual, "
+        "post_mix, comb_mix, layer_input, rms_eps, mhc_pre_eps, "
+        "mhc_sinkhorn_eps, mhc_post_mult_value, sinkhorn_repeat, n_splits=16)",
     "quant.norm_forward_and_per_token_cast":
         "(x, weight, eps, fmt='e4m3', num_per_channels=32, residual=None, "
         f"out_scale=1.0, {FLAGS}, with_out_bf16=False, out=None, "
@@ -261,7 +265,7 @@ EXTENDED = {
 UNBOUND = {
     "quant": [],
     "moe": [],
-    "mhc": ["mhc_pre_big_fuse_fwd", "mhc_multilayer_recompute"],
+    "mhc": ["mhc_multilayer_recompute"],
 }
 
 

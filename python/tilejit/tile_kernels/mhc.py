@@ -93,7 +93,10 @@ mhc_reduce_partials_and_rmsnorm_bwd = tk_op(
     "out_grad, out_mul, sqrsum, out_mul_grad, sqrsum_grad, rms_group_size, "
     "rms_eps",
     returns=None)
-for _name in ("mhc_pre_big_fuse_fwd",
-              "mhc_multilayer_recompute"):
-    globals()[_name] = not_bound(f"mhc.{_name}")
-del _name
+mhc_pre_big_fuse_fwd = tk_op(
+    "mhc_pre_big_fuse_fwd",
+    "gemm_out_mul, gemm_out_sqrsum, mhc_scale, mhc_base, residual, post_mix, "
+    "comb_mix, layer_input, rms_eps, mhc_pre_eps, mhc_sinkhorn_eps, "
+    "mhc_post_mult_value, sinkhorn_repeat, n_splits=16",
+    returns=None)
+mhc_multilayer_recompute = not_bound("mhc.mhc_multilayer_recompute")

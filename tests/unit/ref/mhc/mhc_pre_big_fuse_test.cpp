@@ -124,3 +124,46 @@ TEST_CASE("mhc_pre_big_fuse rejects bad arguments", "[ref][mhc]") {
       "mhc_pre_big_fuse_ref: argument 'mhc_scale' has shape [24]; "
       "requires [3]");
 }
+
+TEST_CASE("2.1's mhc_pre_big_fuse_fwd from one split's partials is 1.0's "
+          "fused result; zero splits add nothing",
+          "[ref][mhc]") {
+  const int64_t t = 5, mhc = 4, hid = 16, mhc3 = 24;
+  HostTensor residual = bf16({t, mhc, hid}, randn(t * mhc * hid, 901));
+  HostTensor fn = f32({mhc3, mhc * hid}, randn(mhc3 * mhc * hid, 902, 0.1));
+  HostTensor scale = f32({3}, randn(3, 903, 0.1));
+  HostTensor base = f32({mhc3}, randn(mhc3, 904, 0.1));
+  MhcPreNormFnResult norm =
+      mhc_pre_norm_fn_ref(residual, fn, std::nullopt, 1e-6f, false, 1);
+  MhcBigFuseResult want = mhc_pre_big_fuse_ref(residual, fn, scale, base, 1e-6f,
+                                               1e-6f, 1e-6f, 1.0f, 10, 16);
+  const Vec mul = values(norm.mul), sq = values(norm.sq);
+  MhcBigFuseResult one =
+      mhc_pre_big_fuse_fwd_ref(f32({1, t, mhc3}, mul), f32({1, t}, sq), scale,
+                               base, residual, 1e-6f, 1e-6f, 1e-6f, 1.0f, 10);
+  // 1.0's rsqrt is taken in float64, 2.1's in f32: within an ulp or two.
+  auto close = [](const HostTensor &a, const HostTensor &b, double rtol) {
+    const Vec x = values(a), y = values(b);
+    REQUIRE(x.size() == y.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+      INFO(i << ": " << x[i] << " vs " << y[i]);
+      CHECK(std::abs(x[i] - y[i]) <= rtol * std::abs(y[i]) + 1e-7);
+    }
+  };
+  CHECK(one.post_mix.shape() == Shape{t, mhc});
+  CHECK(one.comb_mix.shape() == Shape{t, mhc * mhc});
+  CHECK(one.layer_input.shape() == Shape{t, hid});
+  close(one.post_mix, want.post_mix, 1e-6);
+  close(one.comb_mix, want.comb_mix, 1e-5);
+  close(one.layer_input, want.layer_input, 0x1p-7);
+  // Three splits, the first the whole product and the others zeros.
+  Vec mul3(3 * mul.size(), 0.0), sq3(3 * sq.size(), 0.0);
+  std::copy(mul.begin(), mul.end(), mul3.begin());
+  std::copy(sq.begin(), sq.end(), sq3.begin());
+  MhcBigFuseResult three =
+      mhc_pre_big_fuse_fwd_ref(f32({3, t, mhc3}, mul3), f32({3, t}, sq3), scale,
+                               base, residual, 1e-6f, 1e-6f, 1e-6f, 1.0f, 10);
+  CHECK(compare_exact(three.post_mix, one.post_mix) == "");
+  CHECK(compare_exact(three.comb_mix, one.comb_mix) == "");
+  CHECK(compare_exact(three.layer_input, one.layer_input) == "");
+}
