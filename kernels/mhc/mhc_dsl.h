@@ -1,6 +1,6 @@
 // mhc_dsl.h - Pieces of the mHC kernels that more than one kernel runs, so
 // that a fused kernel computes what the separate ones do, bit for bit:
-// Sinkhorn's forward and the pre-apply's fma chain.
+// Sinkhorn's forward, the pre-apply's and the post's fma chains.
 #pragma once
 
 #include "tilejit/compiler/dsl.h"
@@ -29,22 +29,46 @@ inline dsl::Value sinkhorn_forward(dsl::KernelBuilder &k, dsl::Value y,
                   })[0];
 }
 
+/// The pre-apply's fma chain (§3.5): from 0, acc = fma(mix[m], x[m], acc)
+/// over the streams m in order (mix scalars, x f32 fragments).
+inline dsl::Value mix_streams(dsl::KernelBuilder &k,
+                              const std::vector<dsl::Value> &mix,
+                              const std::vector<dsl::Value> &x) {
+  dsl::Value acc = k.full(x.at(0).shape(), 0, DType::f32);
+  for (size_t m = 0; m < x.size(); ++m)
+    acc = k.fma(mix[m], x[m], acc);
+  return acc;
+}
+
+/// mhc_post's stream o (§3.6): post * y, then acc = fma(comb[i], res[i],
+/// acc) over the residual's streams i in order (post and comb[i] = comb[i,
+/// o] scalars; y and res f32 fragments).
+inline dsl::Value post_stream(dsl::KernelBuilder &k, dsl::Value post,
+                              dsl::Value y, const std::vector<dsl::Value> &comb,
+                              const std::vector<dsl::Value> &res) {
+  dsl::Value acc = post * y;
+  for (size_t i = 0; i < res.size(); ++i)
+    acc = k.fma(comb[i], res[i], acc);
+  return acc;
+}
+
 /// The pre-apply (§3.5) of token t's columns h0 .. h0 + chunk: o[t, 0, h]
-/// = bf16(the fma chain over the streams from 0 of mix[t, m, 0] x[t, m,
-/// h]), x bf16 (N, mhc, H), mix f32 (N, mhc, 1) read as scalars every
-/// thread reads, o bf16 (N, 1, H).
+/// = bf16(mix_streams of mix[t, m, 0] and x[t, m, h]), x bf16 (N, mhc, H),
+/// mix f32 (N, mhc, 1) read as scalars every thread reads, o bf16 (N, 1,
+/// H).
 inline void apply_mix_chunk(dsl::KernelBuilder &k, const dsl::Tensor &x,
                             const dsl::Tensor &mix, const dsl::Tensor &o,
                             dsl::Value t, dsl::Value h0, int64_t mhc,
                             int64_t chunk) {
   auto zero = k.index(0);
-  dsl::Value acc = k.full({1, 1, chunk}, 0, DType::f32);
+  std::vector<dsl::Value> mixes, streams;
   for (int64_t m = 0; m < mhc; ++m) {
-    auto stream =
-        k.cast(k.load(x, {t, k.index(m), h0}, {1, 1, chunk}), DType::f32);
-    acc = k.fma(k.load_scalar(mix, {t, k.index(m), zero}), stream, acc);
+    streams.push_back(
+        k.cast(k.load(x, {t, k.index(m), h0}, {1, 1, chunk}), DType::f32));
+    mixes.push_back(k.load_scalar(mix, {t, k.index(m), zero}));
   }
-  k.store(k.cast(acc, DType::bf16), o, {t, zero, h0});
+  k.store(k.cast(mix_streams(k, mixes, streams), DType::bf16), o,
+          {t, zero, h0});
 }
 
 } // namespace tilejit::mhc

@@ -1,7 +1,9 @@
 // mhc_post.dsl.cpp - mhc_post_fwd in the tile DSL: a block a token and a
 // chunk of its columns; each output stream o is post[o] * x, then the fma
 // chain over the residual's streams i from 0 with comb[i, o] (the mixes
-// are scalars every thread reads), rounded once to bf16.
+// are scalars every thread reads; post_stream, mhc_dsl.h), rounded once to
+// bf16.
+#include "mhc/mhc_dsl.h"
 #include "mhc/mhc_stream.h"
 
 #include "tilejit/compiler/dsl.h"
@@ -29,10 +31,11 @@ Kernel mhc_post_fwd_kernel(const MhcStreamSpec &s) {
   for (int i = 0; i < s.mhc; ++i)
     res.push_back(k.cast(k.load(residual, {t, k.index(i), h0}, box), f32));
   for (int o = 0; o < s.mhc; ++o) {
-    auto acc = k.load_scalar(post, {t, k.index(o), zero}) * y;
+    std::vector<dsl::Value> comb_o;
     for (int i = 0; i < s.mhc; ++i)
-      acc =
-          k.fma(k.load_scalar(comb, {t, k.index(i), k.index(o)}), res[i], acc);
+      comb_o.push_back(k.load_scalar(comb, {t, k.index(i), k.index(o)}));
+    auto acc = post_stream(k, k.load_scalar(post, {t, k.index(o), zero}), y,
+                           comb_o, res);
     k.store(k.cast(acc, bf16), out, {t, k.index(o), h0});
   }
   return k.build();

@@ -249,7 +249,7 @@ struct HostCall {
 /// and parameters, or views of them an op supplies (OpDef::views).
 class KernelArgs {
 public:
-  static constexpr int kMax = 32;
+  static constexpr int kMax = 64;
   /// Adds or replaces the tensor `name` (which must outlive this object).
   void tensor(std::string_view name, const rt::TensorView &view);
   /// Adds or replaces the tensor `name`: the contiguous `view` as one
