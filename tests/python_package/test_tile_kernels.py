@@ -105,6 +105,9 @@ TK = {
     "quant.norm_forward":
         "(x, weight, eps, residual=None, out_scale=1.0, out=None, "
         "residual_out=None, with_rstd=False)",
+    "mhc.mhc_multilayer_recompute":
+        "(initial_residual, pre_mix_list, layer_output_list, post_mix_list, "
+        "comb_mix_list, layer_input_list, residual_list)",
     "mhc.mhc_pre_big_fuse_fwd":
         "(gemm_out_mul, gemm_out_sqrsum, mhc_scale, mhc_base, residual, "
         "post_mix, comb_mix, layer_input, rms_eps, mhc_pre_eps, "
@@ -265,7 +268,7 @@ EXTENDED = {
 UNBOUND = {
     "quant": [],
     "moe": [],
-    "mhc": ["mhc_multilayer_recompute"],
+    "mhc": [],
 }
 
 
@@ -336,6 +339,21 @@ raises("norm_forward_and_per_token_cast's out_bf16 without with_out_bf16",
        "with_out_bf16=True",
        lambda: tk.quant.norm_forward_and_per_token_cast(
            x16, None, 1e-6, out_bf16=Tensor("bfloat16", (8, 1024))))
+
+
+r4 = Tensor("bfloat16", (8, 4, 64))
+raises("mhc_multilayer_recompute with two layer outputs short", ValueError,
+       "argument 'layer_output_list' has 1 tensors for 3 layers; requires L "
+       "- 1 or L (L = 3, len(pre_mix_list))",
+       lambda: tk.mhc.mhc_multilayer_recompute(r4, [None] * 3, [None],
+                                               [None], [None], [None] * 3,
+                                               [None]))
+raises("mhc_multilayer_recompute with a layer input short", ValueError,
+       "argument 'layer_input_list' has 11 tensors; requires 12 "
+       "(len(pre_mix_list))",
+       lambda: tk.mhc.mhc_multilayer_recompute(r4, [None] * 12, [None] * 11,
+                                               [None] * 11, [None] * 11,
+                                               [None] * 11, [None] * 11))
 
 
 q16, cache = Tensor("bfloat16", (9, 4, 128)), Tensor("float32", (64, 128))

@@ -1,5 +1,5 @@
 """tile_kernels.mhc (TileKernels 2.1's raw entry points) on tilejit."""
-from ._binding import Conversion, derive, in_place, not_bound, same, tk_op
+from ._binding import Conversion, derive, in_place, same, tk_op
 
 mhc_sinkhorn_fwd = tk_op(
     "sinkhorn_normalize", "comb_res_mix, comb_res_mix_out, repeat, eps",
@@ -99,4 +99,50 @@ mhc_pre_big_fuse_fwd = tk_op(
     "comb_mix, layer_input, rms_eps, mhc_pre_eps, mhc_sinkhorn_eps, "
     "mhc_post_mult_value, sinkhorn_repeat, n_splits=16",
     returns=None)
-mhc_multilayer_recompute = not_bound("mhc.mhc_multilayer_recompute")
+_LISTS = ("pre_mix", "layer_output", "post_mix", "comb_mix", "layer_input",
+          "residual")
+_GROUP = 10  # the layers one call of the op takes
+_recompute = tk_op(
+    "mhc_multilayer_recompute",
+    "initial_residual, " + ", ".join(f"{name}_{i}=None" for name in _LISTS
+                                     for i in range(_GROUP)),
+    name="mhc_multilayer_recompute", returns=None)
+
+
+def mhc_multilayer_recompute(initial_residual, pre_mix_list,
+                             layer_output_list, post_mix_list, comb_mix_list,
+                             layer_input_list, residual_list):
+    """TileKernels' mhc_multilayer_recompute: every layer input and residual
+    of a stack of L layers (P = L or L - 1 of them with their post step)
+    recomputed into the tensors of layer_input_list and residual_list. One
+    launch takes 10 layers; a longer stack goes in groups, each from the
+    residual the group before wrote (the same bits as one pass)."""
+    lists = (pre_mix_list, layer_output_list, post_mix_list, comb_mix_list,
+             layer_input_list, residual_list)
+    layers, posts = len(pre_mix_list), len(layer_output_list)
+    # Checked whole before any launch (a later group's mistake would come
+    # after an earlier group's writes).
+    if layers == 0:
+        raise ValueError("argument 'pre_mix_list' is empty; requires at "
+                         "least one layer")
+    if posts not in (layers - 1, layers):
+        raise ValueError(f"argument 'layer_output_list' has {posts} tensors "
+                         f"for {layers} layers; requires L - 1 or L (L = "
+                         f"{layers}, len(pre_mix_list))")
+    for name, items in zip(_LISTS[2:], lists[2:]):
+        want = layers if name == "layer_input" else posts
+        if len(items) != want:
+            raise ValueError(f"argument '{name}_list' has {len(items)} "
+                             f"tensors; requires {want} (len("
+                             f"{'pre_mix' if want == layers else 'layer_output'}"
+                             f"_list))")
+    for first in range(0, layers, _GROUP):
+        kwargs = {}
+        for name, items in zip(_LISTS, lists):
+            for i, t in enumerate(items[first:first + _GROUP]):
+                kwargs[f"{name}_{i}"] = t
+        start = initial_residual if first == 0 else residual_list[first - 1]
+        _recompute(start, **kwargs)
+
+
+mhc_multilayer_recompute.tilejit_bound = True
