@@ -177,4 +177,38 @@ mhc_pre_norm_fn_bwd_ref(const HostTensor &out_grad, const HostTensor &residual,
   return {*residual_grad_buf, fn_grad};
 }
 
+MhcNormFnPartials mhc_pre_norm_fn_partials_ref(const HostTensor &residual,
+                                               const HostTensor &fn,
+                                               int n_splits) {
+  const char *name = "mhc_pre_norm_fn_partials_ref";
+  ResidualDims d = check_mhc_residual(name, residual);
+  check_tensor(name, "fn", fn, DType::f32, 0, "");
+  check_shape(name, "fn", fn, {d.mhc3, d.kd});
+  if (n_splits < 1 || d.kd % n_splits != 0)
+    fail_value(name, "n_splits", fmt::format("{}", n_splits),
+               fmt::format("a divisor of mhc * H = {}", d.kd));
+  const int64_t part = d.kd / n_splits;
+  MhcNormFnPartials r{HostTensor::zeros(DType::f32, {n_splits, d.n, d.mhc3}),
+                      HostTensor::zeros(DType::f32, {n_splits, d.n})};
+  const uint16_t *x = residual.data<uint16_t>();
+  const float *f = fn.data<float>();
+  for (int64_t s = 0; s < n_splits; ++s)
+    for (int64_t t = 0; t < d.n; ++t) {
+      const uint16_t *xt = x + t * d.kd + s * part;
+      double sq = 0;
+      for (int64_t k = 0; k < part; ++k)
+        sq += static_cast<double>(bf16_value(xt[k])) * bf16_value(xt[k]);
+      r.sq.data<float>()[s * d.n + t] = static_cast<float>(sq);
+      for (int64_t j = 0; j < d.mhc3; ++j) {
+        const float *fj = f + j * d.kd + s * part;
+        double acc = 0;
+        for (int64_t k = 0; k < part; ++k)
+          acc += static_cast<double>(bf16_value(xt[k])) * round_to_tf32(fj[k]);
+        r.mul.data<float>()[(s * d.n + t) * d.mhc3 + j] =
+            static_cast<float>(acc);
+      }
+    }
+  return r;
+}
+
 } // namespace tilejit::mhc

@@ -179,6 +179,20 @@ MhcBigFuseResult mhc_pre_big_fuse_fwd_ref(
     const HostTensor &residual, float rms_eps, float mhc_pre_eps,
     float mhc_sinkhorn_eps, float mhc_post_mult_value, int sinkhorn_repeat);
 
+/// The split-K partials of mhc_pre_norm_fn's product that 2.1's
+/// mhc_reduce_partials_and_rmsnorm_fwd and mhc_pre_big_fuse_fwd take
+/// (TileKernels' mhc_pre_norm_fn_partials_ref, with the kernel's TF32 fn):
+/// residual bf16 (T, mhc, H) as x (T, Kd), Kd = mhc H, in n_splits equal
+/// contiguous parts (Kd % n_splits == 0); mul fp32 (n_splits, T, mhc3) =
+/// the part's sum of x[t, k] * round_to_tf32(fn[j, k]), sq fp32 (n_splits,
+/// T) = the part's sum of x^2, each in float64 rounded once.
+struct MhcNormFnPartials {
+  HostTensor mul, sq;
+};
+MhcNormFnPartials mhc_pre_norm_fn_partials_ref(const HostTensor &residual,
+                                               const HostTensor &fn,
+                                               int n_splits);
+
 // --- §3.9 mhc_multilayer_recompute -------------------------------------------
 /// Recomputes L layer inputs and P residuals (P in {L-1, L}) into the given
 /// bf16 tensors, bit-identical to chaining apply_mix and post.

@@ -260,3 +260,35 @@ TEST_CASE("mhc_pre_norm_fn rejects bad arguments", "[ref][mhc]") {
       "mhc_fn_normw_merge_bwd_ref: argument 'fn_grad_buf' has shape [32]; "
       "requires [24, 32]");
 }
+
+TEST_CASE("mhc_pre_norm_fn_partials: the parts add up to mhc_pre_norm_fn's "
+          "product and sum of squares",
+          "[ref][mhc]") {
+  const int64_t t = 3, mhc = 4, hid = 24, kd = mhc * hid, mhc3 = 24;
+  HostTensor residual = bf16({t, mhc, hid}, randn(t * kd, 711));
+  HostTensor fn = f32({mhc3, kd}, randn(mhc3 * kd, 712, 0.1));
+  MhcPreNormFnResult whole =
+      mhc_pre_norm_fn_ref(residual, fn, std::nullopt, 1e-6f, false, 1);
+  MhcNormFnPartials p = mhc_pre_norm_fn_partials_ref(residual, fn, 4);
+  CHECK(p.mul.shape() == Shape{4, t, mhc3});
+  CHECK(p.sq.shape() == Shape{4, t});
+  const Vec mul = values(p.mul), sq = values(p.sq);
+  const Vec want_mul = values(whole.mul), want_sq = values(whole.sq);
+  for (int64_t i = 0; i < t * mhc3; ++i) {
+    double sum = 0;
+    for (int64_t s = 0; s < 4; ++s)
+      sum += mul[s * t * mhc3 + i];
+    CHECK(std::abs(sum - want_mul[i]) <= 1e-6 * (1 + std::abs(want_mul[i])));
+  }
+  for (int64_t i = 0; i < t; ++i) {
+    const double sum = sq[i] + sq[t + i] + sq[2 * t + i] + sq[3 * t + i];
+    CHECK(std::abs(sum - want_sq[i]) <= 1e-5 * want_sq[i]);
+  }
+  // One part: the product itself, the same float64 sums rounded once.
+  MhcNormFnPartials one = mhc_pre_norm_fn_partials_ref(residual, fn, 1);
+  CHECK(values(one.mul) == want_mul);
+  CHECK(values(one.sq) == want_sq);
+  CHECK_USER_ERROR(mhc_pre_norm_fn_partials_ref(residual, fn, 5),
+                   "mhc_pre_norm_fn_partials_ref: argument 'n_splits' is 5; "
+                   "requires a divisor of mhc * H = 96");
+}

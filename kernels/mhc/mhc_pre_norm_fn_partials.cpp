@@ -1,0 +1,103 @@
+// mhc_pre_norm_fn_partials.cpp - mhc_pre_norm_fn_partials declared
+// (tilejit's own op: TileKernels 2.1 leaves this product to an external
+// GEMM): the residual bf16 (T, mhc, H) as x (T, Kd), Kd = mhc H, split in
+// n_splits equal parts; gemm_out_mul[s, t, j] = the part's x . tf32(fn[j])
+// and gemm_out_sqrsum[s, t] = its sum of x^2, for
+// mhc_reduce_partials_and_rmsnorm_fwd and mhc_pre_big_fuse_fwd.
+#include "mhc/mhc_pre_norm_fn_partials.h"
+#include "mhc/mhc_stream.h"
+#include "mhc/reference.h"
+
+#include "op/op.h"
+
+#include <algorithm>
+
+namespace tilejit::mhc {
+
+namespace {
+
+void check(const ops::Call &c) {
+  const int64_t mhc = c.dim("mhc"), kd = mhc * c.dim("H"),
+                splits = c.integer("n_splits");
+  if (mhc > 4)
+    throw UserError(fmt::format("mhc_pre_norm_fn_partials: argument "
+                                "'residual' has {} streams; requires at most "
+                                "4 (mhc (mhc + 2) mixes in one 32-wide tile)",
+                                mhc));
+  if (c.dim("M3") != mhc * (mhc + 2) || c.dim("K") != kd)
+    throw UserError(fmt::format(
+        "mhc_pre_norm_fn_partials: argument 'fn' has shape [{}, {}]; "
+        "requires [mhc (mhc + 2), mhc * H] = [{}, {}]",
+        c.dim("M3"), c.dim("K"), mhc * (mhc + 2), kd));
+  if (kd % splits != 0 || (kd / splits) % 8 != 0)
+    throw UserError(fmt::format(
+        "mhc_pre_norm_fn_partials: argument 'n_splits' is {}; requires "
+        "equal parts of mhc * H = {} columns, each a multiple of 8",
+        splits, kd));
+}
+
+MhcNormFnSpec spec(const ops::Call &c) {
+  const int64_t part = c.dim("mhc") * c.dim("H") / c.integer("n_splits");
+  MhcNormFnSpec s;
+  // The largest power of two up to 64 that divides the part (128 would
+  // take more than 48 KB of shared memory with the conversions' buffers).
+  s.chunk = static_cast<int32_t>(std::min<int64_t>(64, part & -part));
+  s.vector_bytes = ops::vector_bytes(c, {"residual", "fn"});
+  return s;
+}
+
+void views(const ops::Call &c, const MhcNormFnSpec &, ops::KernelArgs &args) {
+  const int64_t t = c.dim("T"), kd = c.dim("mhc") * c.dim("H");
+  args.tensor("residual_rows", token_matrix(c.tensor("residual"), t, kd, kd));
+  const rt::TensorView &sq = c.tensor("gemm_out_sqrsum");
+  const int64_t shape[3] = {c.integer("n_splits"), t, 1};
+  args.tensor("sqrsum_cols",
+              rt::TensorView::contiguous(sq.data, sq.dtype, shape));
+}
+
+} // namespace
+
+const ops::OpDef &mhc_pre_norm_fn_partials_op() {
+  using ops::Layout;
+  static const ops::OpDef op = ops::make_op<MhcNormFnSpec>(
+      {.name = "mhc_pre_norm_fn_partials",
+       .summary = "the split-K partials of mHC's norm product: x . tf32(fn)^T "
+                  "and sum x^2 over each of n_splits equal parts of mhc * H",
+       .tensors = {ops::input("residual", {DType::bf16}, "T, mhc, H",
+                              Layout::contiguous, "the residual streams"),
+                   ops::input("fn", {DType::f32}, "M3, K", Layout::contiguous,
+                              "the projection (mhc (mhc + 2), mhc * H)"),
+                   ops::output("gemm_out_mul", {DType::f32}, "S, T, M3"),
+                   ops::output("gemm_out_sqrsum", {DType::f32}, "S, T")},
+       .params = {ops::integer("n_splits", 16, 1, 1 << 20,
+                               "equal parts of mhc * H (S)")},
+       .dim_rules = stream_rules(),
+       .cli_shape = "T, mhc, H",
+       .default_shape = {8192, 4, 4096},
+       .check = check,
+       .dims_from_inputs =
+           [](const ops::Call &c) {
+             return std::vector<std::pair<std::string, int64_t>>{
+                 {"S", c.integer("n_splits")}};
+           },
+       .derived_dims =
+           [](const ops::ShapeArgs &a) {
+             const int64_t mhc = a.dim("mhc");
+             return std::vector<std::pair<std::string, int64_t>>{
+                 {"M3", mhc * (mhc + 2)},
+                 {"K", mhc * a.dim("H")},
+                 {"S", a.integer("n_splits")}};
+           },
+       .reference =
+           [](const ops::HostCall &c) {
+             MhcNormFnPartials p = mhc_pre_norm_fn_partials_ref(
+                 c.tensor("residual"), c.tensor("fn"),
+                 static_cast<int>(c.integer("n_splits")));
+             return std::vector{p.mul, p.sq};
+           }},
+      {spec, mhc_pre_norm_fn_partials_kernel, views});
+  return op;
+}
+TILEJIT_REGISTER_OP(mhc_pre_norm_fn_partials_op);
+
+} // namespace tilejit::mhc

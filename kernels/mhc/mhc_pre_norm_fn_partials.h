@@ -1,0 +1,26 @@
+// mhc_pre_norm_fn_partials.h - the split-K product of mHC's norm on the
+// GPU: the partials (gemm_out_mul, gemm_out_sqrsum) that 2.1's
+// mhc_reduce_partials_and_rmsnorm_fwd and mhc_pre_big_fuse_fwd take, which
+// TileKernels 2.1 leaves to an external GEMM (tk21_ops.md §6.2); declared
+// in mhc_pre_norm_fn_partials.cpp.
+#pragma once
+
+#include "op/op_def.h"
+#include "op/spec_fields.h"
+
+namespace tilejit::mhc {
+
+const ops::OpDef &mhc_pre_norm_fn_partials_op();
+
+/// Static parameters: 32 tokens a block of 128 threads, a split's columns
+/// in chunks of `chunk` (a power of two up to 64 dividing the split).
+struct MhcNormFnSpec {
+  int32_t chunk = 64;
+  int32_t vector_bytes = 0; ///< 16: the residual's and fn's rows aligned
+};
+TILEJIT_SPEC_FIELDS(MhcNormFnSpec, chunk, vector_bytes)
+
+/// The kernel in the DSL (mhc_pre_norm_fn_partials.dsl.cpp).
+Kernel mhc_pre_norm_fn_partials_kernel(const MhcNormFnSpec &spec);
+
+} // namespace tilejit::mhc

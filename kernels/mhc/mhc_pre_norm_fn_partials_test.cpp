@@ -1,0 +1,71 @@
+// mhc_pre_norm_fn_partials_test.cpp - the case table: TileKernels' pre_norm_fn
+// shapes (4096 and 8192 tokens, H 1280 to 7168, 16 splits) and its split-K
+// test's (13, 48 and 512 tokens: partial token tiles), one split, parts of
+// 1024 and 16 columns, 1 and 2 streams, no tokens, the benchmark shapes,
+// mistakes. The reference sums in float64 with the kernel's TF32 fn; the
+// GPU's f32 accumulation differs within f32 rounding.
+#include "op_test.h"
+
+namespace tilejit::harness {
+
+namespace {
+
+Case partials(int64_t t, int64_t mhc, int64_t h, int64_t splits = 16,
+              int kind = Case::gpu) {
+  return {.label = "",
+          .shape = {t, mhc, h},
+          .set = {{"n_splits", std::to_string(splits)}},
+          .kind = kind};
+}
+
+} // namespace
+
+TILEJIT_OP_TEST(mhc_pre_norm_fn_partials) {
+  OpTest t{.op = "mhc_pre_norm_fn_partials",
+           .fills = {{"fn", normal(0, 1e-4)}},
+           .compare = {{"gemm_out_mul", allclose(1e-3, 1e-7)},
+                       {"gemm_out_sqrsum", allclose(1e-5, 0)}},
+           .poison_outputs = true};
+  for (int64_t tokens : {4096, 8192})
+    for (int64_t h : {1280, 2560, 7168})
+      t.cases.push_back(partials(tokens, 4, h));
+  for (int64_t tokens : {13, 48, 512})
+    for (int64_t h : {1280, 2560, 4096, 7168})
+      t.cases.push_back(partials(tokens, 4, h));
+  t.cases.push_back(partials(1000, 4, 4096, 1));
+  t.cases.push_back(partials(300, 4, 1280, 5));  // parts of 1024: chunks of 64
+  t.cases.push_back(partials(300, 4, 1000, 25)); // parts of 160: chunks of 32
+  t.cases.push_back(partials(100, 2, 512, 4));
+  t.cases.push_back(partials(100, 1, 256, 2));
+  t.cases.push_back(partials(0, 4, 1280));
+  for (int64_t h : {4096, 7168})
+    t.cases.push_back(partials(8192, 4, h, 16, Case::bench));
+
+  const auto x = fake(DType::bf16, {8, 4, 1000}),
+             fn = fake(DType::f32, {24, 4000}, {}, 0x100000),
+             mul = fake(DType::f32, {16, 8, 24}, {}, 0x200000),
+             sq = fake(DType::f32, {16, 8}, {}, 0x300000);
+  t.errors = {
+      {"parts of 250 columns",
+       {x, fn, mul, sq},
+       {},
+       "mhc_pre_norm_fn_partials: argument 'n_splits' is 16; requires equal "
+       "parts of mhc * H = 4000 columns, each a multiple of 8"},
+      {"fn of another H",
+       {x, fake(DType::f32, {24, 4096}, {}, 0x100000),
+        fake(DType::f32, {10, 8, 24}, {}, 0x200000),
+        fake(DType::f32, {10, 8}, {}, 0x300000)},
+       {{"n_splits", int64_t{10}}},
+       "mhc_pre_norm_fn_partials: argument 'fn' has shape [24, 4096]; "
+       "requires [mhc (mhc + 2), mhc * H] = [24, 4000]"},
+      {"8 streams",
+       {fake(DType::bf16, {8, 8, 64}),
+        fake(DType::f32, {80, 512}, {}, 0x100000),
+        fake(DType::f32, {16, 8, 80}, {}, 0x200000), sq},
+       {},
+       "mhc_pre_norm_fn_partials: argument 'residual' has 8 streams; "
+       "requires at most 4 (mhc (mhc + 2) mixes in one 32-wide tile)"}};
+  return t;
+}
+
+} // namespace tilejit::harness
