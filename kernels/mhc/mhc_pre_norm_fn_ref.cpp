@@ -5,6 +5,7 @@
 #include "mhc/reference.h"
 
 #include <cmath>
+#include <cstring>
 #include <fmt/format.h>
 
 namespace tilejit::mhc {
@@ -137,44 +138,79 @@ mhc_pre_norm_fn_bwd_ref(const HostTensor &out_grad, const HostTensor &residual,
   }
 
   const float *og = out_grad.data<float>(), *mu = mul.data<float>();
-  const float *fr = fn_rounded.data<float>();
-  const uint16_t *x = residual.data<uint16_t>();
-  std::vector<float> mgr(d.n * d.mhc3), sq_grad(d.n);
+  HostTensor mul_grad = HostTensor::zeros(DType::f32, {d.n, d.mhc3});
+  HostTensor sq_grad = HostTensor::zeros(DType::f32, {d.n});
   for (int64_t t = 0; t < d.n; ++t) {
     float s = sq.data<float>()[t];
     float rms = norm_rms(s, d.kd, mhc_norm_eps);
     double rg = 0;
     for (int j = 0; j < d.mhc3; ++j) {
-      mgr[t * d.mhc3 + j] = round_to_tf32(og[t * d.mhc3 + j] * rms);
+      mul_grad.data<float>()[t * d.mhc3 + j] = og[t * d.mhc3 + j] * rms;
       rg += static_cast<double>(og[t * d.mhc3 + j]) * mu[t * d.mhc3 + j];
     }
     float denom = s + mhc_norm_eps * static_cast<float>(d.kd);
-    sq_grad[t] = static_cast<float>(rg) * rms / denom / -2.0f;
+    sq_grad.data<float>()[t] = static_cast<float>(rg) * rms / denom / -2.0f;
   }
-
-  HostTensor fn_grad = HostTensor::zeros(DType::f32, {d.mhc3, d.kd});
-  for (int j = 0; j < d.mhc3; ++j)
-    for (int64_t k = 0; k < d.kd; ++k) {
-      double acc = 0;
-      for (int64_t t = 0; t < d.n; ++t)
-        acc += static_cast<double>(mgr[t * d.mhc3 + j]) *
-               bf16_value(x[t * d.kd + k]);
-      fn_grad.data<float>()[j * d.kd + k] = static_cast<float>(acc);
-    }
-
-  uint16_t *xg = residual_grad_buf->data<uint16_t>();
-  for (int64_t t = 0; t < d.n; ++t)
-    for (int64_t k = 0; k < d.kd; ++k) {
-      double xv = bf16_value(x[t * d.kd + k]);
-      double acc = bf16_value(xg[t * d.kd + k]);
-      for (int j = 0; j < d.mhc3; ++j)
-        acc += static_cast<double>(mgr[t * d.mhc3 + j]) * fr[j * d.kd + k];
-      acc += 2.0 * xv * sq_grad[t];
-      xg[t * d.kd + k] = bf16_bits(static_cast<float>(acc));
-    }
+  // fn_rounded is TF32 already: rounding it again changes nothing.
+  const int64_t rows[] = {d.n, d.kd};
+  MhcNormFnGemmGrads g = mhc_pre_norm_fn_gemm_bwd_ref(
+      mul_grad, sq_grad, residual.reinterpret(DType::bf16, rows), fn_rounded,
+      residual_grad_buf->reinterpret(DType::bf16, rows));
+  std::memcpy(residual_grad_buf->raw(), g.x_grad.raw(),
+              static_cast<size_t>(d.n * d.kd) * sizeof(uint16_t));
   if (fused)
-    return {std::nullopt, fn_grad};
-  return {*residual_grad_buf, fn_grad};
+    return {std::nullopt, g.fn_grad};
+  return {*residual_grad_buf, g.fn_grad};
+}
+
+MhcNormFnGemmGrads
+mhc_pre_norm_fn_gemm_bwd_ref(const HostTensor &out_mul_grad,
+                             const HostTensor &sqrsum_grad, const HostTensor &x,
+                             const HostTensor &fn,
+                             const std::optional<HostTensor> &x_grad) {
+  const char *name = "mhc_pre_norm_fn_gemm_bwd_ref";
+  check_tensor(name, "x", x, DType::bf16, 2, "");
+  const int64_t n = x.size(0), kd = x.size(1);
+  check_tensor(name, "fn", fn, DType::f32, 2, "");
+  const int64_t mhc3 = fn.size(0);
+  check_shape(name, "fn", fn, {mhc3, kd});
+  check_tensor(name, "out_mul_grad", out_mul_grad, DType::f32, 2, "");
+  check_shape(name, "out_mul_grad", out_mul_grad, {n, mhc3});
+  check_tensor(name, "sqrsum_grad", sqrsum_grad, DType::f32, 1, "");
+  check_shape(name, "sqrsum_grad", sqrsum_grad, {n});
+  if (x_grad) {
+    check_tensor(name, "x_grad", *x_grad, DType::bf16, 2, "");
+    check_shape(name, "x_grad", *x_grad, {n, kd});
+  }
+  std::vector<float> mgr(static_cast<size_t>(n * mhc3)),
+      fnr(static_cast<size_t>(mhc3 * kd));
+  for (int64_t i = 0; i < n * mhc3; ++i)
+    mgr[i] = round_to_tf32(out_mul_grad.data<float>()[i]);
+  for (int64_t i = 0; i < mhc3 * kd; ++i)
+    fnr[i] = round_to_tf32(fn.data<float>()[i]);
+  const uint16_t *xv = x.data<uint16_t>();
+  const float *sg = sqrsum_grad.data<float>();
+  MhcNormFnGemmGrads g{HostTensor::zeros(DType::bf16, {n, kd}),
+                       HostTensor::zeros(DType::f32, {mhc3, kd})};
+  for (int64_t j = 0; j < mhc3; ++j)
+    for (int64_t k = 0; k < kd; ++k) {
+      double acc = 0;
+      for (int64_t t = 0; t < n; ++t)
+        acc +=
+            static_cast<double>(mgr[t * mhc3 + j]) * bf16_value(xv[t * kd + k]);
+      g.fn_grad.data<float>()[j * kd + k] = static_cast<float>(acc);
+    }
+  uint16_t *xg = g.x_grad.data<uint16_t>();
+  for (int64_t t = 0; t < n; ++t)
+    for (int64_t k = 0; k < kd; ++k) {
+      double acc =
+          x_grad ? bf16_value(x_grad->data<uint16_t>()[t * kd + k]) : 0.0;
+      for (int64_t j = 0; j < mhc3; ++j)
+        acc += static_cast<double>(mgr[t * mhc3 + j]) * fnr[j * kd + k];
+      acc += 2.0 * bf16_value(xv[t * kd + k]) * sg[t];
+      xg[t * kd + k] = bf16_bits(static_cast<float>(acc));
+    }
+  return g;
 }
 
 MhcNormFnPartials mhc_pre_norm_fn_partials_ref(const HostTensor &residual,

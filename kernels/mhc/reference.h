@@ -179,6 +179,22 @@ MhcBigFuseResult mhc_pre_big_fuse_fwd_ref(
     const HostTensor &residual, float rms_eps, float mhc_pre_eps,
     float mhc_sinkhorn_eps, float mhc_post_mult_value, int sinkhorn_repeat);
 
+/// The GEMM half of mhc_pre_norm_fn's backward (what 2.1 leaves to an
+/// external GEMM after mhc_reduce_partials_and_rmsnorm_bwd): with mgr =
+/// round_to_tf32(out_mul_grad) and fnr = round_to_tf32(fn), fn_grad[j, k] =
+/// sum_t mgr[t, j] x[t, k] and x_grad[t, k] = bf16(x_grad_in + sum_j mgr[t,
+/// j] fnr[j, k] + 2 x[t, k] sqrsum_grad[t]), float64 sums rounded once; x
+/// bf16 (T, Kd), fn f32 (mhc3, Kd), out_mul_grad f32 (T, mhc3),
+/// sqrsum_grad f32 (T,), x_grad_in the given bf16 (T, Kd) or zeros.
+struct MhcNormFnGemmGrads {
+  HostTensor x_grad;  ///< bf16 (T, Kd)
+  HostTensor fn_grad; ///< f32 (mhc3, Kd)
+};
+MhcNormFnGemmGrads mhc_pre_norm_fn_gemm_bwd_ref(
+    const HostTensor &out_mul_grad, const HostTensor &sqrsum_grad,
+    const HostTensor &x, const HostTensor &fn,
+    const std::optional<HostTensor> &x_grad = std::nullopt);
+
 /// The split-K partials of mhc_pre_norm_fn's product that 2.1's
 /// mhc_reduce_partials_and_rmsnorm_fwd and mhc_pre_big_fuse_fwd take
 /// (TileKernels' mhc_pre_norm_fn_partials_ref, with the kernel's TF32 fn):
