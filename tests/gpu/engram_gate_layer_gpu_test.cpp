@@ -6,54 +6,22 @@
 #include "modeling/engram_gate.h"
 #include "modeling/engram_gate_reference.h"
 
+#include "device_tensors.h"
 #include "host_random.h"
 
 #include "common/host_tensor.h"
 
-#include "tilejit/runtime/buffer.h"
 #include "tilejit/runtime/stream.h"
 
 #include <catch2/catch.hpp>
 
-#include <memory>
 #include <random>
 #include <vector>
 
 using namespace tilejit;
 using ref::HostTensor;
 
-namespace {
-
-/// A device copy of a contiguous host tensor, and its view.
-struct Device {
-  std::vector<std::unique_ptr<rt::DeviceBuffer>> buffers;
-  rt::TensorView put(const HostTensor &t) {
-    const size_t bytes = static_cast<size_t>(t.numel()) * size_of(t.dtype());
-    buffers.push_back(std::make_unique<rt::DeviceBuffer>(bytes));
-    if (bytes)
-      buffers.back()->upload(t.raw(), bytes);
-    return rt::TensorView::contiguous(buffers.back()->ptr(), t.dtype(),
-                                      t.shape());
-  }
-  /// `like`'s dtype and shape, filled from the device view `v` (one of
-  /// put's).
-  HostTensor get(const rt::TensorView &v, const HostTensor &like) const {
-    HostTensor t = HostTensor::zeros(like.dtype(), like.shape());
-    for (const auto &b : buffers)
-      if (b->ptr() == v.data && t.numel() > 0)
-        b->download(t.raw(),
-                    static_cast<size_t>(t.numel()) * size_of(t.dtype()));
-    return t;
-  }
-  /// Overwrites the device view `v` (one of put's) with `t`.
-  void set(const rt::TensorView &v, const HostTensor &t) {
-    for (const auto &b : buffers)
-      if (b->ptr() == v.data && t.numel() > 0)
-        b->upload(t.raw(), static_cast<size_t>(t.numel()) * size_of(t.dtype()));
-  }
-};
-
-} // namespace
+using gpu_test::Device;
 
 TEST_CASE("the Engram gate layer's forward and backward on the GPU match "
           "its CPU reference",

@@ -1,0 +1,122 @@
+// mhc_pre_layer_gpu_test.cpp - mHC's pre layer (modeling/mhc_pre.h) on the
+// GPU against its CPU reference (modeling/mhc_reference.h's mhc_pre_ref and
+// mhc_pre_bwd_ref), with and without a norm weight: the layer input and the
+// mixes, then the gradients with the residual's added into a buffer that
+// holds mhc_post's (the gradient-sharing protocol), within calc_diff bounds
+// (the GPU sums the norm's product in 16 parts and in f32; the reference in
+// one, in float64).
+#include "modeling/mhc_pre.h"
+#include "modeling/mhc_reference.h"
+
+#include "device_tensors.h"
+#include "host_random.h"
+
+#include "common/host_tensor.h"
+
+#include "tilejit/runtime/stream.h"
+
+#include <catch2/catch.hpp>
+
+#include <random>
+
+using namespace tilejit;
+using gpu_test::Device;
+using gpu_test::randn;
+using ref::HostTensor;
+
+namespace {
+
+/// `t` with every element times `s` plus `b` (f32).
+HostTensor affine(HostTensor t, float s, float b) {
+  for (int64_t i = 0; i < t.numel(); ++i)
+    t.data<float>()[i] = t.data<float>()[i] * s + b;
+  return t;
+}
+
+} // namespace
+
+TEST_CASE("mHC's pre layer forward and backward on the GPU match its CPU "
+          "reference",
+          "[mhc][modeling]") {
+  const int64_t T = 301, mhc = 4, H = 1280, M3 = 24, Kd = mhc * H;
+  std::mt19937_64 gen(Catch::rngSeed());
+  for (bool weighted : {false, true}) {
+    INFO("norm weight " << weighted);
+    HostTensor residual = randn(DType::bf16, {T, mhc, H}, gen);
+    HostTensor fn = affine(randn(DType::f32, {M3, Kd}, gen), 1e-4f, 0);
+    HostTensor scale = affine(randn(DType::f32, {3}, gen), 0.1f, 0);
+    HostTensor base = affine(randn(DType::f32, {M3}, gen), 0.1f, 0);
+    HostTensor normw = affine(randn(DType::f32, {Kd}, gen), 0.1f, 1);
+    modeling::MhcPreKwargs kwargs;
+    if (weighted)
+      kwargs.norm_weight = normw;
+    modeling::MhcPreOutput want =
+        modeling::mhc_pre_ref(residual, fn, scale, base, kwargs);
+
+    Device dev;
+    auto zeros = [&](DType dtype, std::initializer_list<int64_t> shape) {
+      return dev.put(HostTensor::zeros(dtype, shape));
+    };
+    const rt::TensorView dres = dev.put(residual), dfn = dev.put(fn),
+                         dscale = dev.put(scale), dbase = dev.put(base),
+                         dw = weighted ? dev.put(normw) : ops::absent();
+    const rt::TensorView li = zeros(DType::bf16, {T, H}),
+                         post = zeros(DType::f32, {T, mhc, 1}),
+                         comb = zeros(DType::f32, {T, mhc, mhc});
+    const modeling::MhcPreSaved saved{weighted ? zeros(DType::f32, {M3, Kd})
+                                               : ops::absent(),
+                                      zeros(DType::f32, {16, T, M3}),
+                                      zeros(DType::f32, {16, T}),
+                                      zeros(DType::f32, {T, M3}),
+                                      zeros(DType::f32, {T}),
+                                      zeros(DType::f32, {T, M3}),
+                                      zeros(DType::f32, {T, mhc, 1}),
+                                      zeros(DType::f32, {T, mhc, mhc})};
+    modeling::mhc_pre_forward(dres, dfn, dscale, dbase, dw, li, post, comb,
+                              saved, {}, nullptr);
+    rt::synchronize(nullptr);
+    CHECK(ref::calc_diff(dev.get(li, want.layer_input), want.layer_input) <
+          1e-5);
+    CHECK(ref::calc_diff(dev.get(post, want.post_mix), want.post_mix) < 1e-9);
+    CHECK(ref::calc_diff(dev.get(comb, want.comb_mix), want.comb_mix) < 1e-9);
+
+    // The backward, the residual's gradient added to mhc_post's.
+    HostTensor li_grad = randn(DType::bf16, {T, H}, gen);
+    HostTensor post_grad = randn(DType::f32, {T, mhc, 1}, gen);
+    HostTensor comb_grad = randn(DType::f32, {T, mhc, mhc}, gen);
+    HostTensor from_post = randn(DType::bf16, {T, mhc, H}, gen);
+    HostTensor buffer = from_post.clone();
+    modeling::MhcResidualGradRegistry registry;
+    registry.install(residual, buffer);
+    modeling::MhcPreGrads grads = modeling::mhc_pre_bwd_ref(
+        *want.ctx, li_grad, post_grad, comb_grad, registry);
+    const rt::TensorView dgrad = dev.put(from_post),
+                         fn_grad = zeros(DType::f32, {M3, Kd}),
+                         nw_grad =
+                             weighted ? zeros(DType::f32, {Kd}) : ops::absent(),
+                         scale_grad = zeros(DType::f32, {3}),
+                         base_grad = zeros(DType::f32, {M3});
+    const modeling::MhcPreBackwardScratch scratch{
+        zeros(DType::f32, {T, mhc, 1}),
+        zeros(DType::f32, {T, mhc, mhc}),
+        zeros(DType::f32, {T, M3}),
+        zeros(DType::f32, {T, M3}),
+        zeros(DType::f32, {T}),
+        weighted ? zeros(DType::f32, {M3, Kd}) : ops::absent()};
+    modeling::mhc_pre_backward(dres, dfn, dscale, dbase, dw, post, saved,
+                               dev.put(li_grad), dev.put(post_grad),
+                               dev.put(comb_grad), dgrad, fn_grad, nw_grad,
+                               scale_grad, base_grad, scratch, {}, nullptr);
+    rt::synchronize(nullptr);
+    CHECK(ref::calc_diff(dev.get(dgrad, buffer), buffer) < 1e-5);
+    CHECK(ref::calc_diff(dev.get(fn_grad, grads.fn_grad), grads.fn_grad) <
+          1e-5);
+    CHECK(ref::calc_diff(dev.get(scale_grad, grads.scale_grad),
+                         grads.scale_grad) < 1e-6);
+    CHECK(ref::calc_diff(dev.get(base_grad, grads.base_grad), grads.base_grad) <
+          1e-6);
+    if (weighted)
+      CHECK(ref::calc_diff(dev.get(nw_grad, *grads.norm_weight_grad),
+                           *grads.norm_weight_grad) < 1e-5);
+  }
+}
