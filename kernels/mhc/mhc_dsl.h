@@ -71,4 +71,23 @@ inline void apply_mix_chunk(dsl::KernelBuilder &k, const dsl::Tensor &x,
           {t, zero, h0});
 }
 
+/// mhc_pre_apply_mix_fwd's kernel on tensors of the given names: x bf16
+/// (N, mhc, H), mix f32 (N, mhc, 1), o bf16 (N, 1, H); a block a token and
+/// `chunk` of its columns (apply_mix_chunk).
+inline Kernel apply_mix_kernel(const char *kernel, const char *x_name,
+                               const char *mix_name, const char *o_name,
+                               int64_t mhc, int64_t chunk, int threads,
+                               int vector_bytes) {
+  dsl::KernelBuilder k(kernel, threads);
+  k.programmatic_launch();
+  const dsl::Access access = dsl::vectors_of(vector_bytes);
+  auto x = k.tensor(x_name, DType::bf16, 3, access);
+  auto mix = k.tensor(mix_name, DType::f32, 3);
+  auto o = k.tensor(o_name, DType::bf16, 3, access);
+  k.grid({k.blocks(o, 0), k.blocks(o, 2, chunk)});
+  apply_mix_chunk(k, x, mix, o, k.block_id(0), k.block_id(1) * k.index(chunk),
+                  mhc, chunk);
+  return k.build();
+}
+
 } // namespace tilejit::mhc

@@ -10,16 +10,8 @@
 namespace tilejit::mhc {
 
 Kernel mhc_pre_apply_mix_fwd_kernel(const MhcStreamSpec &s) {
-  dsl::KernelBuilder k("mhc_pre_apply_mix_fwd", s.threads);
-  k.programmatic_launch();
-  const dsl::Access access = dsl::vectors_of(s.vector_bytes);
-  auto x = k.tensor("x", DType::bf16, 3, access); // (N, mhc, H)
-  auto mix = k.tensor("mix", DType::f32, 3);      // (N, mhc, 1)
-  auto o = k.tensor("o", DType::bf16, 3, access); // (N, 1, H)
-  k.grid({k.blocks(o, 0), k.blocks(o, 2, s.chunk)});
-  apply_mix_chunk(k, x, mix, o, k.block_id(0), k.block_id(1) * k.index(s.chunk),
-                  s.mhc, s.chunk);
-  return k.build();
+  return apply_mix_kernel("mhc_pre_apply_mix_fwd", "x", "mix", "o", s.mhc,
+                          s.chunk, s.threads, s.vector_bytes);
 }
 
 } // namespace tilejit::mhc

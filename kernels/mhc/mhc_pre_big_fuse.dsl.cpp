@@ -77,16 +77,11 @@ Kernel mhc_pre_big_fuse_mix_kernel(const MhcBigFuseSpec &s) {
 }
 
 Kernel mhc_pre_big_fuse_apply_kernel(const MhcBigFuseSpec &s) {
-  dsl::KernelBuilder k("mhc_pre_big_fuse_fwd_apply", s.apply_threads);
-  k.programmatic_launch();
-  const dsl::Access access = dsl::vectors_of(s.vector_bytes);
-  auto x = k.tensor("residual", DType::bf16, 3, access);         // (T, mhc, H)
-  auto mix = k.tensor("scratch", DType::f32, 3);                 // (T, mhc, 1)
-  auto o = k.tensor("layer_input_rows", DType::bf16, 3, access); // (T, 1, H)
-  k.grid({k.blocks(o, 0), k.blocks(o, 2, s.chunk)});
-  apply_mix_chunk(k, x, mix, o, k.block_id(0), k.block_id(1) * k.index(s.chunk),
-                  s.mhc, s.chunk);
-  return k.build();
+  // The residual (T, mhc, H), the pre mix (T, mhc, 1), the layer input's
+  // rows (T, 1, H).
+  return apply_mix_kernel("mhc_pre_big_fuse_fwd_apply", "residual", "scratch",
+                          "layer_input_rows", s.mhc, s.chunk, s.apply_threads,
+                          s.vector_bytes);
 }
 
 } // namespace tilejit::mhc

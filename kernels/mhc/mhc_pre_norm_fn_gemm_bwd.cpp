@@ -5,6 +5,7 @@
 // 0) + tf32(out_mul_grad) . tf32(fn) + 2 x sqrsum_grad in bf16 (may be
 // x_grad, in place) and fn_grad = tf32(out_mul_grad)^T . x (written).
 #include "mhc/mhc_pre_norm_fn_gemm_bwd.h"
+#include "mhc/mhc_pre_norm_fn_partials.h"
 #include "mhc/mhc_stream.h"
 #include "mhc/reference.h"
 
@@ -13,20 +14,6 @@
 namespace tilejit::mhc {
 
 namespace {
-
-void check(const ops::Call &c) {
-  const int64_t mhc = c.dim("mhc"), kd = mhc * c.dim("H");
-  if (mhc > 4)
-    throw UserError(fmt::format("mhc_pre_norm_fn_gemm_bwd: argument "
-                                "'residual' has {} streams; requires at most "
-                                "4 (mhc (mhc + 2) mixes in one 32-wide tile)",
-                                mhc));
-  if (c.dim("M3") != mhc * (mhc + 2) || c.dim("K") != kd)
-    throw UserError(fmt::format(
-        "mhc_pre_norm_fn_gemm_bwd: argument 'fn' has shape [{}, {}]; "
-        "requires [mhc (mhc + 2), mhc * H] = [{}, {}]",
-        c.dim("M3"), c.dim("K"), mhc * (mhc + 2), kd));
-}
 
 MhcNormFnBwdSpec spec(const ops::Call &c) {
   MhcNormFnBwdSpec s;
@@ -82,7 +69,7 @@ const ops::OpDef &mhc_pre_norm_fn_gemm_bwd_op() {
        .dim_rules = stream_rules(),
        .cli_shape = "T, mhc, H",
        .default_shape = {8192, 4, 4096},
-       .check = check,
+       .check = check_norm_fn_dims,
        .derived_dims =
            [](const ops::ShapeArgs &a) {
              const int64_t mhc = a.dim("mhc");

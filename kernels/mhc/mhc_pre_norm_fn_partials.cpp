@@ -17,18 +17,8 @@ namespace tilejit::mhc {
 namespace {
 
 void check(const ops::Call &c) {
-  const int64_t mhc = c.dim("mhc"), kd = mhc * c.dim("H"),
-                splits = c.integer("n_splits");
-  if (mhc > 4)
-    throw UserError(fmt::format("mhc_pre_norm_fn_partials: argument "
-                                "'residual' has {} streams; requires at most "
-                                "4 (mhc (mhc + 2) mixes in one 32-wide tile)",
-                                mhc));
-  if (c.dim("M3") != mhc * (mhc + 2) || c.dim("K") != kd)
-    throw UserError(fmt::format(
-        "mhc_pre_norm_fn_partials: argument 'fn' has shape [{}, {}]; "
-        "requires [mhc (mhc + 2), mhc * H] = [{}, {}]",
-        c.dim("M3"), c.dim("K"), mhc * (mhc + 2), kd));
+  check_norm_fn_dims(c);
+  const int64_t kd = c.dim("mhc") * c.dim("H"), splits = c.integer("n_splits");
   if (kd % splits != 0 || (kd / splits) % 8 != 0)
     throw UserError(fmt::format(
         "mhc_pre_norm_fn_partials: argument 'n_splits' is {}; requires "
@@ -56,6 +46,20 @@ void views(const ops::Call &c, const MhcNormFnSpec &, ops::KernelArgs &args) {
 }
 
 } // namespace
+
+void check_norm_fn_dims(const ops::Call &c) {
+  const int64_t mhc = c.dim("mhc"), kd = mhc * c.dim("H");
+  if (mhc > 4)
+    throw UserError(fmt::format("{}: argument 'residual' has {} streams; "
+                                "requires at most 4 (mhc (mhc + 2) mixes in "
+                                "one 32-wide tile)",
+                                c.op().name, mhc));
+  if (c.dim("M3") != mhc * (mhc + 2) || c.dim("K") != kd)
+    throw UserError(fmt::format(
+        "{}: argument 'fn' has shape [{}, {}]; requires [mhc (mhc + 2), mhc * "
+        "H] = [{}, {}]",
+        c.op().name, c.dim("M3"), c.dim("K"), mhc * (mhc + 2), kd));
+}
 
 const ops::OpDef &mhc_pre_norm_fn_partials_op() {
   using ops::Layout;

@@ -12,6 +12,11 @@ namespace tilejit::mhc {
 
 const ops::OpDef &mhc_pre_norm_fn_partials_op();
 
+/// UserError unless the residual (T, mhc, H) has at most 4 streams and fn
+/// is (mhc (mhc + 2), mhc H) (dims "mhc", "H", "M3", "K"): the norm's
+/// product ops' shared rule.
+void check_norm_fn_dims(const ops::Call &c);
+
 /// Static parameters: 32 tokens a block of 128 threads, a split's columns
 /// in chunks of `chunk` (a power of two up to 64 dividing the split).
 struct MhcNormFnSpec {
