@@ -30,6 +30,13 @@ Kernel norm_forward_kernel(const NormForwardSpec &s) {
     out_sf = k.tensor("out_sf", packed ? DType::u8 : f32, packed ? 3 : 2);
   if (s.out_bf16)
     out_bf16 = k.tensor("out_bf16_rows", DType::bf16, 2, access);
+  // (rows, H / 128, 4): the bytes of the int32 (rows, H / 128).
+  std::optional<dsl::Tensor> mega;
+  std::optional<Value> block_m;
+  if (s.mega) {
+    mega = k.tensor("mega_moe_sf_bytes", DType::u8, 3);
+    block_m = k.scalar("mega_moe_block_m", DType::i32);
+  }
   if (s.weight)
     weight = k.tensor("weight_row", s.dtype, 2, access); // (1, H)
   if (s.residual) {
@@ -76,6 +83,16 @@ Kernel norm_forward_kernel(const NormForwardSpec &s) {
                     k.full({1, n, 1}, 0, DType::u8));
     }
     store_scales(k, sf, *out_sf, r, first, 1, n, packed);
+    if (mega) { // mega_moe_row, on i32 scalars
+      auto i32 = [&](int64_t v) { return k.constant(v, DType::i32); };
+      auto t = k.cast(r, DType::i32), bm = *block_m;
+      auto i = t % bm;
+      auto row = t / bm * ((bm + i32(127)) / i32(128) * i32(128)) +
+                 i / i32(128) * i32(128) + i % i32(32) * i32(4) +
+                 i % i32(128) / i32(32);
+      k.store(k.reshape(sf, {1, n / 4, 4}), *mega,
+              {row, first / k.index(4), k.index(0)});
+    }
   };
   auto sq = k.serial(zero, k.index(chunks), {k.full(box, 0, f32)},
                      [&](Value c, std::vector<Value> acc) {

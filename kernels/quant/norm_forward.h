@@ -26,10 +26,27 @@ struct NormForwardSpec {
   /// (§3.2, in sf_layout), and with out_bf16 the output rounded to bf16.
   int32_t cast = 0, round_sf = 0, out_bf16 = 0;
   SfLayout sf_layout = SfLayout::row_major;
+  /// mega_moe_sf: the UE8M0 bytes also in a MoE kernel's activation-SF
+  /// rows (its block of rows a run-time scalar).
+  int32_t mega = 0;
 };
 TILEJIT_SPEC_FIELDS(NormForwardSpec, dtype, hidden, chunk, weight, residual,
                     rstd, threads, vector_bytes, cast, round_sf, out_bf16,
-                    sf_layout)
+                    sf_layout, mega)
+
+/// The row of a MoE kernel's activation-SF buffer that token t's scales go
+/// to, for blocks of bm tokens (tk21_ops.md §3.10): i = t % bm, (t / bm)
+/// align(bm, 128) + (i / 128) 128 + (i % 32) 4 + (i % 128) / 32 (a 4 x 32
+/// transpose inside each 128-row tile).
+inline int64_t mega_moe_row(int64_t t, int64_t bm) {
+  const int64_t i = t % bm;
+  return t / bm * ((bm + 127) / 128 * 128) + i / 128 * 128 + i % 32 * 4 +
+         i % 128 / 32;
+}
+/// The rows that T tokens' blocks of bm take: ceil(T / bm) align(bm, 128).
+inline int64_t mega_moe_rows(int64_t t, int64_t bm) {
+  return (t + bm - 1) / bm * ((bm + 127) / 128 * 128);
+}
 
 /// UserError unless residual and residual_out come together.
 void check_norm_residual(const ops::Call &c);

@@ -12,6 +12,8 @@
 #include "common/check.h"
 #include "op/op.h"
 
+#include <algorithm>
+
 namespace tilejit::quant {
 
 namespace {
@@ -27,6 +29,17 @@ void check(const ops::Call &c) {
                                 c.op().name, g));
   check_sf_flags(c);
   check_norm_residual(c);
+  const int64_t bm = c.integer("mega_moe_block_m");
+  if (c.has("mega_moe_sf") != (bm > 0))
+    throw UserError(fmt::format(
+        "{}: argument 'mega_moe_block_m' is {} while 'mega_moe_sf' is {}; "
+        "requires both (a block of rows > 0) or neither",
+        c.op().name, bm, c.has("mega_moe_sf") ? "passed" : "None"));
+  if (bm > 0 && (!c.flag("use_packed_ue8m0") || c.dim("H") % 128 != 0))
+    throw UserError(fmt::format(
+        "{}: argument 'mega_moe_sf' is passed with use_packed_ue8m0={} and "
+        "H = {}; requires packed UE8M0 scales and H a multiple of 128",
+        c.op().name, c.flag("use_packed_ue8m0"), c.dim("H")));
 }
 
 NormForwardSpec spec(const ops::Call &c) {
@@ -35,6 +48,7 @@ NormForwardSpec spec(const ops::Call &c) {
   s.round_sf = c.flag("round_sf") ? 1 : 0;
   s.sf_layout = sf_layout_of(c);
   s.out_bf16 = c.has("out_bf16") ? 1 : 0;
+  s.mega = c.has("mega_moe_sf") ? 1 : 0;
   s.vector_bytes = ops::vector_bytes(
       c, {"x", "weight", "residual", "out", "out_bf16", "residual_out"});
   return s;
@@ -48,6 +62,8 @@ void views(const ops::Call &c, const NormForwardSpec &s,
     args.tensor("out_bf16_rows", c.tensor("out_bf16"));
   if (s.sf_layout == SfLayout::packed_ue8m0)
     args.tensor("out_sf", ops::as_bytes(c.tensor("out_sf")));
+  if (s.mega)
+    args.tensor("mega_moe_sf_bytes", ops::as_bytes(c.tensor("mega_moe_sf")));
 }
 
 std::vector<ref::HostTensor> reference(const ops::HostCall &c) {
@@ -57,9 +73,24 @@ std::vector<ref::HostTensor> reference(const ops::HostCall &c) {
       static_cast<float>(c.real("out_scale")),
       c.flag("use_tma_aligned_col_major_sf"), c.flag("round_sf"),
       c.flag("use_packed_ue8m0"), c.has("out_bf16"));
-  return {r.out.data, r.out.sf, r.out_bf16,
+  // mega_moe_sf: the packed scales' words of token t in row
+  // mega_moe_row(t) (the other rows zero here; the kernel leaves them).
+  ref::HostTensor mega;
+  if (c.has("mega_moe_sf")) {
+    const ops::TensorShape &m = c.output("mega_moe_sf");
+    mega = ref::HostTensor::zeros_strided(m.dtype, m.shape, m.strides);
+    const int64_t bm = c.integer("mega_moe_block_m");
+    for (int64_t t = 0; t < r.out.sf.size(0); ++t)
+      for (int64_t w = 0; w < r.out.sf.size(1); ++w)
+        mega.at<int32_t>({mega_moe_row(t, bm), w}) =
+            r.out.sf.at<int32_t>({t, w});
+  }
+  return {r.out.data,
+          r.out.sf,
+          r.out_bf16,
           c.has("residual") ? r.norm_input : ref::HostTensor{},
-          c.has("rstd") ? r.rstd : ref::HostTensor{}};
+          c.has("rstd") ? r.rstd : ref::HostTensor{},
+          mega};
 }
 
 } // namespace
@@ -94,13 +125,21 @@ const ops::OpDef &norm_forward_and_per_token_cast_op() {
                                  false),
                    ops::optional(ops::output("rstd", {DType::f32}, "T",
                                              Layout::contiguous, "with_rstd"),
-                                 false)},
+                                 false),
+                   ops::absent_by_default(ops::optional_output(
+                       "mega_moe_sf", {DType::i32}, "", Layout::as_shaped,
+                       "a MoE kernel's activation-SF rows (P, H / 128), P = "
+                       "ceil(T / bm) align(bm, 128), strides (1, >= P): the "
+                       "packed scales again, token t's in row "
+                       "mega_moe_row(t); the other rows left"))},
        .params = with_sf_flags(
            {ops::real("eps", 1e-6, 0.0, "inside the rsqrt"),
             ops::choice("fmt", "e4m3", {"e4m3"}, "the output format"),
             ops::integer("num_per_channels", 32, 1, 1 << 30,
                          "channels a scale: 32"),
-            ops::real("out_scale", 1.0, "scales the output")}),
+            ops::real("out_scale", 1.0, "scales the output"),
+            ops::integer("mega_moe_block_m", 0, 0, 1 << 30,
+                         "mega_moe_sf's block of rows (0: none)")}),
        .dim_rules = {{.dim = "H", .min = 16, .max = 8192, .multiple = 16}},
        .cli_shape = "T, H",
        .default_shape = {8192, 7168},
@@ -110,6 +149,13 @@ const ops::OpDef &norm_forward_and_per_token_cast_op() {
              const int64_t t = a.dim("T"), h = a.dim("H");
              if (tensor == "out")
                return ops::TensorShape{DType::e4m3, {t, h}, {h, 1}};
+             if (tensor == "mega_moe_sf") {
+               const int64_t bm = a.integer("mega_moe_block_m");
+               const int64_t rows = bm > 0 ? mega_moe_rows(t, bm) : 0;
+               return ops::TensorShape{DType::i32,
+                                       {rows, h / 128},
+                                       {1, std::max<int64_t>(1, rows)}};
+             }
              return sf_shape(t, (h + 31) / 32, sf_layout_of(a));
            },
        .reference = reference},

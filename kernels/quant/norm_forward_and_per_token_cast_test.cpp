@@ -16,12 +16,14 @@
 #include "op_test.h"
 
 #include "common/convert.h"
+#include "quant/norm_forward.h"
 #include "quant/reference.h"
 
 #include <fmt/format.h>
 
 #include <cmath>
 #include <optional>
+#include <vector>
 
 namespace tilejit::harness {
 
@@ -130,11 +132,40 @@ Compare quantized_sf() {
           }};
 }
 
+/// mega_moe_sf: token t's packed scale words (the GPU's own out_sf, which
+/// its compare checks) in row mega_moe_row(t); every other row untouched
+/// (still the poison's -1).
+Compare mega_rows() {
+  return {"each token's packed scales in its row, the other rows untouched",
+          [](const ref::HostTensor &got, const ref::HostTensor &,
+             const RunData &run) -> std::string {
+            const ref::HostTensor &sf = run.output("out_sf");
+            const int64_t bm = run.call.integer("mega_moe_block_m");
+            std::vector<bool> hit(static_cast<size_t>(got.size(0)));
+            for (int64_t t = 0; t < sf.size(0); ++t) {
+              const int64_t row = quant::mega_moe_row(t, bm);
+              hit[static_cast<size_t>(row)] = true;
+              for (int64_t w = 0; w < got.size(1); ++w)
+                if (got.at<int32_t>({row, w}) != sf.at<int32_t>({t, w}))
+                  return fmt::format("token {}'s word {} in row {} is 0x{:08x}"
+                                     "; out_sf's is 0x{:08x}",
+                                     t, w, row, got.at<int32_t>({row, w}),
+                                     sf.at<int32_t>({t, w}));
+            }
+            for (int64_t row = 0; row < got.size(0); ++row)
+              for (int64_t w = 0; w < got.size(1) && !hit[row]; ++w)
+                if (got.at<int32_t>({row, w}) != -1)
+                  return fmt::format("row {} (no token's) was written", row);
+            return "";
+          }};
+}
+
 struct Options {
   DType dtype = DType::bf16;
   bool weight = true, residual = false, out_bf16 = true, rstd = false;
   bool col_major = false, round = false, packed = false;
   const char *out_scale = "1";
+  int64_t mega_block = 0; ///< mega_moe_block_m; 0: no mega_moe_sf
   int kind = Case::gpu;
 };
 
@@ -151,7 +182,9 @@ Case norm_cast(const char *label, int64_t t, int64_t h, const Options &o) {
                   {"out_scale", o.out_scale},
                   {"use_tma_aligned_col_major_sf", flag(o.col_major)},
                   {"round_sf", flag(o.round)},
-                  {"use_packed_ue8m0", flag(o.packed)}},
+                  {"use_packed_ue8m0", flag(o.packed)},
+                  {"mega_moe_sf", passed(o.mega_block > 0)},
+                  {"mega_moe_block_m", std::to_string(o.mega_block)}},
           .dtypes = {{"x", o.dtype}},
           .kind = o.kind};
 }
@@ -163,7 +196,8 @@ TILEJIT_OP_TEST(norm_forward_and_per_token_cast) {
            .compare = {{"out", quantized_out()},
                        {"out_sf", quantized_sf()},
                        {"out_bf16", allclose(8e-3, 1e-5)},
-                       {"rstd", allclose(2e-6, 0)}},
+                       {"rstd", allclose(2e-6, 0)},
+                       {"mega_moe_sf", mega_rows()}},
            .poison_outputs = true};
   for (DType dt : {DType::bf16, DType::f32}) {
     t.cases.push_back(norm_cast("", 4096, 7168, {.dtype = dt}));
@@ -195,6 +229,15 @@ TILEJIT_OP_TEST(norm_forward_and_per_token_cast) {
                                .col_major = true,
                                .round = true,
                                .packed = true}));
+  // mega_moe_sf: blocks of 64 rows (515 tokens: 9 tiles of 128 rows, the
+  // last partly padding), of 200 (two 128-row tiles a block), of 128.
+  for (auto [tokens, block] :
+       {std::pair{515, 64}, std::pair{300, 200}, std::pair{256, 128}})
+    t.cases.push_back(norm_cast("mega_moe_sf", tokens, 7168,
+                                {.col_major = true,
+                                 .round = true,
+                                 .packed = true,
+                                 .mega_block = block}));
   t.cases.push_back(norm_cast("a group of 16", 64, 4112, {.rstd = true}));
   t.cases.push_back(norm_cast("", 1, 16, {.round = true}));
   t.cases.push_back(norm_cast("no rows", 0, 1024, {.col_major = true}));
@@ -218,21 +261,34 @@ TILEJIT_OP_TEST(norm_forward_and_per_token_cast) {
   t.errors = {
       {"a group of 128",
        {x, none, none, out, fake(DType::f32, {8, 8}, {}, 0x200000), none, none,
-        none},
+        none, none},
        {{"num_per_channels", int64_t{128}}},
        "norm_forward_and_per_token_cast: argument 'num_per_channels' is 128; "
        "requires 32 (with fmt 'e4m3', the only form TileKernels has)"},
       {"packed without rounding",
-       {x, none, none, out, sf, none, none, none},
+       {x, none, none, out, sf, none, none, none, none},
        {{"use_packed_ue8m0", true}, {"use_tma_aligned_col_major_sf", true}},
        "norm_forward_and_per_token_cast: argument 'use_packed_ue8m0' is true; "
        "requires use_tma_aligned_col_major_sf and round_sf"},
       {"residual_out without residual",
        {x, none, none, out, sf, none,
-        fake(DType::bf16, {8, 1024}, {}, 0x300000), none},
+        fake(DType::bf16, {8, 1024}, {}, 0x300000), none, none},
        {},
        "norm_forward_and_per_token_cast: argument 'residual_out' is passed "
-       "without 'residual'; requires both or neither"}};
+       "without 'residual'; requires both or neither"},
+      {"a block of rows without mega_moe_sf",
+       {x, none, none, out, sf, none, none, none, none},
+       {{"mega_moe_block_m", int64_t{64}}},
+       "norm_forward_and_per_token_cast: argument 'mega_moe_block_m' is 64 "
+       "while 'mega_moe_sf' is None; requires both (a block of rows > 0) or "
+       "neither"},
+      {"mega_moe_sf with f32 scales",
+       {x, none, none, out, sf, none, none, none,
+        fake(DType::i32, {128, 8}, {1, 128}, 0x400000)},
+       {{"mega_moe_block_m", int64_t{64}}},
+       "norm_forward_and_per_token_cast: argument 'mega_moe_sf' is passed "
+       "with use_packed_ue8m0=false and H = 1024; requires packed UE8M0 "
+       "scales and H a multiple of 128"}};
   return t;
 }
 

@@ -327,9 +327,10 @@ raises("a token alignment not a power of two", ValueError,
 
 
 x16 = Tensor("bfloat16", (8, 1024))
-raises("norm_forward_and_per_token_cast's mega_moe_sf", ValueError,
-       "argument 'mega_moe_sf' is given; requires None and mega_moe_block_m "
-       "0 (tilejit does not write the MoE kernel's scale copy yet)",
+raises("norm_forward_and_per_token_cast's mega_moe_sf of too few rows",
+       ValueError,
+       "argument 'mega_moe_sf' has strides (8, 1); requires (1, R) with R >= "
+       "128 (ceil(T / bm) align(bm, 128) rows)",
        lambda: tk.quant.norm_forward_and_per_token_cast(
            x16, None, 1e-6, round_sf=True, mega_moe_sf=Tensor("int32", (8, 8)),
            mega_moe_block_m=64))

@@ -4,6 +4,7 @@
 // reference's y): those compares pass the reference's own outputs and catch
 // a wrong data byte, a wrong scale and a packed pad byte that is not 0.
 #include "op_test.h"
+#include "quant/norm_forward.h"
 #include "run.h"
 
 #include <catch2/catch.hpp>
@@ -42,7 +43,8 @@ TEST_CASE("norm_forward_and_per_token_cast's compares pass its reference's "
                   << ", packed " << f.packed);
     const harness::Prepared p = prepared(f.dtype, f.out_bf16, f.packed);
     const std::vector<ref::HostTensor> &want = p.data().expected;
-    REQUIRE(want.size() == 5); // out, out_sf, out_bf16, residual_out, rstd
+    REQUIRE(want.size() == 6); // out, out_sf, out_bf16, residual_out, rstd,
+                               // mega_moe_sf
     const harness::RunResult same = p.check(want);
     INFO(same.check);
     CHECK(same.passed);
@@ -75,4 +77,47 @@ TEST_CASE("norm_forward_and_per_token_cast's compares pass its reference's "
                                 "0x7f; expected 0"));
     }
   }
+}
+
+TEST_CASE("norm_forward_and_per_token_cast's mega_moe_sf compare: each "
+          "token's scales in its row, the other rows untouched",
+          "[kernels]") {
+  const ops::OpDef &op = *ops::find_op("norm_forward_and_per_token_cast");
+  const harness::Case c{.label = "",
+                        .shape = {20, 1024},
+                        .set = {{"use_tma_aligned_col_major_sf", "true"},
+                                {"round_sf", "true"},
+                                {"use_packed_ue8m0", "true"},
+                                {"mega_moe_sf", "passed"},
+                                {"mega_moe_block_m", "8"}}};
+  const harness::Prepared p =
+      harness::Prepared::make(harness::resolve(op, c), 12);
+  std::vector<ref::HostTensor> outs;
+  for (const ref::HostTensor &t : p.data().expected)
+    outs.push_back(t.raw() ? t.clone() : ref::HostTensor{});
+  ref::HostTensor &mega = outs[5];
+  // 3 blocks of 8 tokens, 128 rows each; 8 words a row.
+  REQUIRE(mega.shape() == std::vector<int64_t>{384, 8});
+  std::vector<bool> hit(384);
+  for (int64_t t = 0; t < 20; ++t)
+    hit[static_cast<size_t>(quant::mega_moe_row(t, 8))] = true;
+  CHECK(quant::mega_moe_row(9, 8) == 128 + 4); // i = 1: (i % 32) * 4
+  for (int64_t row = 0; row < 384; ++row)
+    for (int64_t w = 0; w < 8; ++w)
+      if (!hit[static_cast<size_t>(row)])
+        mega.at<int32_t>({row, w}) = -1; // the poison the kernel leaves
+  const harness::RunResult same = p.check(outs);
+  INFO(same.check);
+  CHECK(same.passed);
+  std::vector<ref::HostTensor> moved = outs;
+  moved[5] = mega.clone();
+  moved[5].at<int32_t>({quant::mega_moe_row(9, 8), 3}) ^= 1;
+  CHECK_FALSE(p.check(moved).passed);
+  std::vector<ref::HostTensor> extra = outs;
+  extra[5] = mega.clone();
+  extra[5].at<int32_t>({1, 0}) = 0; // row 1 is no token's (token 0: row 0)
+  const harness::RunResult r = p.check(extra);
+  CHECK_FALSE(r.passed);
+  CHECK_THAT(r.check,
+             Catch::Matchers::Contains("row 1 (no token's) was written"));
 }

@@ -214,7 +214,8 @@ _norm_cast = tk_op(
     "norm_forward_and_per_token_cast",
     "x, weight, eps, fmt='e4m3', num_per_channels=32, residual=None, "
     f"out_scale=1.0, {_FLAGS}, with_out_bf16=False, out=None, "
-    "out_bf16=None, residual_out=None, with_rstd=False",
+    "out_bf16=None, residual_out=None, mega_moe_sf=None, mega_moe_block_m=0, "
+    "with_rstd=False",
     name="norm_forward_and_per_token_cast",
     convert=[out_pair("out", "out", "out_sf"),
              Conversion(("with_out_bf16", "out_bf16"), ("out_bf16",),
@@ -260,7 +261,7 @@ def _norm_cast_3d(x, weight, eps, fmt, num_per_channels, residual, out_scale,
             False, round_sf, packed, with_out_bf16,
             (_rows("out", out[0], n), _rows("out", out[1], n)),
             _rows("out_bf16", out_bf16, n),
-            _rows("residual_out", residual_out, n), with_rstd)
+            _rows("residual_out", residual_out, n), with_rstd=with_rstd)
 
         def back(v, given=None):
             return given if given is not None else (
@@ -287,7 +288,7 @@ def _norm_cast_3d(x, weight, eps, fmt, num_per_channels, residual, out_scale,
         _, _, r, _ = _norm_cast(
             x[i], weight, eps, fmt, num_per_channels, at(residual), out_scale,
             True, round_sf, packed, with_out_bf16, (q[i], sf[i]),
-            at(out_bf16), at(residual_out), with_rstd)
+            at(out_bf16), at(residual_out), with_rstd=with_rstd)
         if rstd is not None:
             rstd[i].copy_(r)
     return ((q, sf), out_bf16, rstd, x if residual is None else residual_out)
@@ -299,23 +300,43 @@ def norm_forward_and_per_token_cast(
         use_packed_ue8m0=False, with_out_bf16=False, out=None, out_bf16=None,
         residual_out=None, mega_moe_sf=None, mega_moe_block_m=0,
         with_rstd=False):
-    if mega_moe_sf is not None or mega_moe_block_m != 0:
-        raise ValueError("argument 'mega_moe_sf' is given; requires None "
-                         "and mega_moe_block_m 0 (tilejit does not write "
-                         "the MoE kernel's scale copy yet)")
     args = (x, weight, eps, fmt, num_per_channels, residual, out_scale,
             use_tma_aligned_col_major_sf, round_sf, use_packed_ue8m0,
-            with_out_bf16, out, out_bf16, residual_out, with_rstd)
+            with_out_bf16, out, out_bf16, residual_out)
     if getattr(x, "dim", lambda: 2)() == 3:
-        return _norm_cast_3d(*args)
-    return _norm_cast(*args)
+        if mega_moe_sf is not None or mega_moe_block_m != 0:
+            raise ValueError("argument 'mega_moe_sf' is given with a 3-D x; "
+                             "requires a 2-D x (T, H), as TileKernels")
+        return _norm_cast_3d(*args, with_rstd)
+    return _norm_cast(*args, mega_moe_sf=_mega_rows(
+        mega_moe_sf, mega_moe_block_m, x.shape[0]),
+        mega_moe_block_m=mega_moe_block_m, with_rstd=with_rstd)
+
+
+def _mega_rows(mega_moe_sf, block_m, tokens):
+    """TileKernels' mega_moe_sf, an int32 (T, H / 128) of strides (1, R),
+    as the rows its kernel writes: (ceil(T / bm) align(bm, 128), H / 128),
+    the same memory (R at least that many rows, as TileKernels requires)."""
+    if mega_moe_sf is None or block_m <= 0:
+        return mega_moe_sf
+    rows = -(-tokens // block_m) * (-(-block_m // 128) * 128)
+    stride = tuple(mega_moe_sf.stride())
+    if len(stride) != 2 or stride[0] != 1 or stride[1] < rows:
+        raise ValueError(f"argument 'mega_moe_sf' has strides {stride}; "
+                         f"requires (1, R) with R >= {rows} (ceil(T / bm) "
+                         "align(bm, 128) rows)")
+    return _binding.torch().as_strided(
+        mega_moe_sf, (rows, mega_moe_sf.shape[1]), (1, stride[1]),
+        mega_moe_sf.storage_offset())
 
 
 norm_forward_and_per_token_cast.__doc__ = _norm_cast.__doc__ + """
 
 A 3-D x (B, T, H) takes one launch with row-major scales ((B, T, nK)),
 one a batch with column-major ones (each batch's column padded to
-align(T, 4)). mega_moe_sf is not supported (None, block 0)."""
+align(T, 4)). mega_moe_sf (2-D x, packed scales, H a multiple of 128): an
+int32 (T, H / 128) of strides (1, R), R >= ceil(T / bm) align(bm, 128),
+whose rows the MoE kernel reads get the packed scales again."""
 norm_forward_and_per_token_cast.tilejit_bound = True
 
 

@@ -111,3 +111,28 @@ def test_mistakes():
         q.norm_forward_and_per_token_cast(
             x, None, 1e-6, round_sf=True, mega_moe_block_m=64,
             mega_moe_sf=torch.empty(8, 8, dtype=torch.int32, device="cuda"))
+
+
+def mega_row(t, bm):
+    i = t % bm
+    return (t // bm) * (-(-bm // 128) * 128) + (i // 128) * 128 + \
+        (i % 32) * 4 + (i % 128) // 32
+
+
+@pytest.mark.parametrize("tokens,block", [(515, 64), (300, 200), (256, 128)])
+def test_mega_moe_sf(tokens, block):
+    h = 7168
+    x = torch.randn(tokens, h, device="cuda").bfloat16()
+    rows = -(-tokens // block) * (-(-block // 128) * 128)
+    buffer = torch.full((h // 128, rows + 5), -1, dtype=torch.int32,
+                        device="cuda")
+    mega = buffer.T[:tokens]  # (T, H / 128), strides (1, rows + 5)
+    (out, sf), _, _, _ = q.norm_forward_and_per_token_cast(
+        x, None, 1e-6, use_tma_aligned_col_major_sf=True, round_sf=True,
+        use_packed_ue8m0=True, mega_moe_sf=mega, mega_moe_block_m=block)
+    written = torch.tensor([mega_row(t, block) for t in range(tokens)],
+                           device="cuda")
+    assert_equal(buffer.T[written], sf)
+    untouched = torch.ones(rows + 5, dtype=torch.bool, device="cuda")
+    untouched[written] = False
+    assert bool((buffer.T[untouched] == -1).all())
