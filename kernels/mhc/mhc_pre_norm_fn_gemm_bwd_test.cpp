@@ -27,6 +27,9 @@ TILEJIT_OP_TEST(mhc_pre_norm_fn_gemm_bwd) {
   t.cases.push_back({.label = "", .shape = {100, 2, 512}});
   t.cases.push_back({.label = "", .shape = {100, 1, 256}});
   t.cases.push_back({.label = "", .shape = {5, 4, 64}});
+  t.cases.push_back({.label = "mhc_head's fn",
+                     .shape = {300, 4, 1280},
+                     .set = {{"M3", "4"}}});
   t.cases.push_back({.label = "no tokens", .shape = {0, 4, 1280}});
   t.cases.push_back(
       {.label = "", .shape = {8192, 4, 7168}, .kind = Case::bench});
@@ -39,7 +42,7 @@ TILEJIT_OP_TEST(mhc_pre_norm_fn_gemm_bwd) {
                 fake(DType::f32, {24, 512}, {}, 0x600000)},
                {},
                "mhc_pre_norm_fn_gemm_bwd: argument 'fn' has shape [24, 512]; "
-               "requires [mhc (mhc + 2), mhc * H] = [24, 256]"}};
+               "requires [M3, mhc * H] = [24, 256]"}};
   return t;
 }
 

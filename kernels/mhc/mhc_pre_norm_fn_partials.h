@@ -12,9 +12,9 @@ namespace tilejit::mhc {
 
 const ops::OpDef &mhc_pre_norm_fn_partials_op();
 
-/// UserError unless the residual (T, mhc, H) has at most 4 streams and fn
-/// is (mhc (mhc + 2), mhc H) (dims "mhc", "H", "M3", "K"): the norm's
-/// product ops' shared rule.
+/// UserError unless fn (M3, K) has at most 32 rows (one tile of mixes) and
+/// K = mhc H for the residual (T, mhc, H) (dims "mhc", "H", "M3", "K"): the
+/// norm's product ops' shared rule.
 void check_norm_fn_dims(const ops::Call &c);
 
 /// Static parameters: 32 tokens a block of 128 threads, a split's columns

@@ -37,6 +37,9 @@ TILEJIT_OP_TEST(mhc_pre_norm_fn_partials) {
   t.cases.push_back(partials(300, 4, 1000, 25)); // parts of 160: chunks of 32
   t.cases.push_back(partials(100, 2, 512, 4));
   t.cases.push_back(partials(100, 1, 256, 2));
+  Case head = partials(300, 4, 1280); // mhc_head's fn: mhc rows
+  head.set["M3"] = "4";
+  t.cases.push_back(head);
   t.cases.push_back(partials(0, 4, 1280));
   for (int64_t h : {4096, 7168})
     t.cases.push_back(partials(8192, 4, h, 16, Case::bench));
@@ -57,14 +60,14 @@ TILEJIT_OP_TEST(mhc_pre_norm_fn_partials) {
         fake(DType::f32, {10, 8}, {}, 0x300000)},
        {{"n_splits", int64_t{10}}},
        "mhc_pre_norm_fn_partials: argument 'fn' has shape [24, 4096]; "
-       "requires [mhc (mhc + 2), mhc * H] = [24, 4000]"},
-      {"8 streams",
+       "requires [M3, mhc * H] = [24, 4000]"},
+      {"80 mixes (8 streams)",
        {fake(DType::bf16, {8, 8, 64}),
         fake(DType::f32, {80, 512}, {}, 0x100000),
         fake(DType::f32, {16, 8, 80}, {}, 0x200000), sq},
        {},
-       "mhc_pre_norm_fn_partials: argument 'residual' has 8 streams; "
-       "requires at most 4 (mhc (mhc + 2) mixes in one 32-wide tile)"}};
+       "mhc_pre_norm_fn_partials: argument 'fn' has 80 rows; requires at "
+       "most 32 (the mixes in one 32-wide tile)"}};
   return t;
 }
 

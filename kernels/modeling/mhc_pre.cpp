@@ -10,47 +10,17 @@
 #include "mhc/mhc_reduce_partials.h"
 #include "mhc/mhc_stream.h"
 #include "mhc/sinkhorn_normalize.h"
+#include "modeling/op_steps.h"
 
 #include "tilejit/error.h"
 
 #include <fmt/format.h>
 
-#include <deque>
-#include <optional>
 #include <vector>
 
 namespace tilejit::modeling {
 
 namespace {
-
-/// Op calls bound in order, then launched in order.
-class Steps {
-public:
-  void add(const ops::OpDef &op, std::vector<rt::TensorView> tensors,
-           std::vector<ops::ParamValue> params = {}) {
-    Step &s = steps_.emplace_back(
-        Step{&op, std::move(tensors), std::move(params), std::nullopt});
-    s.call.emplace(op.bind(s.tensors, s.params));
-  }
-  void run(CUstream stream) const {
-    for (const Step &s : steps_)
-      s.op->run(*s.call, stream);
-  }
-
-private:
-  struct Step {
-    const ops::OpDef *op;
-    std::vector<rt::TensorView> tensors; // the call's spans point here
-    std::vector<ops::ParamValue> params;
-    std::optional<ops::Call> call;
-  };
-  std::deque<Step> steps_; // stable addresses
-};
-
-/// `t` (contiguous) seen with another shape of as many elements.
-rt::TensorView as(const rt::TensorView &t, std::vector<int64_t> shape) {
-  return rt::TensorView::contiguous(t.data, t.dtype, shape);
-}
 
 struct Dims {
   int64_t tokens, mhc, hidden, mixes, kd;

@@ -1,7 +1,8 @@
-// mhc_pre_layer_test.cpp - mHC's pre layer (modeling/mhc_pre.h) binds every
-// op call before the first launches: a mistake in the last call's tensors
-// is refused with that op's message, which shows that every call before it
-// bound (no GPU needed: nothing launches).
+// mhc_layers_test.cpp - mHC's pre and head layers (modeling/mhc_pre.h,
+// mhc_head.h) bind every op call before the first launches: a mistake in
+// the last call's tensors is refused with that op's message, which shows
+// that every call before it bound (no GPU needed: nothing launches).
+#include "modeling/mhc_head.h"
 #include "modeling/mhc_pre.h"
 
 #include "op_test.h"
@@ -82,4 +83,41 @@ TEST_CASE("mHC's pre layer refuses a residual that is not (T, mhc, H)",
                                 l.next(DType::bf16, {64, 256}), l.post_mix,
                                 l.comb_mix, l.saved, {}, nullptr),
       "mhc_pre: argument 'residual' has rank 4; requires (T, mhc, H)");
+}
+
+TEST_CASE("mHC's head layer binds all its op calls before any launch",
+          "[mhc][modeling]") {
+  Layer l;
+  const int64_t T = Layer::T, mhc = Layer::mhc, Kd = Layer::Kd;
+  const rt::TensorView fn = l.f32({mhc, Kd}), scale = l.f32({1}),
+                       base = l.f32({mhc});
+  const modeling::MhcHeadSaved saved{
+      l.f32({mhc, Kd}), l.f32({16, T, mhc}), l.f32({16, T}),    l.f32({T, mhc}),
+      l.f32({T}),       l.f32({T, mhc}),     l.f32({T, mhc, 1})};
+  const modeling::MhcHeadBackwardScratch scratch{
+      l.f32({T, mhc, 1}), l.f32({T, mhc}), l.f32({T, mhc}), l.f32({T}),
+      l.f32({mhc, Kd})};
+  for (bool weighted : {false, true}) {
+    INFO("norm weight " << weighted);
+    const rt::TensorView w = weighted ? l.norm_weight : ops::absent();
+    CHECK_THROWS_WITH(
+        modeling::mhc_head_forward(l.residual, fn, scale, base, w,
+                                   l.next(DType::bf16, {T, 128}), saved, {},
+                                   nullptr),
+        "mhc_pre_apply_mix_fwd: argument 'o' has shape [64, 128]; requires "
+        "[..., H] = [64, 256]");
+    const rt::TensorView fn_grad =
+        weighted ? l.f32({mhc, Kd}) : l.f32({mhc, 512});
+    CHECK_THROWS_WITH(
+        modeling::mhc_head_backward(l.residual, fn, scale, base, w, saved,
+                                    l.next(DType::bf16, {T, Layer::H}),
+                                    l.next(DType::bf16, {T, mhc, Layer::H}),
+                                    fn_grad, l.f32({weighted ? 512 : Kd}),
+                                    l.f32({132, 1}), l.f32({132, mhc}), scratch,
+                                    {}, nullptr),
+        weighted ? "mhc_fn_normw_merge_bwd: argument 'normw_grad' has shape "
+                   "[512]; requires [K] = [1024]"
+                 : "mhc_pre_norm_fn_gemm_bwd: argument 'fn_grad' has shape "
+                   "[4, 512]; requires [M3, K] = [4, 1024]");
+  }
 }

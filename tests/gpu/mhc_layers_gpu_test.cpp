@@ -1,10 +1,11 @@
-// mhc_pre_layer_gpu_test.cpp - mHC's pre layer (modeling/mhc_pre.h) on the
-// GPU against its CPU reference (modeling/mhc_reference.h's mhc_pre_ref and
-// mhc_pre_bwd_ref), with and without a norm weight: the layer input and the
-// mixes, then the gradients with the residual's added into a buffer that
-// holds mhc_post's (the gradient-sharing protocol), within calc_diff bounds
-// (the GPU sums the norm's product in 16 parts and in f32; the reference in
-// one, in float64).
+// mhc_layers_gpu_test.cpp - mHC's pre and head layers (modeling/mhc_pre.h,
+// mhc_head.h) on the GPU against their CPU references (modeling/
+// mhc_reference.h), with and without a norm weight: the outputs, then the
+// gradients with the residual's added into a buffer that holds mhc_post's
+// (the gradient-sharing protocol), within calc_diff bounds (the GPU sums
+// the norm's product in 16 parts and in f32; the reference in one, in
+// float64).
+#include "modeling/mhc_head.h"
 #include "modeling/mhc_pre.h"
 #include "modeling/mhc_reference.h"
 
@@ -115,6 +116,91 @@ TEST_CASE("mHC's pre layer forward and backward on the GPU match its CPU "
                          grads.scale_grad) < 1e-6);
     CHECK(ref::calc_diff(dev.get(base_grad, grads.base_grad), grads.base_grad) <
           1e-6);
+    if (weighted)
+      CHECK(ref::calc_diff(dev.get(nw_grad, *grads.norm_weight_grad),
+                           *grads.norm_weight_grad) < 1e-5);
+  }
+}
+
+TEST_CASE("mHC's head layer forward and backward on the GPU match its CPU "
+          "reference",
+          "[mhc][modeling]") {
+  const int64_t T = 301, mhc = 4, H = 1280, Kd = mhc * H, B = 132;
+  std::mt19937_64 gen(Catch::rngSeed());
+  for (bool weighted : {false, true}) {
+    INFO("norm weight " << weighted);
+    HostTensor residual = randn(DType::bf16, {T, mhc, H}, gen);
+    HostTensor fn = affine(randn(DType::f32, {mhc, Kd}, gen), 1e-4f, 0);
+    HostTensor scale = affine(randn(DType::f32, {1}, gen), 0.1f, 0);
+    HostTensor base = affine(randn(DType::f32, {mhc}, gen), 0.1f, 0);
+    HostTensor normw = affine(randn(DType::f32, {Kd}, gen), 0.1f, 1);
+    modeling::MhcHeadKwargs kwargs;
+    if (weighted)
+      kwargs.norm_weight = normw;
+    modeling::MhcHeadOutput want =
+        modeling::mhc_head_ref(residual, fn, scale, base, kwargs);
+
+    Device dev;
+    auto zeros = [&](DType dtype, std::initializer_list<int64_t> shape) {
+      return dev.put(HostTensor::zeros(dtype, shape));
+    };
+    const rt::TensorView dres = dev.put(residual), dfn = dev.put(fn),
+                         dscale = dev.put(scale), dbase = dev.put(base),
+                         dw = weighted ? dev.put(normw) : ops::absent();
+    const rt::TensorView out = zeros(DType::bf16, {T, H});
+    const modeling::MhcHeadSaved saved{weighted ? zeros(DType::f32, {mhc, Kd})
+                                                : ops::absent(),
+                                       zeros(DType::f32, {16, T, mhc}),
+                                       zeros(DType::f32, {16, T}),
+                                       zeros(DType::f32, {T, mhc}),
+                                       zeros(DType::f32, {T}),
+                                       zeros(DType::f32, {T, mhc}),
+                                       zeros(DType::f32, {T, mhc, 1})};
+    modeling::mhc_head_forward(dres, dfn, dscale, dbase, dw, out, saved, {},
+                               nullptr);
+    rt::synchronize(nullptr);
+    CHECK(ref::calc_diff(dev.get(out, want.out), want.out) < 1e-5);
+
+    HostTensor out_grad = randn(DType::bf16, {T, H}, gen);
+    HostTensor from_post = randn(DType::bf16, {T, mhc, H}, gen);
+    HostTensor buffer = from_post.clone();
+    modeling::MhcResidualGradRegistry registry;
+    registry.install(residual, buffer);
+    modeling::MhcHeadGrads grads =
+        modeling::mhc_head_bwd_ref(want.ctx, out_grad, registry);
+    const rt::TensorView dgrad = dev.put(from_post),
+                         fn_grad = zeros(DType::f32, {mhc, Kd}),
+                         nw_grad =
+                             weighted ? zeros(DType::f32, {Kd}) : ops::absent(),
+                         scale_part = zeros(DType::f32, {B, 1}),
+                         base_part = zeros(DType::f32, {B, mhc});
+    const modeling::MhcHeadBackwardScratch scratch{
+        zeros(DType::f32, {T, mhc, 1}), zeros(DType::f32, {T, mhc}),
+        zeros(DType::f32, {T, mhc}), zeros(DType::f32, {T}),
+        weighted ? zeros(DType::f32, {mhc, Kd}) : ops::absent()};
+    modeling::mhc_head_backward(dres, dfn, dscale, dbase, dw, saved,
+                                dev.put(out_grad), dgrad, fn_grad, nw_grad,
+                                scale_part, base_part, scratch, {}, nullptr);
+    rt::synchronize(nullptr);
+    CHECK(ref::calc_diff(dev.get(dgrad, buffer), buffer) < 1e-5);
+    CHECK(ref::calc_diff(dev.get(fn_grad, grads.fn_grad), grads.fn_grad) <
+          1e-5);
+    // The partial rows summed: the scale's and the base's gradients.
+    const HostTensor sp =
+        dev.get(scale_part, HostTensor::zeros(DType::f32, {B, 1}));
+    const HostTensor bp =
+        dev.get(base_part, HostTensor::zeros(DType::f32, {B, mhc}));
+    HostTensor scale_sum = HostTensor::zeros(DType::f32, {1});
+    HostTensor base_sum = HostTensor::zeros(DType::f32, {mhc});
+    for (int64_t b = 0; b < B; ++b) {
+      scale_sum.data<float>()[0] += sp.data<float>()[b];
+      for (int64_t m = 0; m < mhc; ++m)
+        base_sum.data<float>()[m] += bp.data<float>()[b * mhc + m];
+    }
+    CHECK(ref::calc_diff(scale_sum, grads.scale_grad.reinterpret(
+                                        DType::f32, std::vector<int64_t>{1})) <
+          1e-6);
+    CHECK(ref::calc_diff(base_sum, grads.base_grad) < 1e-6);
     if (weighted)
       CHECK(ref::calc_diff(dev.get(nw_grad, *grads.norm_weight_grad),
                            *grads.norm_weight_grad) < 1e-5);
