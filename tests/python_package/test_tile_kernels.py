@@ -294,6 +294,12 @@ for module, names in UNBOUND.items():
                                      "tilejit yet ("), str(e))
         except Exception as e:
             report(f"{module}.{name} raises", False, repr(e))
+from tilejit.tile_kernels.modeling import engram as _layer  # noqa: E402
+report("modeling.engram.engram_gate takes TileKernels 2.1's arguments",
+       str(inspect.signature(_layer.engram_gate)) ==
+       "(hidden_states, kv, weight_hidden, weight_embed, clamp_value, eps, "
+       "image_token_mask=None)" and _layer.engram_gate.tilejit_bound,
+       str(inspect.signature(_layer.engram_gate)))
 # 1.0's code through tilejit.tile_kernels.v1: every bound 1.0 function
 # takes 1.0's parameters in 1.0's order with 1.0's defaults (2.1 may have
 # appended more).

@@ -67,6 +67,11 @@ expect("norm_forward_and_per_token_cast of a 3-D x, row-major SF",
        ("float32", (3, 77, 64), (77 * 64, 64, 1)), ("float32", (3, 77), (77, 1)))
 report("norm_forward_and_per_token_cast without out_bf16: None",
        nb is None and ni is x3)
+from tilejit.tile_kernels.modeling import engram as _layer  # noqa: E402
+expect("modeling.engram.engram_gate on meta tensors",
+       _layer.engram_gate(meta((8, 4, 512)), meta((8, 5 * 512)),
+                          meta((4, 512)), meta((4, 512)), 1e-6, 1e-20),
+       ("bfloat16", (8, 4, 512), (2048, 512, 1)))
 expect("per_token_cast e2m1: packed int8", q.per_token_cast(x, "e2m1", 32),
        ("int8", (M, K // 2), (K // 2, 1)), ("float32", (M, 224), (224, 1)))
 expect("per_token_cast e5m6: 12-bit codes as bytes",

@@ -1,2 +1,0 @@
-"""tile_kernels.modeling on tilejit: the autograd layers need the Engram and
-mHC kernels' backward passes, which do not run yet."""
