@@ -9,11 +9,11 @@ cd "$(dirname "$0")/../.."
 build=build/default
 [ -x "$build/bin/tilejit" ] || { echo "pack.sh: build first (./dev.sh)" >&2; exit 1; }
 cmake --build --preset default --target tilejit tilejit-opt tilejit_unit_tests \
-  tilejit_cache_probe tilejit_gpu_tests tilejit_bench >/dev/null
+  tilejit_cache_probe tilejit_gpu_tests tilejit_bench tilejit_bench_layers >/dev/null
 
 rm -rf pack && mkdir -p pack/tilejit/bin pack/tilejit/lib
 cp "$build"/lib/libtilejit_*.so pack/tilejit/lib/
-cp "$build"/bin/{tilejit,tilejit-opt,tilejit_unit_tests,tilejit_cache_probe,tilejit_gpu_tests,tilejit_bench} pack/tilejit/bin/
+cp "$build"/bin/{tilejit,tilejit-opt,tilejit_unit_tests,tilejit_cache_probe,tilejit_gpu_tests,tilejit_bench,tilejit_bench_layers} pack/tilejit/bin/
 strip --strip-unneeded pack/tilejit/lib/*.so pack/tilejit/bin/*
 cp tools/gpu/CTestTestfile.cmake pack/tilejit/
 # The Python module (tilejit._C, and tilejit._testing for the Python GPU
