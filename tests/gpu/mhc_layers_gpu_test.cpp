@@ -34,6 +34,30 @@ HostTensor affine(HostTensor t, float s, float b) {
   return t;
 }
 
+/// A layer's inputs for T tokens of mhc streams of H: the residual, fn of
+/// `rows` rows (~1e-4), `scales` scales and `rows` biases (~0.1), and a norm
+/// weight (~1), with their device copies (the weight's absent unless
+/// `weighted`).
+struct Inputs {
+  HostTensor residual, fn, scale, base, normw;
+  rt::TensorView dres, dfn, dscale, dbase, dw;
+  Inputs(Device &dev, std::mt19937_64 &gen, int64_t t, int64_t mhc, int64_t h,
+         int64_t rows, int64_t scales, bool weighted)
+      : residual(randn(DType::bf16, {t, mhc, h}, gen)),
+        fn(affine(randn(DType::f32, {rows, mhc * h}, gen), 1e-4f, 0)),
+        scale(affine(randn(DType::f32, {scales}, gen), 0.1f, 0)),
+        base(affine(randn(DType::f32, {rows}, gen), 0.1f, 0)),
+        normw(affine(randn(DType::f32, {mhc * h}, gen), 0.1f, 1)),
+        dres(dev.put(residual)), dfn(dev.put(fn)), dscale(dev.put(scale)),
+        dbase(dev.put(base)), dw(weighted ? dev.put(normw) : ops::absent()) {}
+};
+
+/// A device tensor of zeros.
+rt::TensorView zeros(Device &dev, DType dtype,
+                     std::initializer_list<int64_t> shape) {
+  return dev.put(HostTensor::zeros(dtype, shape));
+}
+
 } // namespace
 
 TEST_CASE("mHC's pre layer forward and backward on the GPU match its CPU "
@@ -43,24 +67,19 @@ TEST_CASE("mHC's pre layer forward and backward on the GPU match its CPU "
   std::mt19937_64 gen(Catch::rngSeed());
   for (bool weighted : {false, true}) {
     INFO("norm weight " << weighted);
-    HostTensor residual = randn(DType::bf16, {T, mhc, H}, gen);
-    HostTensor fn = affine(randn(DType::f32, {M3, Kd}, gen), 1e-4f, 0);
-    HostTensor scale = affine(randn(DType::f32, {3}, gen), 0.1f, 0);
-    HostTensor base = affine(randn(DType::f32, {M3}, gen), 0.1f, 0);
-    HostTensor normw = affine(randn(DType::f32, {Kd}, gen), 0.1f, 1);
+    Device dev;
+    const Inputs in(dev, gen, T, mhc, H, M3, 3, weighted);
     modeling::MhcPreKwargs kwargs;
     if (weighted)
-      kwargs.norm_weight = normw;
+      kwargs.norm_weight = in.normw;
     modeling::MhcPreOutput want =
-        modeling::mhc_pre_ref(residual, fn, scale, base, kwargs);
-
-    Device dev;
+        modeling::mhc_pre_ref(in.residual, in.fn, in.scale, in.base, kwargs);
     auto zeros = [&](DType dtype, std::initializer_list<int64_t> shape) {
-      return dev.put(HostTensor::zeros(dtype, shape));
+      return ::zeros(dev, dtype, shape);
     };
-    const rt::TensorView dres = dev.put(residual), dfn = dev.put(fn),
-                         dscale = dev.put(scale), dbase = dev.put(base),
-                         dw = weighted ? dev.put(normw) : ops::absent();
+    const rt::TensorView &dres = in.dres, &dfn = in.dfn, &dscale = in.dscale,
+                         &dbase = in.dbase, &dw = in.dw;
+    const HostTensor &residual = in.residual;
     const rt::TensorView li = zeros(DType::bf16, {T, H}),
                          post = zeros(DType::f32, {T, mhc, 1}),
                          comb = zeros(DType::f32, {T, mhc, mhc});
@@ -129,24 +148,19 @@ TEST_CASE("mHC's head layer forward and backward on the GPU match its CPU "
   std::mt19937_64 gen(Catch::rngSeed());
   for (bool weighted : {false, true}) {
     INFO("norm weight " << weighted);
-    HostTensor residual = randn(DType::bf16, {T, mhc, H}, gen);
-    HostTensor fn = affine(randn(DType::f32, {mhc, Kd}, gen), 1e-4f, 0);
-    HostTensor scale = affine(randn(DType::f32, {1}, gen), 0.1f, 0);
-    HostTensor base = affine(randn(DType::f32, {mhc}, gen), 0.1f, 0);
-    HostTensor normw = affine(randn(DType::f32, {Kd}, gen), 0.1f, 1);
+    Device dev;
+    const Inputs in(dev, gen, T, mhc, H, mhc, 1, weighted);
     modeling::MhcHeadKwargs kwargs;
     if (weighted)
-      kwargs.norm_weight = normw;
+      kwargs.norm_weight = in.normw;
     modeling::MhcHeadOutput want =
-        modeling::mhc_head_ref(residual, fn, scale, base, kwargs);
-
-    Device dev;
+        modeling::mhc_head_ref(in.residual, in.fn, in.scale, in.base, kwargs);
     auto zeros = [&](DType dtype, std::initializer_list<int64_t> shape) {
-      return dev.put(HostTensor::zeros(dtype, shape));
+      return ::zeros(dev, dtype, shape);
     };
-    const rt::TensorView dres = dev.put(residual), dfn = dev.put(fn),
-                         dscale = dev.put(scale), dbase = dev.put(base),
-                         dw = weighted ? dev.put(normw) : ops::absent();
+    const rt::TensorView &dres = in.dres, &dfn = in.dfn, &dscale = in.dscale,
+                         &dbase = in.dbase, &dw = in.dw;
+    const HostTensor &residual = in.residual;
     const rt::TensorView out = zeros(DType::bf16, {T, H});
     const modeling::MhcHeadSaved saved{weighted ? zeros(DType::f32, {mhc, Kd})
                                                 : ops::absent(),
