@@ -10,12 +10,6 @@
 
 namespace tilejit::modeling {
 
-namespace {
-
-double real(float v) { return static_cast<double>(v); }
-
-} // namespace
-
 void mhc_pre_forward(const rt::TensorView &residual, const rt::TensorView &fn,
                      const rt::TensorView &scale, const rt::TensorView &base,
                      const rt::TensorView &norm_weight,

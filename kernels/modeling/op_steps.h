@@ -39,6 +39,9 @@ private:
   std::deque<Step> steps_; // stable addresses
 };
 
+/// A float parameter as an op call's real.
+inline double real(float v) { return static_cast<double>(v); }
+
 /// `t` (contiguous) seen with another shape of as many elements.
 inline rt::TensorView as(const rt::TensorView &t, std::vector<int64_t> shape) {
   return rt::TensorView::contiguous(t.data, t.dtype, shape);
