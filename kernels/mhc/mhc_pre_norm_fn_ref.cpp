@@ -218,13 +218,14 @@ MhcNormFnPartials mhc_pre_norm_fn_partials_ref(const HostTensor &residual,
                                                int n_splits) {
   const char *name = "mhc_pre_norm_fn_partials_ref";
   ResidualDims d = check_mhc_residual(name, residual);
-  check_tensor(name, "fn", fn, DType::f32, 0, "");
-  check_shape(name, "fn", fn, {d.mhc3, d.kd});
+  check_tensor(name, "fn", fn, DType::f32, 2, "");
+  const int64_t rows = fn.size(0); // mhc_pre's mhc3, mhc_head's mhc
+  check_shape(name, "fn", fn, {rows, d.kd});
   if (n_splits < 1 || d.kd % n_splits != 0)
     fail_value(name, "n_splits", fmt::format("{}", n_splits),
                fmt::format("a divisor of mhc * H = {}", d.kd));
   const int64_t part = d.kd / n_splits;
-  MhcNormFnPartials r{HostTensor::zeros(DType::f32, {n_splits, d.n, d.mhc3}),
+  MhcNormFnPartials r{HostTensor::zeros(DType::f32, {n_splits, d.n, rows}),
                       HostTensor::zeros(DType::f32, {n_splits, d.n})};
   const uint16_t *x = residual.data<uint16_t>();
   const float *f = fn.data<float>();
@@ -235,13 +236,12 @@ MhcNormFnPartials mhc_pre_norm_fn_partials_ref(const HostTensor &residual,
       for (int64_t k = 0; k < part; ++k)
         sq += static_cast<double>(bf16_value(xt[k])) * bf16_value(xt[k]);
       r.sq.data<float>()[s * d.n + t] = static_cast<float>(sq);
-      for (int64_t j = 0; j < d.mhc3; ++j) {
+      for (int64_t j = 0; j < rows; ++j) {
         const float *fj = f + j * d.kd + s * part;
         double acc = 0;
         for (int64_t k = 0; k < part; ++k)
           acc += static_cast<double>(bf16_value(xt[k])) * round_to_tf32(fj[k]);
-        r.mul.data<float>()[(s * d.n + t) * d.mhc3 + j] =
-            static_cast<float>(acc);
+        r.mul.data<float>()[(s * d.n + t) * rows + j] = static_cast<float>(acc);
       }
     }
   return r;

@@ -199,7 +199,8 @@ MhcNormFnGemmGrads mhc_pre_norm_fn_gemm_bwd_ref(
 /// mhc_reduce_partials_and_rmsnorm_fwd and mhc_pre_big_fuse_fwd take
 /// (TileKernels' mhc_pre_norm_fn_partials_ref, with the kernel's TF32 fn):
 /// residual bf16 (T, mhc, H) as x (T, Kd), Kd = mhc H, in n_splits equal
-/// contiguous parts (Kd % n_splits == 0); mul fp32 (n_splits, T, mhc3) =
+/// contiguous parts (Kd % n_splits == 0), fn fp32 (R, Kd) (mhc_pre's R =
+/// mhc3, mhc_head's mhc); mul fp32 (n_splits, T, R) =
 /// the part's sum of x[t, k] * round_to_tf32(fn[j, k]), sq fp32 (n_splits,
 /// T) = the part's sum of x^2, each in float64 rounded once.
 struct MhcNormFnPartials {

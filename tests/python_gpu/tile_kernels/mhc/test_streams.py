@@ -25,7 +25,7 @@ def test_expand_to_mhc(n0, n1, mhc, h):
     o = torch.full((n0, n1, mhc, h), float("nan"), dtype=torch.bfloat16,
                    device="cuda")
     assert tk.mhc.expand_to_mhc_fwd(x, o) is None
-    assert_equal(o, x.unsqueeze(-2).expand(n0, n1, mhc, h))
+    assert_equal(o, x.unsqueeze(-2).expand(n0, n1, mhc, h).contiguous())
     o_grad = randn(n0, n1, mhc, h, dtype=torch.bfloat16, seed=1)
     x_grad = torch.empty_like(x)
     assert tk.mhc.expand_to_mhc_bwd(o_grad, x_grad) is None

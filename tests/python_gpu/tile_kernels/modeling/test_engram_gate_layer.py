@@ -44,4 +44,6 @@ def test_engram_gate_layer_and_its_gradients():
     wh.main_grad = torch.ones(hc, d, device="cuda")
     layer.engram_gate(x, kv, wh, we, clamp, eps).backward(grad)
     assert_equal(wh.grad, before)
-    assert_equal(wh.main_grad, 1 + gh)
+    # grad_w_reduce adds its products into main_grad (one rounding each),
+    # so 1 + gh can differ in the last bit.
+    torch.testing.assert_close(wh.main_grad, 1 + gh, rtol=1e-6, atol=1e-6)
