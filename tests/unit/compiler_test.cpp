@@ -401,3 +401,46 @@ TEST_CASE("an LLVM fatal error in a compile is an error, not an exit",
   CompiledKernel ok = compile(kernel);
   CHECK_THAT(ok.ptx, Contains(".entry scale("));
 }
+
+TEST_CASE("pipelined copies run stages ahead on cp.async", "[compiler]") {
+  // Sums 32-row tiles of x over column chunks of 64: the chunk of step k + 2
+  // is copied while step k reads its own.
+  auto kernel = [](int stages, dsl::Access access) {
+    dsl::KernelBuilder k("pipelined_sum", 128);
+    auto x = k.tensor("x", DType::f32, 2, access);
+    auto out = k.tensor("out", DType::f32, 2);
+    auto zero = k.index(0), row = k.block_id(0) * k.index(32);
+    auto tile = k.alloc_shared(DType::f32, {32, 64});
+    auto count = (k.dim(x, 1) + k.index(63)) / k.index(64);
+    auto sum = k.pipelined(
+        count, stages, {k.full({32, 64}, 0, DType::f32)},
+        [&](dsl::Value step, std::vector<dsl::Value> acc) {
+          k.copy(x, {row, step * k.index(64)}, tile);
+          return std::vector{acc[0] + k.load(tile, {zero, zero}, {32, 64})};
+        });
+    k.store(sum[0], out, {row, zero});
+    CompileOptions options;
+    options.keep = {Stage::gpu};
+    return compile(k.build(), options);
+  };
+  CompiledKernel c = kernel(3, dsl::inner_contiguous(16));
+  // Three 32 x 64 buffers; 16-byte pieces that read only what is inside.
+  CHECK_THAT(c.stages[Stage::gpu],
+             Contains("memref<3x32x64xf32, #gpu.address_space<workgroup>>") &&
+                 Contains("nvgpu.device_async_copy") && Contains("{bypassL1}"));
+  CHECK_THAT(c.ptx, Contains("cp.async.cg.shared.global [") &&
+                        Contains("cp.async.commit_group") &&
+                        Contains("cp.async.wait_group \t1;") &&
+                        Contains("bar.sync"));
+  // Rows aligned to 4 bytes: one element a piece, through L1.
+  CHECK_THAT(kernel(2, dsl::inner_contiguous(4)).ptx,
+             Contains("cp.async.ca.shared.global [") && Contains("], 4, ") &&
+                 !Contains("cp.async.cg"));
+  // A tensor of any inner stride: element by element, loads and shared
+  // stores (cp.async needs unit stride); two stages wait for no group.
+  CompiledKernel strided = kernel(2, dsl::Access{});
+  CHECK_THAT(strided.ptx, !Contains("cp.async.cg") &&
+                              !Contains("cp.async.ca") &&
+                              Contains("cp.async.wait_group \t0;") &&
+                              Contains("st.shared.b32"));
+}

@@ -82,11 +82,12 @@ public:
   const tilejit::PipelineObserver &observer;
 };
 
-/// tile -> gpu: pipelined gemm main loops become TMA + WGMMA kernels;
-/// fragments get layouts, then tile kernels become gpu.func kernels on
-/// per-thread vectors.
+/// tile -> gpu: pipelined gemm main loops of 384-thread kernels become TMA +
+/// WGMMA kernels, other pipelined loops cp.async loops; fragments get layouts,
+/// then tile kernels become gpu.func kernels on per-thread vectors.
 void addTileToGPUPasses(OpPassManager &pm) {
   pm.addPass(tile::createConvertGemmToNVGPU());
+  pm.addPass(tile::createLowerPipelined());
   pm.addPass(tile::createAssignLayouts());
   pm.addPass(tile::createConvertTileToGPU());
   // Folding and CSE of the per-slot index arithmetic; the mlir stage
@@ -101,9 +102,10 @@ void addTileToGPUPasses(OpPassManager &pm) {
 /// gpu -> mlir: upstream lowering of the gpu.module to the LLVM and NVVM
 /// dialects (the kernel half of gpu-lower-to-nvvm-pipeline).
 void addGPUToNVVMPasses(OpPassManager &pm, bool hasNVGPU) {
-  // nvgpu (TMA, mbarriers) to nvvm before scf-to-cf; nvvm's PTX-builder ops
-  // (wgmma, mbarrier waits) to inline assembly. Only gemm kernels have them;
-  // elsewhere the two walks would change nothing.
+  // nvgpu (TMA, mbarriers, cp.async) to nvvm before scf-to-cf; nvvm's
+  // PTX-builder ops (wgmma, mbarrier waits) to inline assembly. Only kernels
+  // with gemms or copies have them; elsewhere the two walks would change
+  // nothing.
   if (hasNVGPU) {
     pm.addPass(createConvertNVGPUToNVVMPass());
     pm.addPass(createConvertNVVMToLLVMPass());

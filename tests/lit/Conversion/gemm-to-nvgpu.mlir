@@ -116,33 +116,6 @@ func.func @gemm_whole_tiles(%a: !g, %b: !g, %c: !g) attributes {tile.threads = 3
 !sb = memref<256x64xbf16, #gpu.address_space<workgroup>>
 !acc = tensor<128x256xf32>
 !gf = memref<?x?xf32, strided<[?, 1], offset: ?>>
-func.func @threads(%a: !g, %b: !g, %c: !gf, %n: index) attributes {tile.threads = 256 : i32} {
-  %c0 = arith.constant 0 : index
-  %c64 = arith.constant 64 : index
-  %sa = tile.alloc_shared : !sa
-  %sb = tile.alloc_shared : !sb
-  %zero = arith.constant 0.0 : f32
-  %init = tile.splat %zero : f32 -> !acc
-  // expected-error @+1 {{'tile.pipelined' op cannot lower to TMA + WGMMA: the kernel needs 384 threads (a producer warpgroup and two consumer warpgroups), it has 256}}
-  %r = tile.pipelined %n, %init {stages = 4 : i64} : !acc -> !acc {
-  ^bb0(%s: index, %acc: !acc):
-    %k0 = arith.muli %s, %c64 : index
-    tile.copy %a[%c0, %k0], %sa : !g, !sa
-    tile.copy %b[%c0, %k0], %sb : !g, !sb
-    %p = tile.gemm %sa, %sb, %acc : !sa, !sb, !acc
-    tile.yield %p : !acc
-  }
-  tile.store %r, %c[%c0, %c0] : !acc, !gf
-  return
-}
-
-// -----
-
-!g = memref<?x?xbf16, strided<[?, 1], offset: ?>>
-!sa = memref<128x64xbf16, #gpu.address_space<workgroup>>
-!sb = memref<256x64xbf16, #gpu.address_space<workgroup>>
-!acc = tensor<128x256xf32>
-!gf = memref<?x?xf32, strided<[?, 1], offset: ?>>
 func.func @init(%a: !g, %b: !g, %c: !gf, %n: index) attributes {tile.threads = 384 : i32} {
   %c0 = arith.constant 0 : index
   %c64 = arith.constant 64 : index

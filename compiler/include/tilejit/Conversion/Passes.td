@@ -18,19 +18,23 @@ def ConvertTileToGPU : Pass<"convert-tile-to-gpu", "::mlir::ModuleOp"> {
     across warps, and a `tile.gemm` outside a pipelined loop warp-level
     `mma.sync` (bf16, f16, tf32) on its shared tiles, whose rows are padded
     by 16 bytes, with the accumulator through a shared buffer.
+    `tile.copy` becomes each thread's `cp.async` pieces of the box (up to
+    16 bytes, zeros outside the tensor), then, unless it is `async` (in a
+    loop from tile-lower-pipelined), the group's wait and a barrier.
   }];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect", "::mlir::memref::MemRefDialect",
     "::mlir::arith::ArithDialect", "::mlir::NVVM::NVVMDialect",
-    "::mlir::LLVM::LLVMDialect"
+    "::mlir::nvgpu::NVGPUDialect", "::mlir::LLVM::LLVMDialect"
   ];
 }
 
 def ConvertGemmToNVGPU : Pass<"convert-tile-gemm-to-nvgpu", "::mlir::ModuleOp"> {
   let summary = "Turn a kernel whose main loop is a pipelined TMA copy + gemm into a warp-specialised TMA + WGMMA kernel.";
   let description = [{
-    Matches a tile kernel of the form
+    Matches a 384-thread tile kernel whose pipelined loop holds a gemm, of
+    the form
 
     ```
     m0, n0 = index arithmetic on block ids and constants
@@ -48,8 +52,9 @@ def ConvertGemmToNVGPU : Pass<"convert-tile-gemm-to-nvgpu", "::mlir::ModuleOp"> 
     step count cloned in. The kernel takes the tensor maps of `a` and `b`
     by value, `c`'s address and M, N, K and c's row stride; its attribute
     `tilejit.shared_bytes` gives the dynamic shared memory to launch with.
-    Anything else in such a kernel is reported as unsupported. A gemm
-    outside a pipelined loop is left to convert-tile-to-gpu (mma.sync).
+    Anything else in such a kernel is reported as unsupported. Pipelined
+    loops of other kernels are left to tile-lower-pipelined, and gemms
+    outside a pipelined loop to convert-tile-to-gpu (mma.sync).
   }];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::nvgpu::NVGPUDialect",

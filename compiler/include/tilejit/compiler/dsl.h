@@ -435,8 +435,12 @@ public:
   void barrier(Loc loc = Loc::current());
 
   /// Copies the box of `shared`'s shape at `origin` of `src` into `shared`
-  /// (zeros outside the tensor). Inside `pipelined` it becomes a TMA copy
-  /// issued stages ahead.
+  /// (zeros outside the tensor): every thread's cp.async pieces of up to 16
+  /// bytes (as wide as the tensor's alignment promise allows), awaited, then
+  /// a barrier: afterwards every thread sees the tile. Like `store`, it needs
+  /// a `barrier()` before it where other threads still read the tile. Inside
+  /// `pipelined` it is issued stages ahead: TMA in the main loop of a
+  /// 384-thread gemm, cp.async anywhere else.
   void copy(const Tensor &src, const std::vector<Value> &origin, Value shared,
             Loc loc = Loc::current());
   /// acc + a * b^T: shared tiles a (M x K) and b (N x K) of one type, an
@@ -449,7 +453,14 @@ public:
   Value gemm(Value a, Value b, Value acc, Loc loc = Loc::current());
   /// A loop of `count` steps (an index) carrying `init`; `body(step,
   /// carried)` returns the next carried values. The copies of the body run
-  /// up to `stages - 1` steps ahead of the compute that reads them.
+  /// up to `stages - 1` steps ahead of the compute that reads them, each
+  /// copied tile in `stages` buffers; the loop orders them with the other
+  /// threads (no `barrier()` needed around them). The copies must be at the
+  /// body's top level, their origins computed from the step and values from
+  /// outside, and their tiles used only in this loop. A 384-thread kernel
+  /// whose loop multiplies two copied tiles becomes a warp-specialised TMA +
+  /// WGMMA gemm (see kernels/gemm); any other loop runs on cp.async with one
+  /// barrier a step (two for one stage).
   std::vector<Value> pipelined(
       Value count, int stages, const std::vector<Value> &init,
       const std::function<std::vector<Value>(Value, std::vector<Value>)> &body,

@@ -32,6 +32,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <functional>
+
 using namespace mlir;
 using namespace mlir::tile;
 
@@ -340,7 +342,15 @@ int64_t mlir::tile::gemmOperandPadding(AllocSharedOp tile) {
   // A fragment load reads 4 bytes at (g, i) for rows g < 8 and i < 4; with
   // rows 16 bytes past a multiple of 32 apart (row bytes are multiples of
   // 32: K is a multiple of the K step), the 8 rows start 4 banks apart.
-  bool operand = llvm::any_of(tile->getUsers(), llvm::IsaPred<GemmOp>);
+  // Its users or, for a pipelined loop's buffers, its buffers' views'.
+  std::function<bool(Value)> feedsGemm = [&](Value v) {
+    return llvm::any_of(v.getUsers(), [&](Operation *user) {
+      if (auto view = dyn_cast<memref::SubViewOp>(user))
+        return view.getSource() == v && feedsGemm(view.getResult());
+      return isa<GemmOp>(user);
+    });
+  };
+  bool operand = feedsGemm(tile.getResult());
   int64_t bytes = tile.getType().getElementTypeBitWidth() / 8;
   return operand && bytes > 0 ? 16 / bytes : 0;
 }

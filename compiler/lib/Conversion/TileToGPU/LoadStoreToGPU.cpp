@@ -258,12 +258,8 @@ llvm::MaybeAlign chunkAlignment(Value memref, int64_t chunkBytes) {
             ? strides[strides.size() - 2] * elt
             : 16;
     rows = std::min<int64_t>(16, rowBytes & -rowBytes);
-  } else if (auto arg = dyn_cast<BlockArgument>(memref);
-             arg && !strides.empty() && strides.back() == 1) {
-    if (auto func = dyn_cast<gpu::GPUFuncOp>(arg.getOwner()->getParentOp()))
-      if (auto align = func.getArgAttrOfType<IntegerAttr>(
-              arg.getArgNumber(), TileDialect::getAlignAttrName()))
-        rows = align.getInt();
+  } else {
+    rows = std::max(rows, rowAlignment(memref));
   }
   // A chunk of 3 x 2^n elements (a tile.stack's) is aligned to its largest
   // power-of-two factor.
@@ -652,6 +648,19 @@ struct AtomicOpLowering : OpConversionPattern<AtomicOp> {
 };
 
 } // namespace
+
+int64_t mlir::tile::rowAlignment(Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  auto [strides, offset] = type.getStridesAndOffset();
+  auto arg = dyn_cast<BlockArgument>(memref);
+  if (!arg || strides.empty() || strides.back() != 1)
+    return 1;
+  if (auto func = dyn_cast<gpu::GPUFuncOp>(arg.getOwner()->getParentOp()))
+    if (auto align = func.getArgAttrOfType<IntegerAttr>(
+            arg.getArgNumber(), TileDialect::getAlignAttrName()))
+      return align.getInt();
+  return 1;
+}
 
 void mlir::tile::populateLoadStoreToGPUPatterns(const TypeConverter &converter,
                                                 const ThreadMapping &mapping,

@@ -98,6 +98,18 @@ void populateLoadStoreToGPUPatterns(const TypeConverter &converter,
                                     const ThreadMapping &mapping,
                                     RewritePatternSet &patterns);
 
+/// The bytes every row of a global tensor (a kernel argument) starts at a
+/// multiple of: its `tile.align` promise where its inner stride is 1, else
+/// 1.
+int64_t rowAlignment(Value memref);
+
+/// tile.copy -> each thread's cp.async pieces of the box (zeros outside the
+/// tensor), then, unless the copy is `async`, the group's wait and a
+/// barrier.
+void populateCopyToGPUPatterns(const TypeConverter &converter,
+                               const ThreadMapping &mapping,
+                               RewritePatternSet &patterns);
+
 /// tile.splat, arith.constant and element-wise arith ops on fragments -> the
 /// same on vectors; tile.broadcast of a reduction result and tile.reshape
 /// -> their source (the slots do not move).

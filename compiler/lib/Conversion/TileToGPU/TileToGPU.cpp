@@ -20,6 +20,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -65,6 +66,8 @@ static LogicalResult checkGemms(Operation *kernel) {
 static bool issuesBarrier(Operation *op) {
   if (isa<gpu::BarrierOp, TransposeOp, GemmOp>(op))
     return true;
+  if (auto copy = dyn_cast<CopyOp>(op))
+    return !copy.getAsync();
   if (auto reduce = dyn_cast<ReduceOp>(op))
     return static_cast<bool>(reduceBufferType(reduce));
   if (auto convert = dyn_cast<ConvertLayoutOp>(op))
@@ -107,6 +110,20 @@ static LogicalResult checkSharedBytes(gpu::GPUFuncOp kernel) {
             "transposes, cross-warp reductions, layout conversions and "
             "mma.sync accumulators); a block has at most "
          << kStaticLimit << " bytes of static shared memory";
+}
+
+/// The subviews of `view` (a pipelined loop's buffer slots) take its new
+/// type's strides: their result types follow from their source's.
+static void retypeViews(Value view) {
+  for (Operation *user : view.getUsers()) {
+    auto sub = dyn_cast<memref::SubViewOp>(user);
+    if (!sub || sub.getSource() != view)
+      continue;
+    sub.getResult().setType(memref::SubViewOp::inferRankReducedResultType(
+        sub.getType().getShape(), cast<MemRefType>(view.getType()),
+        sub.getMixedOffsets(), sub.getMixedSizes(), sub.getMixedStrides()));
+    retypeViews(sub.getResult());
+  }
 }
 
 /// Moves the body of `func` into a new gpu.func kernel of `gpuModule`.
@@ -244,21 +261,25 @@ struct ConvertTileToGPUPass
         tile.erase();
         continue;
       }
-      // An mma.sync operand: rows padded, the author's view a subview.
+      // An mma.sync operand: rows padded, the author's view a subview
+      // (and the views of it, a pipelined loop's buffers, retyped).
       ArrayRef<int64_t> shape = type.getShape();
+      SmallVector<int64_t> paddedShape(shape);
+      paddedShape.back() += pad;
       Value padded = addBuffer(
-          MemRefType::get({shape[0], shape[1] + pad}, type.getElementType(),
+          MemRefType::get(paddedShape, type.getElementType(),
                           MemRefLayoutAttrInterface{}, type.getMemorySpace()),
           tile.getLoc());
       OpBuilder at(tile); // not `b`: it may insert before `tile`
-      Value view = memref::SubViewOp::create(
-          at, tile.getLoc(), padded,
-          ArrayRef<OpFoldResult>{at.getIndexAttr(0), at.getIndexAttr(0)},
-          ArrayRef<OpFoldResult>{at.getIndexAttr(shape[0]),
-                                 at.getIndexAttr(shape[1])},
-          ArrayRef<OpFoldResult>{at.getIndexAttr(1), at.getIndexAttr(1)});
+      SmallVector<OpFoldResult> zeros(shape.size(), at.getIndexAttr(0)),
+          ones(shape.size(), at.getIndexAttr(1)), sizes;
+      for (int64_t size : shape)
+        sizes.push_back(at.getIndexAttr(size));
+      Value view = memref::SubViewOp::create(at, tile.getLoc(), padded, zeros,
+                                             sizes, ones);
       tile.getResult().replaceAllUsesWith(view);
       tile.erase();
+      retypeViews(view);
     }
 
     if (failed(checkSharedBytes(kernel)))
@@ -278,13 +299,15 @@ struct ConvertTileToGPUPass
     populateIndexingToGPUPatterns(converter, mapping, patterns);
     populateMathToGPUPatterns(converter, patterns);
     populateLoadStoreToGPUPatterns(converter, mapping, patterns);
+    populateCopyToGPUPatterns(converter, mapping, patterns);
     populateElementwiseToGPUPatterns(converter, patterns);
 
     ConversionTarget target(*ctx);
     target.addIllegalDialect<TileDialect>();
     target.addLegalDialect<gpu::GPUDialect, scf::SCFDialect,
                            vector::VectorDialect, memref::MemRefDialect,
-                           NVVM::NVVMDialect, LLVM::LLVMDialect>();
+                           NVVM::NVVMDialect, nvgpu::NVGPUDialect,
+                           LLVM::LLVMDialect>();
     // Every math op, scalars too: GPUToNVVM would call libdevice.
     target.addIllegalDialect<math::MathDialect>();
     target.markUnknownOpDynamicallyLegal(

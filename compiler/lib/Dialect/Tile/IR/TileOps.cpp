@@ -5,6 +5,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
@@ -399,6 +400,12 @@ LogicalResult PipelinedOp::verify() {
     return emitOpError() << "yielded values and results must have the "
                             "iter_args' types";
   return success();
+}
+
+AllocSharedOp mlir::tile::getSharedTile(Value memref) {
+  while (auto view = memref.getDefiningOp<memref::SubViewOp>())
+    memref = view.getSource();
+  return memref.getDefiningOp<AllocSharedOp>();
 }
 
 #define GET_OP_CLASSES

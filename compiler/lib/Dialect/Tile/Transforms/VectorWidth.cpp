@@ -68,7 +68,7 @@ int64_t mlir::tile::accessWidth(func::FuncOp kernel, Value memref,
   if (bytes == 0)
     return 1;
   int64_t w = 1;
-  if (memref.getDefiningOp<AllocSharedOp>()) {
+  if (getSharedTile(memref)) {
     // A shared tile: 16-byte aligned, rows of its static last size.
     w = 16 / bytes;
     while (w > 1 && type.getShape().back() % w != 0)

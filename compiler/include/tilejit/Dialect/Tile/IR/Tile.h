@@ -18,4 +18,11 @@
 #define GET_OP_CLASSES
 #include "tilejit/Dialect/Tile/IR/TileOps.h.inc"
 
+namespace mlir::tile {
+/// The tile.alloc_shared that `memref` is, or is a (chain of) memref.subview
+/// of: a pipelined loop's buffer of one step (tile-lower-pipelined). Null
+/// for any other memref.
+AllocSharedOp getSharedTile(Value memref);
+} // namespace mlir::tile
+
 #endif // TILEJIT_DIALECT_TILE_IR_TILE_H

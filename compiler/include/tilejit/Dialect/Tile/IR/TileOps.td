@@ -465,9 +465,18 @@ def Tile_CopyOp : Tile_Op<"copy", [MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "Copy a tile of a global tensor into a shared tile.";
   let description = [{
     Copies the box of the shared tile's shape whose first element is
-    `source[indices]`; elements outside the tensor read as zero. Inside
-    `tile.pipelined` the copy is issued stages ahead by the tensor memory
-    accelerator (TMA), completing on an mbarrier.
+    `source[indices]`; elements outside the tensor read as zero. The copy
+    is a step of the whole block: when it returns, every thread sees the
+    tile (the threads' `cp.async` pieces completed and a barrier passed).
+    As with `tile.store` to a shared tile, the author's `gpu.barrier`
+    before it keeps it from overwriting what other threads still read.
+
+    Inside `tile.pipelined` the copy is issued stages ahead: in the main
+    loop of a 384-thread gemm by the tensor memory accelerator (TMA),
+    completing on an mbarrier (convert-tile-gemm-to-nvgpu); elsewhere
+    `tile-lower-pipelined` marks it `async`: the threads only issue their
+    `cp.async` pieces into the current group, and the loop's
+    `nvvm.cp.async.wait.group` and barrier complete it.
 
     Example:
 
@@ -476,7 +485,7 @@ def Tile_CopyOp : Tile_Op<"copy", [MemoryEffects<[MemRead, MemWrite]>]> {
     ```
   }];
   let arguments = (ins Tile_GlobalTensor:$source, Variadic<Index>:$indices,
-                       Tile_SharedTile:$dest);
+                       Tile_SharedTile:$dest, UnitAttr:$async);
   let assemblyFormat = [{
     $source `[` $indices `]` `,` $dest attr-dict `:` type($source) `,` type($dest)
   }];

@@ -23,4 +23,34 @@ def AssignLayouts : Pass<"tile-assign-layouts", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::tile::TileDialect"];
 }
 
+def LowerPipelined : Pass<"tile-lower-pipelined", "::mlir::ModuleOp"> {
+  let summary = "Turn each tile.pipelined loop into an scf.for whose copies run stages - 1 steps ahead.";
+  let description = [{
+    For a loop of S stages, every shared tile a `tile.copy` of the body
+    fills gets S buffers (`tile.alloc_shared` of S x its shape; step k
+    uses buffer k mod S through a `memref.subview`). The copies, marked
+    `async` (each thread's `cp.async` pieces, see convert-tile-to-gpu),
+    of steps 0 .. S - 2 are issued before the loop, one commit group a
+    step; step k then waits until at most S - 2 groups are pending (its
+    own tiles have landed), passes a barrier (every thread's pieces are
+    visible, and every thread has finished step k - 1, whose buffer the
+    next copy reuses), issues the copies of step k + S - 1 (if there is
+    one) as a group, and runs the rest of the body on its buffers. One
+    stage copies, waits and passes a barrier before the body and another
+    after it. The loop-carried values become the scf.for's iter_args.
+
+    The copies must sit at the body's top level, fill a tile allocated
+    outside the loop that nothing else writes and nothing outside the
+    loop uses, and take their origin from the step and values defined
+    outside the loop through side-effect-free ops. Loops that
+    convert-tile-gemm-to-nvgpu takes (a gemm main loop of a 384-thread
+    kernel) are gone by the time this pass runs.
+  }];
+  let dependentDialects = [
+    "::mlir::tile::TileDialect", "::mlir::scf::SCFDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::NVVM::NVVMDialect", "::mlir::arith::ArithDialect"
+  ];
+}
+
 #endif // TILEJIT_DIALECT_TILE_TRANSFORMS_PASSES_TD
