@@ -27,12 +27,25 @@ void check(const ops::Call &c) {
         splits, kd));
 }
 
+/// Shared bytes of the kernel, at most: the operand tiles (rows padded by
+/// 16 bytes for mma.sync), the scratch of the accumulator and the layout
+/// conversions, the squares' reduction and, pipelined, one bf16 x and one
+/// f32 fn chunk a stage (ptxas: 29696 bytes for chunks of 64, unpipelined).
+int64_t shared_bytes(int64_t chunk, int64_t stages) {
+  return 2 * 32 * (chunk + 4) * 4 + 32 * chunk * 4 + 4096 +
+         stages * 32 * chunk * 6;
+}
+
 MhcNormFnSpec spec(const ops::Call &c) {
   const int64_t part = c.dim("mhc") * c.dim("H") / c.integer("n_splits");
   MhcNormFnSpec s;
-  // The largest power of two up to 64 that divides the part (128 would
-  // take more than 48 KB of shared memory with the conversions' buffers).
-  s.chunk = static_cast<int32_t>(std::min<int64_t>(64, part & -part));
+  s.stages = static_cast<int32_t>(c.integer("stages"));
+  // The largest power of two up to 64 that divides the part and whose
+  // tiles fit the 48 KB of static shared memory (128 would not).
+  int64_t chunk = std::min<int64_t>(64, part & -part);
+  while (chunk > 8 && shared_bytes(chunk, s.stages) > 48 * 1024)
+    chunk /= 2;
+  s.chunk = static_cast<int32_t>(chunk);
   s.vector_bytes = ops::vector_bytes(c, {"residual", "fn"});
   return s;
 }
@@ -74,7 +87,10 @@ const ops::OpDef &mhc_pre_norm_fn_partials_op() {
                    ops::output("gemm_out_mul", {DType::f32}, "S, T, M3"),
                    ops::output("gemm_out_sqrsum", {DType::f32}, "S, T")},
        .params = {ops::integer("n_splits", 16, 1, 1 << 20,
-                               "equal parts of mhc * H (S)")},
+                               "equal parts of mhc * H (S)"),
+                  ops::integer("stages", 0, 0, 4,
+                               "chunks of x and fn in flight (cp.async, "
+                               "k.pipelined); 0: loaded through registers")},
        .dim_rules = stream_rules(),
        .cli_shape = "T, mhc, H",
        .default_shape = {8192, 4, 4096},

@@ -5,7 +5,8 @@
 // fn rounded to tf32 as the original rounds it (0x1000 added to its bits;
 // the tensor core drops the low 13) goes to shared tiles and into k.gemm,
 // mma.sync m16n8k8 on tf32 (mixes 24 .. 31 read as 0), with the sum of
-// squares in the same loop.
+// squares in the same loop. With stages > 0 the chunks arrive by cp.async,
+// stages - 1 ahead (k.pipelined), as the original's 2-stage pipeline.
 #include "mhc/mhc_pre_norm_fn_partials.h"
 
 #include "tilejit/compiler/dsl.h"
@@ -31,22 +32,44 @@ Kernel mhc_pre_norm_fn_partials_kernel(const MhcNormFnSpec &s) {
   auto k0 = split * part;
   auto sx = k.alloc_shared(f32, {tokens, chunk});
   auto sfn = k.alloc_shared(f32, {mixes, chunk});
-  auto sums =
-      k.serial(zero, part / k.index(chunk),
-               {k.full({tokens, mixes}, 0, f32), k.full({tokens, 1}, 0, f32)},
-               [&](Value i, std::vector<Value> acc) {
-                 auto c0 = k0 + i * k.index(chunk);
-                 auto xt = k.cast(k.load(x, {t0, c0}, {tokens, chunk}), f32);
-                 auto bits = k.bitcast(k.load(fn, {zero, c0}, {mixes, chunk}),
-                                       DType::u32) +
-                             k.constant(0x1000, DType::u32);
-                 k.barrier(); // the last chunk's gemm has read the tiles
-                 k.store(xt, sx, {zero, zero});
-                 k.store(k.bitcast(bits, f32), sfn, {zero, zero});
-                 k.barrier();
-                 return std::vector<Value>{k.gemm(sx, sfn, acc[0]),
-                                           acc[1] + k.reduce_sum(xt * xt, 1)};
-               });
+  auto init = std::vector<Value>{k.full({tokens, mixes}, 0, f32),
+                                 k.full({tokens, 1}, 0, f32)};
+  // One chunk: x as f32 and fn rounded as tf32 into the operand tiles
+  // (after the barrier that the last chunk's gemm has read them), then the
+  // product and the squares.
+  auto step = [&](Value xt, Value fnt, std::vector<Value> acc) {
+    auto bits = k.bitcast(fnt, DType::u32) + k.constant(0x1000, DType::u32);
+    k.store(xt, sx, {zero, zero});
+    k.store(k.bitcast(bits, f32), sfn, {zero, zero});
+    k.barrier();
+    return std::vector<Value>{k.gemm(sx, sfn, acc[0]),
+                              acc[1] + k.reduce_sum(xt * xt, 1)};
+  };
+  auto count = part / k.index(chunk);
+  std::vector<Value> sums;
+  if (s.stages == 0) {
+    sums = k.serial(zero, count, init, [&](Value i, std::vector<Value> acc) {
+      auto c0 = k0 + i * k.index(chunk);
+      auto xt = k.cast(k.load(x, {t0, c0}, {tokens, chunk}), f32);
+      auto fnt = k.load(fn, {zero, c0}, {mixes, chunk});
+      k.barrier(); // the last chunk's gemm has read the tiles
+      return step(xt, fnt, acc);
+    });
+  } else {
+    // The chunks copied (cp.async) stages - 1 ahead; fn's rows past M3
+    // read as zeros. The loop's barrier each step orders the operand
+    // tiles' writes after the last gemm.
+    auto rx = k.alloc_shared(DType::bf16, {tokens, chunk});
+    auto rfn = k.alloc_shared(f32, {mixes, chunk});
+    sums = k.pipelined(
+        count, s.stages, init, [&](Value i, std::vector<Value> acc) {
+          auto c0 = k0 + i * k.index(chunk);
+          k.copy(x, {t0, c0}, rx);
+          k.copy(fn, {zero, c0}, rfn);
+          auto xt = k.cast(k.load(rx, {zero, zero}, {tokens, chunk}), f32);
+          return step(xt, k.load(rfn, {zero, zero}, {mixes, chunk}), acc);
+        });
+  }
   k.store(k.reshape(sums[0], {1, tokens, mixes}), mul, {split, t0, zero});
   k.store(k.reshape(sums[1], {1, tokens, 1}), sq, {split, t0, zero});
   return k.build();

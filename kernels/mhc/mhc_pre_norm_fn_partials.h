@@ -18,12 +18,14 @@ const ops::OpDef &mhc_pre_norm_fn_partials_op();
 void check_norm_fn_dims(const ops::Call &c);
 
 /// Static parameters: 32 tokens a block of 128 threads, a split's columns
-/// in chunks of `chunk` (a power of two up to 64 dividing the split).
+/// in chunks of `chunk` (a power of two up to 64 dividing the split),
+/// copied `stages` - 1 chunks ahead (0: loaded through registers).
 struct MhcNormFnSpec {
   int32_t chunk = 64;
   int32_t vector_bytes = 0; ///< 16: the residual's and fn's rows aligned
+  int32_t stages = 0;
 };
-TILEJIT_SPEC_FIELDS(MhcNormFnSpec, chunk, vector_bytes)
+TILEJIT_SPEC_FIELDS(MhcNormFnSpec, chunk, vector_bytes, stages)
 
 /// The kernel in the DSL (mhc_pre_norm_fn_partials.dsl.cpp).
 Kernel mhc_pre_norm_fn_partials_kernel(const MhcNormFnSpec &spec);

@@ -1,9 +1,10 @@
 // mhc_pre_norm_fn_partials_test.cpp - the case table: TileKernels' pre_norm_fn
 // shapes (4096 and 8192 tokens, H 1280 to 7168, 16 splits) and its split-K
 // test's (13, 48 and 512 tokens: partial token tiles), one split, parts of
-// 1024 and 16 columns, 1 and 2 streams, no tokens, the benchmark shapes,
-// mistakes. The reference sums in float64 with the kernel's TF32 fn; the
-// tensor core's accumulation differs by up to ~1e-6 absolute.
+// 1024 and 16 columns, 1 and 2 streams, no tokens, 1 to 3 stages of
+// cp.async, the benchmark shapes (unpipelined and 2 stages), mistakes. The
+// reference sums in float64 with the kernel's TF32 fn; the tensor core's
+// accumulation differs by up to ~1e-6 absolute.
 #include "op_test.h"
 
 namespace tilejit::harness {
@@ -44,8 +45,26 @@ TILEJIT_OP_TEST(mhc_pre_norm_fn_partials) {
   head.set["M3"] = "4";
   t.cases.push_back(head);
   t.cases.push_back(partials(0, 4, 1280));
+  // Pipelined (cp.async, k.pipelined): partial token tiles, chunks of 64
+  // and 32, fewer chunks than stages, the head's fn, no tokens.
+  for (int stages : {1, 2, 3}) {
+    const std::string n = std::to_string(stages);
+    std::vector<Case> cases = {partials(513, 4, 1280), partials(48, 4, 7168),
+                               partials(300, 4, 1000, 25),
+                               partials(100, 2, 64, 8), partials(0, 4, 1280)};
+    cases.push_back(head);
+    for (Case &c : cases) {
+      c.label = "stages " + n;
+      c.set["stages"] = n;
+      t.cases.push_back(c);
+    }
+  }
   for (int64_t h : {4096, 7168})
-    t.cases.push_back(partials(8192, 4, h, 16, Case::bench));
+    for (const char *stages : {"0", "2"}) {
+      Case c = partials(8192, 4, h, 16, Case::bench);
+      c.set["stages"] = stages;
+      t.cases.push_back(c);
+    }
 
   const auto x = fake(DType::bf16, {8, 4, 1000}),
              fn = fake(DType::f32, {24, 4000}, {}, 0x100000),
