@@ -96,8 +96,11 @@ void mhc_layers(Pool &p) {
                        comb2 = rt::TensorView::contiguous(comb.data, f32,
                                                           {T, mhc * mhc});
   auto infer = [&](CUstream s) {
-    mhc::mhc_pre_norm_fn_partials_op().call(
-        {residual, fn, saved.mul_splits, saved.sq_splits}, {S}, s);
+    const ops::OpDef &partials = mhc::mhc_pre_norm_fn_partials_op();
+    const std::vector<ops::ParamValue> params = partials.with_defaults({S});
+    const rt::TensorView tensors[] = {residual, fn, saved.mul_splits,
+                                      saved.sq_splits};
+    partials.call(tensors, params, s);
     mhc::mhc_pre_big_fuse_fwd_op().call(
         {saved.mul_splits, saved.sq_splits, scale, base, residual, post2, comb2,
          layer_input},

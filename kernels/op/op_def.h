@@ -342,6 +342,11 @@ public:
     call(std::span(tensors.begin(), tensors.size()),
          std::span(params.begin(), params.size()), stream);
   }
+  /// `leading` (the first parameters, in declaration order) followed by
+  /// the declared defaults of the rest: for callers that set only the
+  /// leading ones (a layer composing ops), so that a parameter added later
+  /// takes its default there.
+  std::vector<ParamValue> with_defaults(std::vector<ParamValue> leading) const;
   /// Validates without launching: the key and kernel of this call.
   Call bind(std::span<const rt::TensorView> tensors,
             std::span<const ParamValue> params) const;

@@ -28,7 +28,8 @@ inline std::vector<float> uniform_rows(int64_t rows, float lo, float hi) {
 }
 
 /// Launches `kernel` on a grid of one block per `block_rows` rows,
-/// `threads` a block, with the arguments `push` packs, and waits for it.
+/// `threads` a block (and the dynamic shared memory it reports), with the
+/// arguments `push` packs, and waits for it.
 template <class Fn>
 void launch_rows(const ops::LoadedKernel &kernel, int64_t rows, Fn &&push,
                  unsigned threads = 256, int64_t block_rows = kRows) {
@@ -38,6 +39,7 @@ void launch_rows(const ops::LoadedKernel &kernel, int64_t rows, Fn &&push,
   config.grid = {static_cast<uint32_t>((rows + block_rows - 1) / block_rows), 1,
                  1};
   config.block = {threads, 1, 1};
+  config.shared_bytes = static_cast<uint32_t>(kernel.abi.shared_bytes);
   rt::launch(kernel.function, config, args.data());
   rt::synchronize(nullptr);
 }

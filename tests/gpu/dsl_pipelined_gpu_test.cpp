@@ -56,23 +56,25 @@ std::vector<uint8_t> encode(const std::vector<float> &v, DType dtype) {
 struct SumCase {
   DType dtype;
   int stages;
-  int64_t rows, cols; // the tensor; tiles of 32 x 64
+  int64_t rows, cols;      // the tensor
+  int64_t block_rows = 32; // tiles of block_rows x 64
 };
 
 /// out[r, j] = sum over chunks c of x[r, 64 c + j]: each chunk through a
 /// shared tile copied stages ahead.
 Kernel sum_kernel(const SumCase &c) {
+  const int64_t rows = c.block_rows;
   dsl::KernelBuilder k("pipelined_sum", 128);
   auto x = k.tensor("x", c.dtype, 2, dsl::inner_contiguous(16));
   auto out = k.tensor("out", DType::f32, 2);
-  auto zero = k.index(0), row = k.block_id(0) * k.index(32);
-  auto tile = k.alloc_shared(c.dtype, {32, 64});
+  auto zero = k.index(0), row = k.block_id(0) * k.index(rows);
+  auto tile = k.alloc_shared(c.dtype, {rows, 64});
   auto count = (k.dim(x, 1) + k.index(63)) / k.index(64);
   auto sum =
-      k.pipelined(count, c.stages, {k.full({32, 64}, 0, DType::f32)},
+      k.pipelined(count, c.stages, {k.full({rows, 64}, 0, DType::f32)},
                   [&](dsl::Value step, std::vector<dsl::Value> acc) {
                     k.copy(x, {row, step * k.index(64)}, tile);
-                    auto chunk = k.load(tile, {zero, zero}, {32, 64});
+                    auto chunk = k.load(tile, {zero, zero}, {rows, 64});
                     return std::vector{acc[0] + k.cast(chunk, DType::f32)};
                   });
   k.store(sum[0], out, {row, zero});
@@ -80,14 +82,15 @@ Kernel sum_kernel(const SumCase &c) {
 }
 
 void run_sum(const SumCase &c) {
-  const std::string name = "test_pipelined_sum_" +
-                           std::string(name_of(c.dtype)) + "_" +
-                           std::to_string(c.stages);
+  const std::string name =
+      "test_pipelined_sum_" + std::string(name_of(c.dtype)) + "_" +
+      std::to_string(c.stages) + "_" + std::to_string(c.block_rows);
   const ops::LoadedKernel &kernel =
       ops::load_kernel(ops::make_key(name), [&] { return sum_kernel(c); });
   std::vector<float> x = random_values(c.rows * c.cols, c.stages, true);
   std::vector<uint8_t> raw = encode(x, c.dtype);
-  const int64_t out_rows = (c.rows + 31) / 32 * 32;
+  const int64_t out_rows =
+      (c.rows + c.block_rows - 1) / c.block_rows * c.block_rows;
   // Poison: rows past the tensor's end must be written (as sums of zeros).
   std::vector<float> out(out_rows * 64, -7.0f);
   rt::DeviceBuffer dx(std::max<size_t>(raw.size(), 16)), dout(out.size() * 4);
@@ -103,7 +106,7 @@ void run_sum(const SumCase &c) {
         ops::push_tensor(args, rt::TensorView::contiguous(
                                    dout.ptr(), DType::f32, out_shape));
       },
-      128, 32);
+      128, c.block_rows);
   dout.download(out.data(), out.size() * 4);
   size_t bad = 0;
   for (int64_t r = 0; r < out_rows; ++r)
@@ -219,6 +222,14 @@ TEST_CASE("pipelined copies run ahead on cp.async", "[dsl][pipelined]") {
   }
   // No steps at all: the sums are zeros.
   run_sum({DType::f32, 3, 40, 0});
+}
+
+TEST_CASE("more than 48 KB of shared memory is taken dynamically",
+          "[dsl][pipelined]") {
+  // 4 stages of 64 x 64 f32 (64 KB) and of 192 x 64 (192 KB): the kernel
+  // reports its bytes, the launch raises the function's limit to them.
+  run_sum({DType::f32, 4, 300, 1000, 64});
+  run_sum({DType::f32, 4, 500, 700, 192});
 }
 
 TEST_CASE("pipelined mma.sync gemm on 128 threads", "[dsl][pipelined][mma]") {

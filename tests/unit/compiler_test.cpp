@@ -444,3 +444,27 @@ TEST_CASE("pipelined copies run stages ahead on cp.async", "[compiler]") {
                               Contains("cp.async.wait_group \t0;") &&
                               Contains("st.shared.b32"));
 }
+
+TEST_CASE("kernels beyond 48 KB of shared memory take it dynamically",
+          "[compiler]") {
+  auto kernel = [](int64_t rows) {
+    dsl::KernelBuilder k("big_tile", 256);
+    auto x = k.tensor("x", DType::f32, 2, dsl::inner_contiguous(16));
+    auto zero = k.index(0);
+    auto tile = k.alloc_shared(DType::f32, {rows, 64});
+    k.copy(x, {zero, zero}, tile);
+    k.store(k.load(tile, {zero, zero}, {rows, 64}) +
+                k.load(tile, {zero, zero}, {rows, 64}),
+            x, {zero, zero});
+    return compile(k.build());
+  };
+  // 32 KB: a static buffer, nothing to ask the launch for.
+  CompiledKernel small = kernel(128);
+  CHECK(small.abi.shared_bytes == 0);
+  CHECK_THAT(small.ptx,
+             Contains(".shared .align 16 .b8") && !Contains(".extern .shared"));
+  // 96 KB: dynamic shared memory, its bytes in the calling convention.
+  CompiledKernel big = kernel(384);
+  CHECK(big.abi.shared_bytes == 384 * 64 * 4);
+  CHECK_THAT(big.ptx, Contains(".extern .shared .align 16 .b8"));
+}

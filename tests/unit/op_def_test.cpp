@@ -145,6 +145,19 @@ TEST_CASE("a parameter of another type than declared is tilejit's bug",
   CHECK_THROWS_AS(toy().bind(one, {}), InternalError);
 }
 
+TEST_CASE("with_defaults fills the parameters after the given ones", "[op]") {
+  const std::vector<ops::ParamValue> p = toy().with_defaults({int64_t{5}});
+  REQUIRE(p.size() == 4);
+  CHECK(std::get<int64_t>(p[0]) == 5);
+  CHECK(std::get<bool>(p[1]) == false);
+  CHECK(std::get<double>(p[2]) == 1.0);
+  CHECK(std::get<std::string>(p[3]) == "a");
+  CHECK(toy().with_defaults({}).size() == 4);
+  CHECK_THROWS_WITH(
+      toy().with_defaults({int64_t{1}, true, 1.0, std::string("a"), 1.0}),
+      "internal error: toy given 5 parameters; it declares 4");
+}
+
 TEST_CASE("a spec's key names every field of TILEJIT_SPEC_FIELDS", "[op]") {
   const rt::SpecKey key = ops::spec_key("toy", ToySpec{7});
   CHECK(key.get("n") == "7");

@@ -124,6 +124,16 @@ FailureOr<std::string> tilejit::emitPTX(
       translateModuleToLLVMIR(kernels, context, kernels.getName());
   if (!module)
     return kernels.emitError("translation to LLVM IR failed");
+  // gpu.dynamic_shared_memory arrives as an internal zero-length shared
+  // array, which NVPTX prints as a 1-byte static variable in the kernel;
+  // dynamic shared memory is an external declaration (`.extern .shared
+  // .align 16 .b8 name[]`), placed by the launch after the static memory.
+  for (llvm::GlobalVariable &global : module->globals())
+    if (global.getAddressSpace() == 3 && global.getValueType()->isArrayTy() &&
+        global.getValueType()->getArrayNumElements() == 0) {
+      global.setInitializer(nullptr);
+      global.setLinkage(llvm::GlobalValue::ExternalLinkage);
+    }
   module->setDataLayout((*machine)->createDataLayout());
   module->setTargetTriple((*machine)->getTargetTriple());
   optimize(*module, *machine, options.optLevel);

@@ -148,9 +148,37 @@ func.func @rows(%c: !g) attributes {tile.threads = 128 : i32} {
 !acc = tensor<128x128xf32>
 !g = memref<?x?xf32, strided<[?, 1], offset: ?>>
 
-// 2 x 128 x 36 x 4 bytes of padded operands and a 64 KB accumulator buffer.
-// expected-error @+1 {{kernel needs 102400 bytes of shared memory (its shared tiles and the buffers of its transposes, cross-warp reductions, layout conversions and mma.sync accumulators); a block has at most 49152 bytes of static shared memory}}
-func.func @too_big(%c: !g) attributes {tile.threads = 256 : i32} {
+// 2 x 128 x 36 x 4 bytes of padded operands and a 64 KB accumulator buffer:
+// more than 48 KB, so views of the block's dynamic shared memory, whose
+// bytes the kernel reports for the launch.
+// CHECK-LABEL: gpu.func @dynamic
+// CHECK-NOT: workgroup(
+// CHECK-SAME: tilejit.shared_bytes = 102400 : i64
+// CHECK: %[[DYN:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+// CHECK: memref.view %[[DYN]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<65536xi8, #gpu.address_space<workgroup>>
+// CHECK: memref.view %[[DYN]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<128x36xf32, #gpu.address_space<workgroup>>
+// CHECK: memref.view %[[DYN]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<128x36xf32, #gpu.address_space<workgroup>>
+// CHECK: nvvm.mma.sync
+func.func @dynamic(%c: !g) attributes {tile.threads = 256 : i32} {
+  %c0 = arith.constant 0 : index
+  %sa = tile.alloc_shared : !s
+  %sb = tile.alloc_shared : !s
+  %zero = arith.constant 0.0 : f32
+  %init = tile.splat %zero : f32 -> !acc
+  %p = tile.gemm %sa, %sb, %init : !s, !s, !acc
+  tile.store %p, %c[%c0, %c0] : !acc, !g
+  return
+}
+
+// -----
+
+!s = memref<256x32xf32, #gpu.address_space<workgroup>>
+!acc = tensor<256x256xf32>
+!g = memref<?x?xf32, strided<[?, 1], offset: ?>>
+
+// 2 x 256 x 36 x 4 bytes of padded operands and a 256 KB accumulator buffer.
+// expected-error @+1 {{kernel needs 335872 bytes of shared memory (its shared tiles and the buffers of its transposes, cross-warp reductions, layout conversions and mma.sync accumulators); a block of sm_90 has at most 232448 bytes}}
+func.func @too_big(%c: !g) attributes {tile.threads = 512 : i32} {
   %c0 = arith.constant 0 : index
   %sa = tile.alloc_shared : !s
   %sb = tile.alloc_shared : !s

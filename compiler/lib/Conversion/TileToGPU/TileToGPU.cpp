@@ -96,20 +96,22 @@ static int64_t bufferBytes(MemRefType type) {
          16;
 }
 
-/// The kernel's shared buffers fit the static shared memory of a block.
-static LogicalResult checkSharedBytes(gpu::GPUFuncOp kernel) {
-  constexpr int64_t kStaticLimit = 48 * 1024;
-  int64_t bytes = 0;
-  for (BlockArgument buffer : kernel.getWorkgroupAttributions())
-    bytes += bufferBytes(cast<MemRefType>(buffer.getType()));
-  if (bytes <= kStaticLimit)
+/// A block's static shared memory; kernels that need more take it as
+/// dynamic shared memory.
+static constexpr int64_t kStaticSharedBytes = 48 * 1024;
+
+/// The kernel's shared buffers (`bytes` in all) fit the shared memory of a
+/// block of sm_90 (227 KB).
+static LogicalResult checkSharedBytes(gpu::GPUFuncOp kernel, int64_t bytes) {
+  constexpr int64_t kLimit = 227 * 1024;
+  if (bytes <= kLimit)
     return success();
   return kernel.emitError()
          << "kernel needs " << bytes
          << " bytes of shared memory (its shared tiles and the buffers of its "
             "transposes, cross-warp reductions, layout conversions and "
-            "mma.sync accumulators); a block has at most "
-         << kStaticLimit << " bytes of static shared memory";
+            "mma.sync accumulators); a block of sm_90 has at most "
+         << kLimit << " bytes";
 }
 
 /// The subviews of `view` (a pipelined loop's buffer slots) take its new
@@ -205,15 +207,8 @@ struct ConvertTileToGPUPass
     // as the largest. Transposes and reductions write without waiting and
     // keep buffers of their own.
     llvm::DenseMap<Operation *, Value> buffers;
-    SmallVector<std::pair<Operation *, MemRefType>> transient;
+    SmallVector<std::pair<Operation *, MemRefType>> owned, transient;
     SmallVector<AllocSharedOp> tiles;
-    auto addBuffer = [&](MemRefType type, Location loc) {
-      Value buffer = kernel.addWorkgroupAttribution(type, loc);
-      kernel.setWorkgroupAttributionAttr(
-          kernel.getNumWorkgroupAttributions() - 1,
-          LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(16));
-      return buffer;
-    };
     kernel.walk([&](Operation *op) {
       if (auto tile = dyn_cast<AllocSharedOp>(op))
         tiles.push_back(tile);
@@ -234,56 +229,97 @@ struct ConvertTileToGPUPass
         transient.push_back({op, type});
         return;
       }
-      buffers[op] = addBuffer(type, op->getLoc());
+      owned.push_back({op, type});
       if (mustWaitFirst(op))
         mapping.waitFirst.insert(op);
     });
+    auto space = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+    MemRefType scratchType;
     if (!transient.empty()) {
       int64_t bytes = 0;
       for (auto &[op, type] : transient)
         bytes = std::max(bytes, bufferBytes(type));
-      auto space =
-          gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-      Value scratch =
-          addBuffer(MemRefType::get({bytes}, b.getI8Type(),
-                                    MemRefLayoutAttrInterface{}, space),
-                    kernel.getLoc());
+      scratchType = MemRefType::get({bytes}, b.getI8Type(),
+                                    MemRefLayoutAttrInterface{}, space);
+    }
+    // A tile feeding mma.sync has its rows padded (gemmOperandPadding).
+    SmallVector<MemRefType> tileTypes;
+    for (AllocSharedOp tile : tiles) {
+      MemRefType type = tile.getType();
+      SmallVector<int64_t> shape(type.getShape());
+      shape.back() += gemmOperandPadding(tile);
+      tileTypes.push_back(MemRefType::get(shape, type.getElementType(),
+                                          MemRefLayoutAttrInterface{},
+                                          type.getMemorySpace()));
+    }
+    int64_t total = scratchType ? bufferBytes(scratchType) : 0;
+    for (auto &[op, type] : owned)
+      total += bufferBytes(type);
+    for (MemRefType type : tileTypes)
+      total += bufferBytes(type);
+    if (failed(checkSharedBytes(kernel, total)))
+      return failure();
+
+    // Up to 48 KB: static buffers (workgroup attributions). Beyond, views
+    // of the block's dynamic shared memory, 16-byte aligned, whose size the
+    // kernel reports (tilejit.shared_bytes) for the launch to ask for.
+    Value dynamic;
+    int64_t offset = 0;
+    if (total > kStaticSharedBytes) {
+      dynamic = gpu::DynamicSharedMemoryOp::create(
+          b, kernel.getLoc(),
+          MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                          MemRefLayoutAttrInterface{}, space));
+      kernel->setAttr("tilejit.shared_bytes", b.getI64IntegerAttr(total));
+    }
+    auto addBuffer = [&](MemRefType type, Location loc) -> Value {
+      if (dynamic) {
+        Value at = arith::ConstantIndexOp::create(b, loc, offset);
+        offset += bufferBytes(type);
+        return memref::ViewOp::create(b, loc, type, dynamic, at, ValueRange{});
+      }
+      Value buffer = kernel.addWorkgroupAttribution(type, loc);
+      kernel.setWorkgroupAttributionAttr(
+          kernel.getNumWorkgroupAttributions() - 1,
+          LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(16));
+      return buffer;
+    };
+    for (auto &[op, type] : owned)
+      buffers[op] = addBuffer(type, op->getLoc());
+    if (scratchType) {
+      Value scratch = addBuffer(scratchType, kernel.getLoc());
       Value zero = arith::ConstantIndexOp::create(b, kernel.getLoc(), 0);
       for (auto &[op, type] : transient)
         buffers[op] = memref::ViewOp::create(b, op->getLoc(), type, scratch,
                                              zero, ValueRange{});
     }
-    for (AllocSharedOp tile : tiles) {
+    // Every buffer before any tile goes: `b` inserts before the first op,
+    // which may be a tile.
+    SmallVector<Value> tileBuffers;
+    for (auto [tile, paddedType] : llvm::zip(tiles, tileTypes))
+      tileBuffers.push_back(addBuffer(paddedType, tile.getLoc()));
+    for (auto [tile, paddedType, buffer] :
+         llvm::zip(tiles, tileTypes, tileBuffers)) {
       MemRefType type = tile.getType();
-      int64_t pad = gemmOperandPadding(tile);
-      if (pad == 0) {
-        tile.getResult().replaceAllUsesWith(addBuffer(type, tile.getLoc()));
+      if (paddedType == type) {
+        tile.getResult().replaceAllUsesWith(buffer);
         tile.erase();
         continue;
       }
       // An mma.sync operand: rows padded, the author's view a subview
       // (and the views of it, a pipelined loop's buffers, retyped).
       ArrayRef<int64_t> shape = type.getShape();
-      SmallVector<int64_t> paddedShape(shape);
-      paddedShape.back() += pad;
-      Value padded = addBuffer(
-          MemRefType::get(paddedShape, type.getElementType(),
-                          MemRefLayoutAttrInterface{}, type.getMemorySpace()),
-          tile.getLoc());
       OpBuilder at(tile); // not `b`: it may insert before `tile`
       SmallVector<OpFoldResult> zeros(shape.size(), at.getIndexAttr(0)),
           ones(shape.size(), at.getIndexAttr(1)), sizes;
       for (int64_t size : shape)
         sizes.push_back(at.getIndexAttr(size));
-      Value view = memref::SubViewOp::create(at, tile.getLoc(), padded, zeros,
+      Value view = memref::SubViewOp::create(at, tile.getLoc(), buffer, zeros,
                                              sizes, ones);
       tile.getResult().replaceAllUsesWith(view);
       tile.erase();
       retypeViews(view);
     }
-
-    if (failed(checkSharedBytes(kernel)))
-      return failure();
 
     TypeConverter converter;
     populateFragmentTypeConversion(converter);
