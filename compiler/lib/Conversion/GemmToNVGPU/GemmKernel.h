@@ -1,8 +1,34 @@
 //===- GemmKernel.h - The TMA + WGMMA kernel a pipelined gemm becomes ----===//
+//
+// One producer warpgroup whose elected thread issues the TMA copies of A
+// and B `stages` K-tiles ahead, each completing on the stage's `full`
+// mbarrier; two consumer warpgroups, each running wgmma.mma_async
+// m64nBNk16 (k32 for fp8, k8 for tf32) on 64 rows of the 128 x BN tile,
+// keeping one wgmma group in flight and releasing a stage on its `empty`
+// mbarrier once the group that read it has retired. The epilogue converts
+// the f32 accumulators and stores them, masked at the M and N edges unless
+// the author promised whole tiles.
+//
+// Shared memory is dynamic (stages x (A + B tiles) + 1 KiB to realign to the
+// 1024 bytes the 128-byte swizzle needs). The tensor maps arrive by value
+// as grid constants (.param .align 64 .b8 [128]). Kernel parameters: (tensor
+// map of A, tensor map of B, C (global pointer), M, N, K, ldc (i64)).
+//
+// Built with builders: GemmKernel.cpp (the function, shared memory,
+// mbarriers, the producer), GemmConsumer.cpp (the consumers' main loop and
+// epilogue), WgmmaAsm.cpp (the K tile's wgmma instructions, the one PTX
+// string of the kernel).
+//
+//===----------------------------------------------------------------------===//
 #ifndef TILEJIT_CONVERSION_GEMMTONVGPU_GEMMKERNEL_H
 #define TILEJIT_CONVERSION_GEMMTONVGPU_GEMMKERNEL_H
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Support/LLVM.h"
+
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace mlir::tile {
@@ -21,15 +47,51 @@ struct GemmKernelConfig {
   bool checkBounds = true;
 };
 
-/// The kernel as MLIR text (a module holding one llvm.func); see
-/// GemmKernelText.cpp for what it does and its parameters.
-std::string gemmKernelText(const GemmKernelConfig &config);
+/// The block's tile origin and K-tile count, computed in the new kernel
+/// (from its block ids and size parameters) by the caller.
+struct GemmOrigin {
+  Value m0, n0, count;
+};
+using GemmOriginFn =
+    std::function<FailureOr<GemmOrigin>(OpBuilder &, LLVM::LLVMFuncOp)>;
+
+/// Builds the kernel as an llvm.func named `config.name` at `b`'s insertion
+/// point (in a gpu.module); `origin` computes the tile origin in it. On
+/// failure of `origin` nothing is left behind.
+FailureOr<LLVM::LLVMFuncOp> buildGemmKernel(OpBuilder &b, Location loc,
+                                            const GemmKernelConfig &config,
+                                            const GemmOriginFn &origin);
 
 /// Bytes of one input element (2; 1 for fp8, 4 for f32).
 int gemmInputBytes(const GemmKernelConfig &config);
 
 /// Dynamic shared memory the kernel needs, in bytes.
 int64_t gemmSharedBytes(const GemmKernelConfig &config);
+
+/// What the consumers need from the kernel's set-up (GemmKernel.cpp).
+struct GemmConsumerContext {
+  const GemmKernelConfig &config;
+  Value barriers; ///< !nvgpu.mbarrier.group: full[s] = s, empty[s] = S + s
+  Value aligned;  ///< the 1024-aligned shared address (index)
+  Value warpgroupThread; ///< thread id within the warpgroup (index)
+  Value warpgroup;       ///< 1 or 2 (index)
+  Value m0, n0, count;   ///< the tile origin and K-tile count (index)
+  Value c, m, n, ldc;    ///< C's pointer, M, N (index) and row stride (i64)
+};
+
+/// The consumer warpgroups' part (GemmConsumer.cpp): the main loop over
+/// the K tiles and the epilogue.
+void buildGemmConsumer(OpBuilder &b, Location loc,
+                       const GemmConsumerContext &ctx);
+
+/// The K tile's wgmma instructions as one inline-asm statement (WgmmaAsm.cpp):
+/// each written as NVVM's lowering of nvvm.wgmma.mma_async writes it,
+/// chained through the same `accs.size()` tied accumulator operands, from
+/// the shared-memory descriptors of A and B for each 32-byte K step.
+SmallVector<Value> buildWgmmaTile(OpBuilder &b, Location loc,
+                                  const GemmKernelConfig &config,
+                                  ValueRange accs, ArrayRef<Value> descA,
+                                  ArrayRef<Value> descB);
 
 } // namespace mlir::tile
 

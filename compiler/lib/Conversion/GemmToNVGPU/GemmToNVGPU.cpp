@@ -3,7 +3,7 @@
 // Recognises the main loop of a tile kernel that copies an A and a B tile
 // into shared memory and accumulates their product (see the pass's
 // description in Passes.td), checks every part of it, and replaces the
-// kernel by the warp-specialised kernel of GemmKernelText.cpp with the
+// kernel by the warp-specialised kernel GemmKernel.h builds, with the
 // author's tile origin and step count cloned in.
 //
 //===----------------------------------------------------------------------===//
@@ -15,6 +15,7 @@
 #include "tilejit/Dialect/Tile/IR/Tile.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -24,7 +25,6 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
-#include "mlir/Parser/Parser.h"
 
 namespace mlir::tile {
 #define GEN_PASS_DEF_CONVERTGEMMTONVGPU
@@ -266,20 +266,31 @@ private:
 
 LogicalResult lower(func::FuncOp func, const GemmMatch &m, ModuleOp module) {
   MLIRContext *ctx = func.getContext();
-  OwningOpRef<ModuleOp> parsed =
-      parseSourceString<ModuleOp>(gemmKernelText(m.config), ctx);
-  if (!parsed)
-    return func.emitError("internal error: the gemm kernel text does not "
-                          "parse");
-  auto kernel = *parsed->getOps<LLVM::LLVMFuncOp>().begin();
   gpu::GPUModuleOp gpuModule = getOrCreateKernelModule(module);
-  kernel->moveBefore(gpuModule.getBody(), gpuModule.getBody()->end());
-  kernel->setAttr(
+  OpBuilder b = OpBuilder::atBlockEnd(gpuModule.getBody());
+  FailureOr<LLVM::LLVMFuncOp> kernel = buildGemmKernel(
+      b, func.getLoc(), m.config,
+      [&](OpBuilder &kb, LLVM::LLVMFuncOp k) -> FailureOr<GemmOrigin> {
+        IndexCloner cloner(kb, m, k);
+        FailureOr<Value> m0 = cloner.clone(m.m0);
+        if (failed(m0))
+          return failure();
+        FailureOr<Value> n0 = cloner.clone(m.n0);
+        if (failed(n0))
+          return failure();
+        FailureOr<Value> count = cloner.clone(m.count);
+        if (failed(count))
+          return failure();
+        return GemmOrigin{*m0, *n0, *count};
+      });
+  if (failed(kernel))
+    return failure();
+  (*kernel)->setAttr(
       "tilejit.shared_bytes",
       IntegerAttr::get(IntegerType::get(ctx, 64), gemmSharedBytes(m.config)));
-  // The launch arguments the text's kernel takes, by the author's tensor
-  // names (KernelAbi's text form): the host binds them without knowing
-  // this lowering.
+  // The launch arguments the kernel takes, by the author's tensor names
+  // (KernelAbi's text form): the host binds them without knowing this
+  // lowering.
   auto name = [&](BlockArgument arg) {
     auto attr =
         func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tile.name");
@@ -298,27 +309,7 @@ LogicalResult lower(func::FuncOp func, const GemmMatch &m, ModuleOp module) {
         fmt::format("arg size {} {} 2 1", nameA, in),
         fmt::format("arg row_stride {} {} 2", nameC, out)})
     abi.push_back(StringAttr::get(ctx, line));
-  kernel->setAttr("tilejit.abi", ArrayAttr::get(ctx, abi));
-
-  OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
-  IndexCloner cloner(b, m, kernel);
-  llvm::StringMap<Value> values;
-  for (auto [name, v] : {std::pair{"m0", m.m0}, std::pair{"n0", m.n0},
-                         std::pair{"count", m.count}}) {
-    FailureOr<Value> cloned = cloner.clone(v);
-    if (failed(cloned))
-      return failure();
-    values[name] = *cloned;
-  }
-  SmallVector<Operation *> placeholders;
-  kernel.walk([&](UnrealizedConversionCastOp cast) {
-    if (auto name = cast->getAttrOfType<StringAttr>("tilejit.placeholder")) {
-      cast.getResult(0).replaceAllUsesWith(values.lookup(name.getValue()));
-      placeholders.push_back(cast);
-    }
-  });
-  for (Operation *op : placeholders)
-    op->erase();
+  (*kernel)->setAttr("tilejit.abi", ArrayAttr::get(ctx, abi));
   func.erase();
   return success();
 }

@@ -1,0 +1,207 @@
+//===- GemmKernel.cpp - The gemm kernel's function, set-up and producer --===//
+//
+// See GemmKernel.h for the kernel as a whole. This file builds its llvm.func
+// (the tensor maps by value as grid constants), the dynamic shared memory
+// realigned to 1024 bytes, the 2 x stages mbarriers (full[s] = s: the TMA
+// bytes of stage s have landed; empty[s] = stages + s: the 8 consumer warps
+// are done with it), and the producer warpgroup: its elected thread waits
+// for a stage to be empty, expects its bytes and issues the TMA copies of
+// the A and B K-tiles into it.
+//
+//===----------------------------------------------------------------------===//
+#include "GemmKernel.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::tile;
+
+namespace {
+
+/// The element type of the shared tiles and TMA boxes: bytes for fp8.
+Type memoryType(OpBuilder &b, const GemmKernelConfig &c) {
+  if (c.inputType == "bf16")
+    return b.getBF16Type();
+  if (c.inputType == "f16")
+    return b.getF16Type();
+  if (c.inputType == "f32")
+    return b.getF32Type();
+  return b.getI8Type();
+}
+
+nvgpu::TensorMapDescriptorType tensorMap(OpBuilder &b, int64_t rows,
+                                         int64_t cols, Type elt) {
+  auto box = MemRefType::get({rows, cols}, elt, MemRefLayoutAttrInterface{},
+                             b.getI64IntegerAttr(3));
+  return nvgpu::TensorMapDescriptorType::get(
+      b.getContext(), box, nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
+      nvgpu::TensorMapL2PromoKind::L2PROMO_256B,
+      nvgpu::TensorMapOOBKind::OOB_ZERO,
+      nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
+}
+
+} // namespace
+
+int mlir::tile::gemmInputBytes(const GemmKernelConfig &c) {
+  if (c.inputType == "e4m3" || c.inputType == "e5m2")
+    return 1;
+  return c.inputType == "f32" ? 4 : 2;
+}
+
+int64_t mlir::tile::gemmSharedBytes(const GemmKernelConfig &c) {
+  return static_cast<int64_t>(c.stages) * (128 + c.bn) * c.bk *
+             gemmInputBytes(c) +
+         1024;
+}
+
+FailureOr<LLVM::LLVMFuncOp>
+mlir::tile::buildGemmKernel(OpBuilder &b, Location loc,
+                            const GemmKernelConfig &c,
+                            const GemmOriginFn &origin) {
+  MLIRContext *ctx = b.getContext();
+  const int64_t bm = 128, bk = c.bk, bn = c.bn, stages = c.stages;
+  const int64_t elt = gemmInputBytes(c);
+  const int64_t aBytes = bm * bk * elt, bBytes = bn * bk * elt,
+                tx = aBytes + bBytes;
+  Type mem = memoryType(b, c);
+  auto tmA = tensorMap(b, bm, bk, mem), tmB = tensorMap(b, bn, bk, mem);
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  auto bars = nvgpu::MBarrierGroupType::get(ctx, workgroup, 2 * stages);
+
+  // (tensor map A, tensor map B, C, M, N, K, ldc).
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  auto global = LLVM::LLVMPointerType::get(ctx, 1);
+  Type i64 = b.getI64Type();
+  auto type = LLVM::LLVMFunctionType::get(
+      LLVM::LLVMVoidType::get(ctx), {ptr, ptr, global, i64, i64, i64, i64});
+  auto func = LLVM::LLVMFuncOp::create(b, loc, c.name, type);
+  for (unsigned map : {0u, 1u}) {
+    func.setArgAttr(map, "llvm.byval",
+                    TypeAttr::get(LLVM::LLVMArrayType::get(i64, 16)));
+    func.setArgAttr(map, "llvm.align", b.getI64IntegerAttr(64));
+    func.setArgAttr(map, "nvvm.grid_constant", b.getUnitAttr());
+  }
+  func.setArgAttr(2, "llvm.noalias", b.getUnitAttr());
+  func.setArgAttr(2, "llvm.align", b.getI64IntegerAttr(16));
+  func->setAttr("nvvm.kernel", b.getUnitAttr());
+  func->setAttr("nvvm.maxntid", b.getDenseI32ArrayAttr({384, 1, 1}));
+  func->setAttr("nvvm.minctasm", b.getI32IntegerAttr(1));
+
+  Block *entry = func.addEntryBlock(b);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(entry);
+  auto args = entry->getArguments();
+  Value mapA =
+      UnrealizedConversionCastOp::create(b, loc, tmA, args[0]).getResult(0);
+  Value mapB =
+      UnrealizedConversionCastOp::create(b, loc, tmB, args[1]).getResult(0);
+  FailureOr<GemmOrigin> o = origin(b, func);
+  if (failed(o)) {
+    func.erase();
+    return failure();
+  }
+
+  auto idx = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  Value ticks = idx(10000000);
+  Value trueBit = arith::ConstantIntOp::create(b, loc, 1, 1);
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value m = arith::IndexCastOp::create(b, loc, b.getIndexType(), args[3]);
+  Value n = arith::IndexCastOp::create(b, loc, b.getIndexType(), args[4]);
+
+  // Dynamic shared memory, realigned to 1024 bytes: A's stages, then B's.
+  Value dyn = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                      MemRefLayoutAttrInterface{}, workgroup));
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, dyn);
+  Value aligned = arith::AndIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, base, idx(1023)), idx(-1024));
+  Value shift = arith::SubIOp::create(b, loc, aligned, base);
+
+  Value barriers = nvgpu::MBarrierCreateOp::create(b, loc, bars);
+  Value first =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, idx(0));
+  for (int64_t s = 0; s < stages; ++s) {
+    nvgpu::MBarrierInitOp::create(b, loc, barriers, idx(1), idx(s), first);
+    nvgpu::MBarrierInitOp::create(b, loc, barriers, idx(8), idx(stages + s),
+                                  first);
+  }
+  nvgpu::TmaPrefetchOp::create(b, loc, mapA, first);
+  nvgpu::TmaPrefetchOp::create(b, loc, mapB, first);
+  gpu::BarrierOp::create(b, loc);
+  Value wg = arith::DivUIOp::create(b, loc, tid, idx(128));
+  Value wgtid = arith::RemUIOp::create(b, loc, tid, idx(128));
+  Value producer =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, wg, idx(0));
+
+  auto produce = [&](OpBuilder &pb, Location l) {
+    NVVM::SetMaxRegisterOp::create(
+        pb, l, pb.getI32IntegerAttr(40),
+        NVVM::SetMaxRegisterActionAttr::get(
+            ctx, NVVM::SetMaxRegisterAction::decrease));
+    Value leader =
+        arith::CmpIOp::create(pb, l, arith::CmpIPredicate::eq, wgtid, idx(0));
+    scf::IfOp::create(pb, l, leader, [&](OpBuilder &lb, Location ll) {
+      scf::ForOp::create(
+          lb, ll, idx(0), o->count, idx(1), ValueRange{},
+          [&](OpBuilder &fb, Location fl, Value kt, ValueRange) {
+            Value s = arith::RemUIOp::create(fb, fl, kt, idx(stages));
+            Value round = arith::DivUIOp::create(fb, fl, kt, idx(stages));
+            Value odd = arith::IndexCastOp::create(
+                fb, fl, fb.getI1Type(),
+                arith::AndIOp::create(fb, fl, round, idx(1)));
+            // The stage's previous round must be released (parity of the
+            // round before); round 0 passes at once.
+            Value parity = arith::XOrIOp::create(fb, fl, odd, trueBit);
+            Value empty = arith::AddIOp::create(fb, fl, s, idx(stages));
+            nvgpu::MBarrierTryWaitParityOp::create(fb, fl, barriers, parity,
+                                                   ticks, empty);
+            nvgpu::MBarrierArriveExpectTxOp::create(fb, fl, barriers, idx(tx),
+                                                    s, Value());
+            Value k0 = arith::MulIOp::create(fb, fl, kt, idx(bk));
+            Value offA = arith::AddIOp::create(
+                fb, fl, shift, arith::MulIOp::create(fb, fl, s, idx(aBytes)));
+            Value offB = arith::AddIOp::create(
+                fb, fl,
+                arith::AddIOp::create(
+                    fb, fl, shift,
+                    arith::MulIOp::create(fb, fl, s, idx(bBytes))),
+                idx(stages * aBytes));
+            auto tile = [&](int64_t rows) {
+              return MemRefType::get({rows, bk}, mem,
+                                     MemRefLayoutAttrInterface{}, workgroup);
+            };
+            Value dstA = memref::ViewOp::create(fb, fl, tile(bm), dyn, offA,
+                                                ValueRange{});
+            Value dstB = memref::ViewOp::create(fb, fl, tile(bn), dyn, offB,
+                                                ValueRange{});
+            nvgpu::TmaAsyncLoadOp::create(fb, fl, dstA, barriers, mapA,
+                                          ValueRange{k0, o->m0}, s, Value(),
+                                          Value());
+            nvgpu::TmaAsyncLoadOp::create(fb, fl, dstB, barriers, mapB,
+                                          ValueRange{k0, o->n0}, s, Value(),
+                                          Value());
+            scf::YieldOp::create(fb, fl);
+          });
+      scf::YieldOp::create(lb, ll);
+    });
+    scf::YieldOp::create(pb, l);
+  };
+  auto consume = [&](OpBuilder &cb, Location l) {
+    GemmConsumerContext context{c,     barriers, aligned, wgtid, wg, o->m0,
+                                o->n0, o->count, args[2], m,     n,  args[6]};
+    buildGemmConsumer(cb, l, context);
+    scf::YieldOp::create(cb, l);
+  };
+  scf::IfOp::create(b, loc, producer, produce, consume);
+  LLVM::ReturnOp::create(b, loc, ValueRange{});
+  return func;
+}
