@@ -88,7 +88,7 @@ const ops::OpDef &mhc_pre_norm_fn_partials_op() {
                    ops::output("gemm_out_sqrsum", {DType::f32}, "S, T")},
        .params = {ops::integer("n_splits", 16, 1, 1 << 20,
                                "equal parts of mhc * H (S)"),
-                  ops::integer("stages", 0, 0, 4,
+                  ops::integer("stages", 2, 0, 4,
                                "chunks of x and fn in flight (cp.async, "
                                "k.pipelined); 0: loaded through registers")},
        .dim_rules = stream_rules(),

@@ -23,7 +23,7 @@ void check_norm_fn_dims(const ops::Call &c);
 struct MhcNormFnSpec {
   int32_t chunk = 64;
   int32_t vector_bytes = 0; ///< 16: the residual's and fn's rows aligned
-  int32_t stages = 0;
+  int32_t stages = 2;
 };
 TILEJIT_SPEC_FIELDS(MhcNormFnSpec, chunk, vector_bytes, stages)
 

@@ -1,8 +1,9 @@
 // mhc_pre_norm_fn_partials_test.cpp - the case table: TileKernels' pre_norm_fn
 // shapes (4096 and 8192 tokens, H 1280 to 7168, 16 splits) and its split-K
 // test's (13, 48 and 512 tokens: partial token tiles), one split, parts of
-// 1024 and 16 columns, 1 and 2 streams, no tokens, 1 to 3 stages of
-// cp.async, the benchmark shapes (unpipelined and 2 stages), mistakes. The
+// 1024 and 16 columns, 1 and 2 streams, no tokens (all with the default 2
+// stages of cp.async), 0, 1 and 3 stages, the benchmark shapes
+// (unpipelined and 2 stages), mistakes. The
 // reference sums in float64 with the kernel's TF32 fn; the tensor core's
 // accumulation differs by up to ~1e-6 absolute.
 #include "op_test.h"
@@ -45,9 +46,11 @@ TILEJIT_OP_TEST(mhc_pre_norm_fn_partials) {
   head.set["M3"] = "4";
   t.cases.push_back(head);
   t.cases.push_back(partials(0, 4, 1280));
-  // Pipelined (cp.async, k.pipelined): partial token tiles, chunks of 64
-  // and 32, fewer chunks than stages, the head's fn, no tokens.
-  for (int stages : {1, 2, 3}) {
+  // The other depths (the cases above run the default 2 stages): loads
+  // through registers (0) and cp.async with 1 and 3 stages over partial
+  // token tiles, chunks of 64 and 32, fewer chunks than stages, the head's
+  // fn, no tokens.
+  for (int stages : {0, 1, 3}) {
     const std::string n = std::to_string(stages);
     std::vector<Case> cases = {partials(513, 4, 1280), partials(48, 4, 7168),
                                partials(300, 4, 1000, 25),
