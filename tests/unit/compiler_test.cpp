@@ -468,3 +468,41 @@ TEST_CASE("kernels beyond 48 KB of shared memory take it dynamically",
   CHECK(big.abi.shared_bytes == 384 * 64 * 4);
   CHECK_THAT(big.ptx, Contains(".extern .shared .align 16 .b8"));
 }
+
+TEST_CASE("a gemm's epilogue of tile ops compiles into the WGMMA kernel",
+          "[compiler][gemm]") {
+  dsl::KernelBuilder k("fused_gemm", 384);
+  auto a = k.tensor("a", DType::bf16, 2, dsl::inner_contiguous(16));
+  auto b = k.tensor("b", DType::bf16, 2, dsl::inner_contiguous(16));
+  auto c = k.tensor("c", DType::bf16, 2, dsl::inner_contiguous(4));
+  auto bias = k.tensor("bias", DType::f32, 2);
+  auto alpha = k.scalar("alpha", DType::f32);
+  k.grid({k.blocks(a, 0, 128), k.blocks(b, 0, 128)});
+  auto m0 = k.block_id(0) * k.index(128), n0 = k.block_id(1) * k.index(128);
+  auto sa = k.alloc_shared(DType::bf16, {128, 64});
+  auto sb = k.alloc_shared(DType::bf16, {128, 64});
+  auto steps = (k.dim(a, 1) + k.index(63)) / k.index(64);
+  auto acc = k.pipelined(steps, 4, {k.full({128, 128}, 0.0, DType::f32)},
+                         [&](dsl::Value step, std::vector<dsl::Value> carried) {
+                           k.copy(a, {m0, step * k.index(64)}, sa);
+                           k.copy(b, {n0, step * k.index(64)}, sb);
+                           return std::vector{k.gemm(sa, sb, carried[0])};
+                         })[0];
+  auto cols = k.broadcast(k.load(bias, {k.index(0), n0}, {1, 128}), {128, 128});
+  k.store(k.cast(acc * alpha + cols, DType::bf16), c, {m0, n0});
+  CompiledKernel compiled = compile(k.build());
+  // Each thread's 32 columns of bias read once (not once a row) and
+  // converted as it stores them.
+  CHECK_THAT(compiled.ptx, Contains("wgmma.mma_async") &&
+                               Contains("ld.global.b32") &&
+                               Contains("cvt.rn.bf16.f32"));
+  // The epilogue's vector and scalar come after the gemm's own arguments.
+  std::vector<std::string> names;
+  for (const AbiArg &arg : compiled.abi.args)
+    names.push_back(arg.name);
+  CHECK(names == std::vector<std::string>{"a", "b", "c", "a", "b", "a", "c",
+                                          "alpha", "bias", "bias", "bias",
+                                          "bias"});
+  CHECK(compiled.abi.args[7].kind == AbiArg::Kind::scalar);
+  CHECK(compiled.abi.args[8].kind == AbiArg::Kind::pointer);
+}

@@ -424,7 +424,6 @@ func.func @stored_twice(%a: !g, %b: !g, %c: !gf, %n: index) attributes {tile.thr
   %sb = tile.alloc_shared : !sb
   %zero = arith.constant 0.0 : f32
   %init = tile.splat %zero : f32 -> !acc
-  // expected-error @+1 {{'tile.pipelined' op cannot lower to TMA + WGMMA: its result must be stored once}}
   %r = tile.pipelined %n, %init {stages = 4 : i64} : !acc -> !acc {
   ^bb0(%s: index, %acc: !acc):
     %k0 = arith.muli %s, %c64 : index
@@ -434,6 +433,7 @@ func.func @stored_twice(%a: !g, %b: !g, %c: !gf, %n: index) attributes {tile.thr
     tile.yield %p : !acc
   }
   tile.store %r, %c[%c0, %c0] : !acc, !gf
+  // expected-error @+1 {{'tile.store' op cannot lower to TMA + WGMMA: its accumulator must be stored once}}
   tile.store %r, %c[%c0, %c0] : !acc, !gf
   return
 }
@@ -460,8 +460,8 @@ func.func @int_output(%a: !g, %b: !g, %c: !gi, %n: index) attributes {tile.threa
     %p = tile.gemm %sa, %sb, %acc : !sa, !sb, !acc
     tile.yield %p : !acc
   }
-  // expected-error @+1 {{'arith.fptosi' op cannot lower to TMA + WGMMA: the accumulator must be stored at [m0, n0], the origins of the a and b tiles}}
   %o = arith.fptosi %r : !acc to tensor<128x256xi32>
+  // expected-error @+1 {{'tile.store' op cannot lower to TMA + WGMMA: the output must be bf16, f16 or f32}}
   tile.store %o, %c[%c0, %c0] : tensor<128x256xi32>, !gi
   return
 }
@@ -628,9 +628,9 @@ func.func @converted_twice(%a: !g, %b: !g, %c: !g, %n: index) attributes {tile.t
     %p = tile.gemm %sa, %sb, %acc : !sa, !sb, !acc
     tile.yield %p : !acc
   }
-  // expected-error @+1 {{'arith.truncf' op cannot lower to TMA + WGMMA: the converted accumulator must be stored once}}
   %o = arith.truncf %r : !acc to !out
   tile.store %o, %c[%c0, %c0] : !out, !g
+  // expected-error @+1 {{'tile.store' op cannot lower to TMA + WGMMA: its accumulator must be stored once}}
   tile.store %o, %c[%c64, %c0] : !out, !g
   return
 }

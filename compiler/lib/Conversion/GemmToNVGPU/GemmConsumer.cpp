@@ -191,10 +191,26 @@ void epilogue(OpBuilder &b, Location loc, const GemmConsumerContext &ctx,
   Value lanes[2] = {
       LLVM::ConstantOp::create(b, loc, b.getI32Type(), b.getI32IntegerAttr(0)),
       LLVM::ConstantOp::create(b, loc, b.getI32Type(), b.getI32IntegerAttr(1))};
+  Value outPoison;
+  if (ctx.epilogue)
+    outPoison = LLVM::PoisonOp::create(b, loc, VectorType::get({2}, out));
   for (int j = 0; j < c.bn / 8; ++j) {
-    Value values[2];
+    Value values[2], cols[2];
+    if (ctx.epilogue)
+      for (int i = 0; i < 2; ++i)
+        cols[i] = arith::AddIOp::create(b, loc, col, idx(b, 8 * j + i));
     for (int h = 0; h < 2; ++h) {
       const int e = 4 * j + 2 * h;
+      if (ctx.epilogue) {
+        // The author's epilogue, element by element.
+        Value v = outPoison;
+        for (int i = 0; i < 2; ++i) {
+          Value x = ctx.epilogue(b, loc, accs[e + i], h ? row1 : row0, cols[i]);
+          v = LLVM::InsertElementOp::create(b, loc, v, x, lanes[i]);
+        }
+        values[h] = v;
+        continue;
+      }
       Value v =
           LLVM::InsertElementOp::create(b, loc, poison, accs[e], lanes[0]);
       v = LLVM::InsertElementOp::create(b, loc, v, accs[e + 1], lanes[1]);

@@ -59,10 +59,10 @@ int64_t mlir::tile::gemmSharedBytes(const GemmKernelConfig &c) {
          1024;
 }
 
-FailureOr<LLVM::LLVMFuncOp>
-mlir::tile::buildGemmKernel(OpBuilder &b, Location loc,
-                            const GemmKernelConfig &c,
-                            const GemmOriginFn &origin) {
+FailureOr<LLVM::LLVMFuncOp> mlir::tile::buildGemmKernel(
+    OpBuilder &b, Location loc, const GemmKernelConfig &c,
+    ArrayRef<Type> extraParams, const GemmOriginFn &origin,
+    const GemmEpilogueFn &epilogue) {
   MLIRContext *ctx = b.getContext();
   const int64_t bm = 128, bk = c.bk, bn = c.bn, stages = c.stages;
   const int64_t elt = gemmInputBytes(c);
@@ -78,8 +78,9 @@ mlir::tile::buildGemmKernel(OpBuilder &b, Location loc,
   auto ptr = LLVM::LLVMPointerType::get(ctx);
   auto global = LLVM::LLVMPointerType::get(ctx, 1);
   Type i64 = b.getI64Type();
-  auto type = LLVM::LLVMFunctionType::get(
-      LLVM::LLVMVoidType::get(ctx), {ptr, ptr, global, i64, i64, i64, i64});
+  SmallVector<Type> params{ptr, ptr, global, i64, i64, i64, i64};
+  params.append(extraParams.begin(), extraParams.end());
+  auto type = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), params);
   auto func = LLVM::LLVMFuncOp::create(b, loc, c.name, type);
   for (unsigned map : {0u, 1u}) {
     func.setArgAttr(map, "llvm.byval",
@@ -196,8 +197,9 @@ mlir::tile::buildGemmKernel(OpBuilder &b, Location loc,
     scf::YieldOp::create(pb, l);
   };
   auto consume = [&](OpBuilder &cb, Location l) {
-    GemmConsumerContext context{c,     barriers, aligned, wgtid, wg, o->m0,
-                                o->n0, o->count, args[2], m,     n,  args[6]};
+    GemmConsumerContext context{c,     barriers, aligned,  wgtid,   wg,
+                                o->m0, o->n0,    o->count, args[2], m,
+                                n,     args[6],  epilogue};
     buildGemmConsumer(cb, l, context);
     scf::YieldOp::create(cb, l);
   };

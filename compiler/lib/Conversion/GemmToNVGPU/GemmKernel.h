@@ -55,12 +55,22 @@ struct GemmOrigin {
 using GemmOriginFn =
     std::function<FailureOr<GemmOrigin>(OpBuilder &, LLVM::LLVMFuncOp)>;
 
+/// The value the epilogue stores for the accumulator element `acc` (f32)
+/// at (row, col) of C (indices): a scalar of the output type, built in the
+/// kernel (the author's epilogue ops on scalars). Empty: the accumulator
+/// converted to the output type.
+using GemmEpilogueFn = std::function<Value(OpBuilder &, Location, Value acc,
+                                           Value row, Value col)>;
+
 /// Builds the kernel as an llvm.func named `config.name` at `b`'s insertion
-/// point (in a gpu.module); `origin` computes the tile origin in it. On
-/// failure of `origin` nothing is left behind.
+/// point (in a gpu.module), with `extraParams` after the seven above (what
+/// the epilogue reads); `origin` computes the tile origin in it. On failure
+/// of `origin` nothing is left behind.
 FailureOr<LLVM::LLVMFuncOp> buildGemmKernel(OpBuilder &b, Location loc,
                                             const GemmKernelConfig &config,
-                                            const GemmOriginFn &origin);
+                                            ArrayRef<Type> extraParams,
+                                            const GemmOriginFn &origin,
+                                            const GemmEpilogueFn &epilogue);
 
 /// Bytes of one input element (2; 1 for fp8, 4 for f32).
 int gemmInputBytes(const GemmKernelConfig &config);
@@ -77,6 +87,7 @@ struct GemmConsumerContext {
   Value warpgroup;       ///< 1 or 2 (index)
   Value m0, n0, count;   ///< the tile origin and K-tile count (index)
   Value c, m, n, ldc;    ///< C's pointer, M, N (index) and row stride (i64)
+  const GemmEpilogueFn &epilogue;
 };
 
 /// The consumer warpgroups' part (GemmConsumer.cpp): the main loop over

@@ -7,6 +7,7 @@
 // author's tile origin and step count cloned in.
 //
 //===----------------------------------------------------------------------===//
+#include "GemmEpilogue.h"
 #include "GemmKernel.h"
 
 #include "../KernelModule.h"
@@ -47,6 +48,7 @@ struct GemmMatch {
   Value m0, n0, count;
   BlockArgument a, b, c;
   GemmKernelConfig config;
+  GemmEpilogueMatch epilogue;
 };
 
 /// `v` is `step * bk` (either order) for the loop's step.
@@ -151,24 +153,15 @@ FailureOr<GemmMatch> match(func::FuncOp kernel, PipelinedOp loop) {
   m.n0 = m.copyB.getIndices()[0];
   m.count = loop.getCount();
 
-  // The accumulator, maybe converted, is stored at [m0, n0] of c.
-  Value result = loop.getResult(0);
-  if (!result.hasOneUse())
-    return fail(loop, "its result must be stored once");
-  Operation *user = *result.getUsers().begin();
-  Value stored = result;
-  if (auto trunc = dyn_cast<arith::TruncFOp>(user)) {
-    if (!trunc->hasOneUse())
-      return fail(trunc, "the converted accumulator must be stored once");
-    stored = trunc.getResult();
-    user = *trunc->getUsers().begin();
-  }
-  m.store = dyn_cast<StoreOp>(user);
-  if (!m.store || m.store.getValue() != stored ||
-      m.store.getIndices().size() != 2 || m.store.getIndices()[0] != m.m0 ||
-      m.store.getIndices()[1] != m.n0 || m.store.getRows() || m.store.getMask())
-    return fail(user, "the accumulator must be stored at [m0, n0], the "
-                      "origins of the a and b tiles");
+  // The accumulator, through the author's epilogue, is stored at [m0, n0]
+  // of c.
+  FailureOr<GemmEpilogueMatch> epilogue =
+      matchGemmEpilogue(kernel, loop.getResult(0), m.m0, m.n0);
+  if (failed(epilogue))
+    return failure();
+  m.epilogue = std::move(*epilogue);
+  m.store = m.epilogue.store;
+  Value stored = m.store.getValue();
   auto c = dyn_cast<BlockArgument>(m.store.getDest());
   if (!c || c.getOwner() != &kernel.getBody().front())
     return fail(m.store, "the destination must be a tensor argument");
@@ -187,7 +180,7 @@ FailureOr<GemmMatch> match(func::FuncOp kernel, PipelinedOp loop) {
     return fail(m.store, "the output must be bf16, f16 or f32");
   // Nothing else may happen in the kernel.
   for (Operation &op : kernel.getBody().front()) {
-    if (&op == loop || &op == m.store ||
+    if (&op == loop || &op == m.store || m.epilogue.all.contains(&op) ||
         isa<func::ReturnOp, AllocSharedOp, SplatOp, BlockIdOp>(op) ||
         isa<arith::ArithDialect>(op.getDialect()) || isa<memref::DimOp>(op))
       continue;
@@ -264,13 +257,25 @@ private:
   Value sizeM, sizeN, sizeK;
 };
 
-LogicalResult lower(func::FuncOp func, const GemmMatch &m, ModuleOp module) {
+LogicalResult lower(func::FuncOp func, GemmMatch &m, ModuleOp module) {
   MLIRContext *ctx = func.getContext();
   gpu::GPUModuleOp gpuModule = getOrCreateKernelModule(module);
   OpBuilder b = OpBuilder::atBlockEnd(gpuModule.getBody());
+  // The author's epilogue, unless it only converts the accumulator: its
+  // scalars and vectors become parameters after the kernel's seven.
+  const bool fused = !m.epilogue.isPlain();
+  SmallVector<Type> extra;
+  if (fused)
+    extra = m.epilogue.params(ctx, 7);
+  LLVM::LLVMFuncOp built;
+  llvm::DenseMap<Value, Value> indices;
+  GemmEpilogueFn epilogue;
+  if (fused)
+    epilogue = makeGemmEpilogue(m.epilogue, built, indices);
   FailureOr<LLVM::LLVMFuncOp> kernel = buildGemmKernel(
-      b, func.getLoc(), m.config,
+      b, func.getLoc(), m.config, extra,
       [&](OpBuilder &kb, LLVM::LLVMFuncOp k) -> FailureOr<GemmOrigin> {
+        built = k;
         IndexCloner cloner(kb, m, k);
         FailureOr<Value> m0 = cloner.clone(m.m0);
         if (failed(m0))
@@ -281,8 +286,17 @@ LogicalResult lower(func::FuncOp func, const GemmMatch &m, ModuleOp module) {
         FailureOr<Value> count = cloner.clone(m.count);
         if (failed(count))
           return failure();
+        for (const EpilogueLeaf &leaf : m.epilogue.leaves) {
+          if (!leaf.index)
+            continue;
+          FailureOr<Value> index = cloner.clone(leaf.index);
+          if (failed(index))
+            return failure();
+          indices[leaf.index] = *index;
+        }
         return GemmOrigin{*m0, *n0, *count};
-      });
+      },
+      epilogue);
   if (failed(kernel))
     return failure();
   (*kernel)->setAttr(
@@ -309,6 +323,9 @@ LogicalResult lower(func::FuncOp func, const GemmMatch &m, ModuleOp module) {
         fmt::format("arg size {} {} 2 1", nameA, in),
         fmt::format("arg row_stride {} {} 2", nameC, out)})
     abi.push_back(StringAttr::get(ctx, line));
+  if (fused)
+    for (const std::string &line : m.epilogue.abiLines(func))
+      abi.push_back(StringAttr::get(ctx, line));
   (*kernel)->setAttr("tilejit.abi", ArrayAttr::get(ctx, abi));
   func.erase();
   return success();
