@@ -43,14 +43,19 @@ def ConvertGemmToNVGPU : Pass<"convert-tile-gemm-to-nvgpu", "::mlir::ModuleOp"> 
       tile.copy b[n0, step * BK], sb      // sb: BN x BK shared tile
       tile.yield tile.gemm sa, sb, acc
     }
-    tile.store [arith.truncf] acc, c[m0, n0]
+    epilogue: element-wise arith ops and casts on acc, with constants,
+      the kernel's float scalars (splat) and vectors loaded at the tile's
+      origin ([128, 1] at [m0, j], [1, BN] at [i, n0]) and broadcast
+    tile.store out, c[m0, n0]
     ```
 
     and replaces it with an `llvm.func` kernel in the gpu.module: a TMA
     producer warpgroup and two WGMMA consumer warpgroups over S stages of
     shared memory synchronised by mbarriers, the author's m0 and n0 and
-    step count cloned in. The kernel takes the tensor maps of `a` and `b`
-    by value, `c`'s address and M, N, K and c's row stride; its attribute
+    step count cloned in, the epilogue evaluated on each accumulator
+    element. The kernel takes the tensor maps of `a` and `b` by value,
+    `c`'s address and M, N, K and c's row stride, then the epilogue's
+    scalars and vectors (address, rows, columns, row stride); its attribute
     `tilejit.shared_bytes` gives the dynamic shared memory to launch with.
     Anything else in such a kernel is reported as unsupported. Pipelined
     loops of other kernels are left to tile-lower-pipelined, and gemms
