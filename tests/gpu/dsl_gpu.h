@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -25,6 +26,28 @@ inline std::vector<float> uniform_rows(int64_t rows, float lo, float hi) {
   for (float &v : x)
     v = dist(gen);
   return x;
+}
+
+/// n small integers in [-4, 4] (exact in every operand type and in f32
+/// sums), or, without `integers`, floats in [-1, 1), from Catch's seed +
+/// `salt`.
+inline std::vector<float> test_values(int64_t n, bool integers, uint64_t salt) {
+  std::mt19937_64 gen(Catch::rngSeed() + salt);
+  std::uniform_int_distribution<int> small(-4, 4);
+  std::uniform_real_distribution<float> real(-1, 1);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = integers ? static_cast<float>(small(gen)) : real(gen);
+  return v;
+}
+
+/// The value a tf32 MMA multiplies: the low 13 mantissa bits dropped.
+inline float as_tf32(float v) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, 4);
+  bits &= 0xffffe000u;
+  std::memcpy(&v, &bits, 4);
+  return v;
 }
 
 /// Launches `kernel` on a grid of one block per `block_rows` rows,

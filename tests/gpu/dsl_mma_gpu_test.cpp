@@ -67,34 +67,13 @@ Kernel mma_kernel(const MmaCase &c) {
   return k.build();
 }
 
-/// Small integers (exact in every operand type and in f32 sums), or, for
-/// tf32, arbitrary floats.
-std::vector<float> values(int64_t n, bool integers, uint64_t salt) {
-  std::mt19937_64 gen(Catch::rngSeed() + salt);
-  std::uniform_int_distribution<int> small(-4, 4);
-  std::uniform_real_distribution<float> real(-1, 1);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = integers ? static_cast<float>(small(gen)) : real(gen);
-  return v;
-}
-
-/// The value the MMA multiplies: tf32 drops the low 13 mantissa bits.
-float as_tf32(float v) {
-  uint32_t bits;
-  std::memcpy(&bits, &v, 4);
-  bits &= 0xffffe000u;
-  std::memcpy(&v, &bits, 4);
-  return v;
-}
-
 void run(const MmaCase &c, int64_t rows) {
   const ops::LoadedKernel &kernel =
       ops::load_kernel(ops::make_key(name(c)), [&] { return mma_kernel(c); });
   const bool tf32 = c.dtype == DType::f32;
-  std::vector<float> a = values(rows * c.k, !tf32, 1),
-                     b = values(c.n * c.k, !tf32, 2),
-                     cin = values(rows * c.n, true, 3);
+  std::vector<float> a = test_values(rows * c.k, !tf32, 1),
+                     b = test_values(c.n * c.k, !tf32, 2),
+                     cin = test_values(rows * c.n, true, 3);
   const int64_t bytes = static_cast<int64_t>(size_of(c.dtype));
   auto encode = [&](const std::vector<float> &v) {
     std::vector<uint8_t> raw(v.size() * bytes);

@@ -29,16 +29,6 @@ using namespace tilejit::dsl_gpu;
 
 namespace {
 
-std::vector<float> random_values(int64_t n, uint64_t salt, bool integers) {
-  std::mt19937_64 gen(Catch::rngSeed() + salt);
-  std::uniform_int_distribution<int> small(-4, 4);
-  std::uniform_real_distribution<float> real(-1, 1);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = integers ? static_cast<float>(small(gen)) : real(gen);
-  return v;
-}
-
 /// `v` in `dtype`'s bytes (f32 or bf16; small integers are exact in both).
 std::vector<uint8_t> encode(const std::vector<float> &v, DType dtype) {
   std::vector<uint8_t> raw(v.size() * size_of(dtype));
@@ -87,7 +77,7 @@ void run_sum(const SumCase &c) {
       std::to_string(c.stages) + "_" + std::to_string(c.block_rows);
   const ops::LoadedKernel &kernel =
       ops::load_kernel(ops::make_key(name), [&] { return sum_kernel(c); });
-  std::vector<float> x = random_values(c.rows * c.cols, c.stages, true);
+  std::vector<float> x = test_values(c.rows * c.cols, true, c.stages);
   std::vector<uint8_t> raw = encode(x, c.dtype);
   const int64_t out_rows =
       (c.rows + c.block_rows - 1) / c.block_rows * c.block_rows;
@@ -151,14 +141,6 @@ Kernel gemm_kernel(const GemmCase &c, int64_t chunk) {
   return k.build();
 }
 
-float as_tf32(float v) {
-  uint32_t bits;
-  std::memcpy(&bits, &v, 4);
-  bits &= 0xffffe000u;
-  std::memcpy(&v, &bits, 4);
-  return v;
-}
-
 void run_gemm(const GemmCase &c, int64_t rows) {
   const bool tf32 = c.dtype == DType::f32;
   const int64_t chunk = tf32 ? 32 : 64;
@@ -167,8 +149,8 @@ void run_gemm(const GemmCase &c, int64_t rows) {
                            std::to_string(c.stages);
   const ops::LoadedKernel &kernel = ops::load_kernel(
       ops::make_key(name), [&] { return gemm_kernel(c, chunk); });
-  std::vector<float> a = random_values(rows * c.k, 11, !tf32),
-                     b = random_values(32 * c.k, 12, !tf32);
+  std::vector<float> a = test_values(rows * c.k, !tf32, 11),
+                     b = test_values(32 * c.k, !tf32, 12);
   std::vector<uint8_t> ra = encode(a, c.dtype), rb = encode(b, c.dtype);
   const int64_t out_rows = (rows + 31) / 32 * 32;
   std::vector<float> out(out_rows * 32);

@@ -26,14 +26,6 @@ using namespace mlir::tile;
 
 namespace {
 
-Type outputType(OpBuilder &b, const GemmKernelConfig &c) {
-  if (c.outputType == "bf16")
-    return b.getBF16Type();
-  if (c.outputType == "f16")
-    return b.getF16Type();
-  return b.getF32Type();
-}
-
 /// A wgmma shared-memory descriptor of K-major tiles with the 128-byte
 /// swizzle: bits [0,14) address >> 4, [16,30) LBO >> 4 = 1 (unused),
 /// [32,46) SBO >> 4 = 1024 >> 4 (8 rows of 128 bytes), [62,64) swizzle
@@ -153,7 +145,7 @@ void epilogue(OpBuilder &b, Location loc, const GemmConsumerContext &ctx,
   auto toI64 = [&](Value v) -> Value {
     return arith::IndexCastOp::create(b, loc, b.getI64Type(), v);
   };
-  Type out = outputType(b, c);
+  Type out = gemmElementType(b, c.outputType);
   const bool narrow = !out.isF32();
   const unsigned storeAlign = narrow ? 4 : 8;
   Value warp = arith::DivUIOp::create(b, loc, ctx.warpgroupThread, idx(b, 32));

@@ -23,17 +23,6 @@ using namespace mlir::tile;
 
 namespace {
 
-/// The element type of the shared tiles and TMA boxes: bytes for fp8.
-Type memoryType(OpBuilder &b, const GemmKernelConfig &c) {
-  if (c.inputType == "bf16")
-    return b.getBF16Type();
-  if (c.inputType == "f16")
-    return b.getF16Type();
-  if (c.inputType == "f32")
-    return b.getF32Type();
-  return b.getI8Type();
-}
-
 nvgpu::TensorMapDescriptorType tensorMap(OpBuilder &b, int64_t rows,
                                          int64_t cols, Type elt) {
   auto box = MemRefType::get({rows, cols}, elt, MemRefLayoutAttrInterface{},
@@ -46,6 +35,16 @@ nvgpu::TensorMapDescriptorType tensorMap(OpBuilder &b, int64_t rows,
 }
 
 } // namespace
+
+Type mlir::tile::gemmElementType(OpBuilder &b, StringRef name) {
+  if (name == "bf16")
+    return b.getBF16Type();
+  if (name == "f16")
+    return b.getF16Type();
+  if (name == "f32")
+    return b.getF32Type();
+  return b.getI8Type();
+}
 
 int mlir::tile::gemmInputBytes(const GemmKernelConfig &c) {
   if (c.inputType == "e4m3" || c.inputType == "e5m2")
@@ -68,7 +67,7 @@ FailureOr<LLVM::LLVMFuncOp> mlir::tile::buildGemmKernel(
   const int64_t elt = gemmInputBytes(c);
   const int64_t aBytes = bm * bk * elt, bBytes = bn * bk * elt,
                 tx = aBytes + bBytes;
-  Type mem = memoryType(b, c);
+  Type mem = gemmElementType(b, c.inputType);
   auto tmA = tensorMap(b, bm, bk, mem), tmB = tensorMap(b, bn, bk, mem);
   auto workgroup =
       gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);

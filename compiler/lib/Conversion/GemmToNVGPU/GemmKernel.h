@@ -72,6 +72,10 @@ FailureOr<LLVM::LLVMFuncOp> buildGemmKernel(OpBuilder &b, Location loc,
                                             const GemmOriginFn &origin,
                                             const GemmEpilogueFn &epilogue);
 
+/// The MLIR type of a config's "bf16", "f16" or "f32"; bytes (i8) for fp8
+/// (the shared tiles and TMA boxes of e4m3 and e5m2).
+Type gemmElementType(OpBuilder &b, StringRef name);
+
 /// Bytes of one input element (2; 1 for fp8, 4 for f32).
 int gemmInputBytes(const GemmKernelConfig &config);
 
