@@ -678,17 +678,6 @@ DType ShapeArgs::dtype(std::string_view tensor) const {
 
 // --- calling an op ----------------------------------------------------------
 
-std::vector<ParamValue>
-OpDef::with_defaults(std::vector<ParamValue> leading) const {
-  if (leading.size() > params.size())
-    throw InternalError(fmt::format("internal error: {} given {} parameters; "
-                                    "it declares {}",
-                                    name, leading.size(), params.size()));
-  for (size_t i = leading.size(); i < params.size(); ++i)
-    leading.push_back(params[i].default_value);
-  return leading;
-}
-
 Call OpDef::bind(std::span<const rt::TensorView> t,
                  std::span<const ParamValue> p) const {
   return Call(*this, t, p);

@@ -1,5 +1,5 @@
 // params.cpp - Static parameters: their text, strict parsing from the
-// command line, and the range checks of every call.
+// command line, the range checks of every call, and their defaults.
 #include "op/op_def.h"
 
 #include "tilejit/error.h"
@@ -123,6 +123,17 @@ ParamValue parse_param(const OpDef &op, const ParamDecl &p,
     throw bad(fmt::format("is not a choice; requires {}", one_of(p.choices)));
   }
   throw bad("cannot be parsed");
+}
+
+std::vector<ParamValue>
+OpDef::with_defaults(std::vector<ParamValue> leading) const {
+  if (leading.size() > params.size())
+    throw InternalError(fmt::format("internal error: {} given {} parameters; "
+                                    "it declares {}",
+                                    name, leading.size(), params.size()));
+  for (size_t i = leading.size(); i < params.size(); ++i)
+    leading.push_back(params[i].default_value);
+  return leading;
 }
 
 } // namespace tilejit::ops
