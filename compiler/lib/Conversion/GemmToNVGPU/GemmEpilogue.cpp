@@ -217,11 +217,10 @@ GemmEpilogueFn mlir::tile::makeGemmEpilogue(
     const GemmEpilogueMatch &m, const LLVM::LLVMFuncOp &func,
     const llvm::DenseMap<Value, Value> &clonedIndices) {
   // Each vector element read once a thread: (leaf, row or column) -> value.
-  auto memo =
-      std::make_shared<llvm::DenseMap<std::pair<unsigned, Value>, Value>>();
-  return [&m, &func, &clonedIndices, memo](OpBuilder &b, Location loc,
-                                           Value acc, Value row,
-                                           Value col) -> Value {
+  using Memo = llvm::DenseMap<std::pair<unsigned, Value>, Value>;
+  return [&m, &func, &clonedIndices,
+          memo = Memo()](OpBuilder &b, Location loc, Value acc, Value row,
+                         Value col) mutable -> Value {
     LLVM::LLVMFuncOp kernel = func;
     auto args = kernel.getBody().front().getArguments();
     auto toI64 = [&](Value v) -> Value {
@@ -272,7 +271,7 @@ GemmEpilogueFn mlir::tile::makeGemmEpilogue(
       case EpilogueLeaf::Kind::rowVector:
       case EpilogueLeaf::Kind::colVector: {
         const bool perRow = leaf.kind == EpilogueLeaf::Kind::rowVector;
-        Value &v = (*memo)[{static_cast<unsigned>(n), perRow ? row : col}];
+        Value &v = memo[{static_cast<unsigned>(n), perRow ? row : col}];
         if (!v)
           v = perRow ? read(leaf, row, clonedIndices.lookup(leaf.index))
                      : read(leaf, clonedIndices.lookup(leaf.index), col);
