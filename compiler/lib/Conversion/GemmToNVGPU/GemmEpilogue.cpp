@@ -23,14 +23,10 @@ InFlightDiagnostic fail(Operation *op, const Twine &what) {
   return op->emitOpError() << "cannot lower to TMA + WGMMA: " << what;
 }
 
+/// The name of a float the epilogue reads (bf16, f16, f32), else "".
 std::string dtypeName(Type t) {
-  if (t.isBF16())
-    return "bf16";
-  if (t.isF16())
-    return "f16";
-  if (t.isF32())
-    return "f32";
-  return "";
+  std::string name = gemmTypeName(t);
+  return name == "bf16" || name == "f16" || name == "f32" ? name : "";
 }
 
 /// The leaf `v` is, or failure (reported at `user`).

@@ -36,6 +36,20 @@ nvgpu::TensorMapDescriptorType tensorMap(OpBuilder &b, int64_t rows,
 
 } // namespace
 
+std::string mlir::tile::gemmTypeName(Type t) {
+  if (t.isBF16())
+    return "bf16";
+  if (t.isF16())
+    return "f16";
+  if (isa<Float8E4M3FNType>(t))
+    return "e4m3";
+  if (isa<Float8E5M2Type>(t))
+    return "e5m2";
+  if (t.isF32())
+    return "f32";
+  return "";
+}
+
 Type mlir::tile::gemmElementType(OpBuilder &b, StringRef name) {
   if (name == "bf16")
     return b.getBF16Type();

@@ -72,6 +72,10 @@ FailureOr<LLVM::LLVMFuncOp> buildGemmKernel(OpBuilder &b, Location loc,
                                             const GemmOriginFn &origin,
                                             const GemmEpilogueFn &epilogue);
 
+/// A config's name of `t`: "bf16", "f16", "f32", "e4m3", "e5m2"; "" for
+/// any other type.
+std::string gemmTypeName(Type t);
+
 /// The MLIR type of a config's "bf16", "f16" or "f32"; bytes (i8) for fp8
 /// (the shared tiles and TMA boxes of e4m3 and e5m2).
 Type gemmElementType(OpBuilder &b, StringRef name);

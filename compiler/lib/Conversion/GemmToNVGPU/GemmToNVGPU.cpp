@@ -77,20 +77,6 @@ bool isZeroFragment(Value v) {
   return false;
 }
 
-std::string typeName(Type t) {
-  if (t.isBF16())
-    return "bf16";
-  if (t.isF16())
-    return "f16";
-  if (isa<Float8E4M3FNType>(t))
-    return "e4m3";
-  if (isa<Float8E5M2Type>(t))
-    return "e5m2";
-  if (t.isF32())
-    return "f32";
-  return "";
-}
-
 FailureOr<GemmMatch> match(func::FuncOp kernel, PipelinedOp loop) {
   GemmMatch m;
   m.loop = loop;
@@ -172,9 +158,9 @@ FailureOr<GemmMatch> match(func::FuncOp kernel, PipelinedOp loop) {
   m.config.bk = static_cast<int>(bk);
   m.config.stages = static_cast<int>(loop.getStages());
   m.config.checkBounds = !m.store.getInBounds();
-  m.config.inputType = typeName(sa.getElementType());
+  m.config.inputType = gemmTypeName(sa.getElementType());
   m.config.outputType =
-      typeName(cast<RankedTensorType>(stored.getType()).getElementType());
+      gemmTypeName(cast<RankedTensorType>(stored.getType()).getElementType());
   if (m.config.outputType != "bf16" && m.config.outputType != "f16" &&
       m.config.outputType != "f32")
     return fail(m.store, "the output must be bf16, f16 or f32");

@@ -93,9 +93,10 @@ struct CopyLowering : OpConversionPattern<CopyOp> {
                               << " elements: requires whole bytes";
     ArrayRef<int64_t> shape = dstType.getShape();
     const int64_t rank = shape.size();
-    const bool async = cast<MemRefType>(src.getType()).isLastDimUnitStride() &&
-                       pieceBytes(op, dest) >= 4;
-    const int64_t bytes = async ? pieceBytes(op, dest) : elt;
+    const int64_t widest = pieceBytes(op, dest);
+    const bool async =
+        cast<MemRefType>(src.getType()).isLastDimUnitStride() && widest >= 4;
+    const int64_t bytes = async ? widest : elt;
     const int64_t width = bytes / elt; // elements a piece
     const int64_t perRow = shape.back() / width;
     int64_t pieces = perRow;
