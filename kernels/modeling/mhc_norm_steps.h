@@ -54,7 +54,7 @@ inline void add_norm_forward(Steps &steps, const MhcNormDims &d,
     steps.add(mhc::mhc_fn_normw_merge_fwd_op(), {fn, norm_weight, b.fn_merged});
   steps.add(mhc::mhc_pre_norm_fn_partials_op(),
             {residual, weighted ? b.fn_merged : fn, b.mul_splits, b.sq_splits},
-            mhc::mhc_pre_norm_fn_partials_op().with_defaults({splits}));
+            {splits});
   steps.add(mhc::mhc_reduce_partials_and_rmsnorm_fwd_op(),
             {as(b.mul_splits, {splits, d.tokens, 1, d.rows}),
              as(b.sq_splits, {splits, d.tokens, 1}),

@@ -18,10 +18,13 @@ namespace tilejit::modeling {
 /// Op calls bound in order, then launched in order.
 class Steps {
 public:
+  /// `params`: the leading parameters in declaration order; the rest take
+  /// their declared defaults.
   void add(const ops::OpDef &op, std::vector<rt::TensorView> tensors,
            std::vector<ops::ParamValue> params = {}) {
-    Step &s = steps_.emplace_back(
-        Step{&op, std::move(tensors), std::move(params), std::nullopt});
+    Step &s = steps_.emplace_back(Step{&op, std::move(tensors),
+                                       op.with_defaults(std::move(params)),
+                                       std::nullopt});
     s.call.emplace(op.bind(s.tensors, s.params));
   }
   void run(CUstream stream) const {
