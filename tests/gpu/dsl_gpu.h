@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -48,6 +49,27 @@ inline float as_tf32(float v) {
   bits &= 0xffffe000u;
   std::memcpy(&v, &bits, 4);
   return v;
+}
+
+/// An MMA's dot product on the CPU: sum over k of tf32(a[k]) tf32(b[k]) in
+/// double (`sum`, to which a caller may add a start value) and the sum of
+/// the terms' magnitudes.
+struct Tf32Dot {
+  double sum = 0, magnitude = 0;
+  /// Integers: exact. tf32: f32 accumulation in some order.
+  bool matches(float got, bool tf32) const {
+    const double tolerance = tf32 ? 1e-6 * magnitude + 1e-6 : 0.0;
+    return std::fabs(got - sum) <= tolerance;
+  }
+};
+inline Tf32Dot tf32_dot(const float *a, const float *b, int64_t k) {
+  Tf32Dot d;
+  for (int64_t i = 0; i < k; ++i) {
+    const double term = static_cast<double>(as_tf32(a[i])) * as_tf32(b[i]);
+    d.sum += term;
+    d.magnitude += std::fabs(term);
+  }
+  return d;
 }
 
 /// Launches `kernel` on a grid of one block per `block_rows` rows,

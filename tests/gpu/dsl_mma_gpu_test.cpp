@@ -115,19 +115,12 @@ void run(const MmaCase &c, int64_t rows) {
   size_t bad = 0;
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t j = 0; j < c.n; ++j) {
-      double want = c.from_c ? cin[r * c.n + j] : 0.0, magnitude = 0;
-      for (int64_t kk = 0; kk < c.k; ++kk) {
-        double term = static_cast<double>(as_tf32(a[r * c.k + kk])) *
-                      as_tf32(b[j * c.k + kk]);
-        want += term;
-        magnitude += std::fabs(term);
-      }
-      // Integers: exact. tf32: f32 accumulation in some order.
-      const double tolerance = tf32 ? 1e-6 * magnitude + 1e-6 : 0.0;
+      Tf32Dot want = tf32_dot(&a[r * c.k], &b[j * c.k], c.k);
+      want.sum += c.from_c ? cin[r * c.n + j] : 0.0;
       const float got = out[r * c.n + j];
-      if (!(std::fabs(got - want) <= tolerance) && bad++ < 5)
+      if (!want.matches(got, tf32) && bad++ < 5)
         UNSCOPED_INFO(name(c) << " row " << r << " col " << j << ": " << got
-                              << ", want " << want);
+                              << ", want " << want.sum);
     }
   CHECK(bad == 0);
 }
