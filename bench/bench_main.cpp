@@ -5,6 +5,7 @@
 // compute-bound op. Also times the cold compile of each op's kernel, by
 // stage, the first call of a fresh process and the host cost of a call.
 // TILEJIT_BENCH_JSON=FILE also writes the op rows as JSON (JsonReport).
+#include "bench_fused_gemm.h"
 #include "bench_jit.h"
 #include "run.h"
 
@@ -258,11 +259,13 @@ int main(int argc, char **argv) {
                    argv[3]);
         return 2;
       }
-    } else if (!mode.empty() && mode != "--compile" && mode != "--grid") {
+    } else if (!mode.empty() && mode != "--compile" && mode != "--grid" &&
+               mode != "--fused-gemm") {
       fmt::print(stderr,
                  "tilejit_bench: unknown argument '{}'; expected none (every "
                  "benchmark), --compile (the cold-compile table only), --grid "
-                 "(the per_token_cast grid only) or --ops NAME[@TEXT][,...] "
+                 "(the per_token_cast grid only), --fused-gemm (the gemm with and "
+                 "without a fused epilogue only) or --ops NAME[@TEXT][,...] "
                  "[--unchecked] (those ops' benchmark cases only, with TEXT in "
                  "their label; --unchecked: no CPU reference, for rows whose "
                  "reference takes minutes)\n",
@@ -275,7 +278,7 @@ int main(int argc, char **argv) {
     // Must be set before the driver is initialised.
     setenv("CUDA_CACHE_DISABLE", "1", 1);
     bool gpu = rt::try_driver() != nullptr;
-    if (mode != "--grid" && mode != "--ops")
+    if (mode == "--compile" || mode.empty())
       bench_cold_compile(gpu);
     if (mode == "--compile")
       return 0;
@@ -289,12 +292,15 @@ int main(int argc, char **argv) {
     harness::settle_timing();
     if (mode == "--grid")
       return bench_per_token_cast_grid() ? 0 : 1;
+    if (mode == "--fused-gemm")
+      return bench_fused_gemm() ? 0 : 1;
     JsonReport json(std::getenv("TILEJIT_BENCH_JSON"));
     json.device(fmt::format("{} ({} SMs)", device.name(), device.sm_count()));
     bool all_passed = bench_cases(only, checked, json);
     if (mode == "--ops")
       return all_passed ? 0 : 1;
     all_passed &= bench_per_token_cast_grid();
+    all_passed &= bench_fused_gemm();
     bench_first_call(argv[0]);
     bench_dispatch();
     return all_passed ? 0 : 1;

@@ -10,7 +10,9 @@
 
 namespace tilejit::gemm {
 
-Kernel gemm_kernel(const GemmSpec &s) {
+Kernel gemm_kernel(const GemmSpec &s) { return gemm_kernel(s, nullptr); }
+
+Kernel gemm_kernel(const GemmSpec &s, const GemmEpilogue &epilogue) {
   constexpr int64_t bm = 128;
   const int64_t bk = gemm_block_k(s); // 128 bytes: 64 bf16/f16, 128 fp8
   const int64_t bn = s.block_n;
@@ -44,7 +46,8 @@ Kernel gemm_kernel(const GemmSpec &s) {
                       k.copy(b, {n0, step * k.index(bk)}, sb);
                       return std::vector{k.gemm(sa, sb, carried[0])};
                     })[0];
-  k.store(k.cast(acc, s.out_dtype), c, {m0, n0},
+  k.store(epilogue ? epilogue(k, acc, m0, n0) : k.cast(acc, s.out_dtype), c,
+          {m0, n0},
           s.full_tiles ? dsl::Bounds::promised_inside : dsl::Bounds::checked);
   return k.build();
 }

@@ -5,6 +5,10 @@
 #include "op/op_def.h"
 #include "op/spec_fields.h"
 
+#include "tilejit/compiler/dsl.h"
+
+#include <functional>
+
 namespace tilejit::gemm {
 
 /// c = a * b^T: a (M, K) and b (N, K) of one dtype, bf16, f16, f32 (WGMMA
@@ -33,6 +37,17 @@ TILEJIT_SPEC_FIELDS(GemmSpec, in_dtype, out_dtype, block_n, stages, group_m,
 
 /// The kernel in the DSL (gemm.dsl.cpp).
 Kernel gemm_kernel(const GemmSpec &spec);
+
+/// A gemm kernel's epilogue: from the f32 accumulator of a block's tile of
+/// C (128 x block_n, from row m0 and column n0), the tile stored to c (of
+/// c's dtype). It may declare parameters of its own (they follow a, b and
+/// c) and load from them: element-wise math, casts, per-row and per-column
+/// vectors and scalars run in the WGMMA kernel (docs/tile-dialect.md).
+using GemmEpilogue = std::function<dsl::Value(
+    dsl::KernelBuilder &k, dsl::Value acc, dsl::Value m0, dsl::Value n0)>;
+
+/// The kernel with `epilogue` in place of the cast to c's dtype.
+Kernel gemm_kernel(const GemmSpec &spec, const GemmEpilogue &epilogue);
 
 /// K of a shared tile: 128 bytes of the input dtype.
 int64_t gemm_block_k(const GemmSpec &spec);

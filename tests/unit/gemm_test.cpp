@@ -26,3 +26,38 @@ TEST_CASE("gemm lowers to TMA copies and WGMMA", "[kernels][compiler]") {
           std::string::npos);
   }
 }
+
+TEST_CASE("gemm_kernel takes an epilogue in place of its cast",
+          "[kernels][compiler]") {
+  gemm::GemmSpec spec;
+  spec.full_tiles = 1;
+  auto relu_scaled = [](dsl::KernelBuilder &k, dsl::Value acc, dsl::Value m0,
+                        dsl::Value n0) {
+    auto scale = k.tensor("scale", DType::f32, 2); // (M, 1)
+    auto bias = k.tensor("bias", DType::f32, 2);   // (1, N)
+    auto alpha = k.scalar("alpha", DType::f32);
+    auto rows = k.broadcast(k.load(scale, {m0, k.index(0)}, {128, 1}),
+                            acc.shape());
+    // 256 columns: a vector that the 384 threads do not divide.
+    auto cols = k.broadcast(k.load(bias, {k.index(0), n0}, {1, 256}),
+                            acc.shape());
+    return k.cast(k.max(acc * rows * alpha + cols,
+                        k.full(acc.shape(), 0.0, DType::f32)),
+                  DType::bf16);
+  };
+  CompiledKernel fused = compile(gemm::gemm_kernel(spec, relu_scaled));
+  CompiledKernel plain = compile(gemm::gemm_kernel(spec));
+  // The epilogue's vectors (pointer, rows, columns, row stride) and scalar
+  // follow the gemm's 7 arguments in the order the epilogue uses them; its
+  // maximum is in the WGMMA kernel, which the plain one does not have.
+  REQUIRE(fused.abi.args.size() == plain.abi.args.size() + 9);
+  CHECK(fused.abi.args[7].name == "scale");
+  CHECK(fused.abi.args[7].kind == AbiArg::Kind::pointer);
+  CHECK(fused.abi.args[10].kind == AbiArg::Kind::row_stride);
+  CHECK(fused.abi.args[11].name == "alpha");
+  CHECK(fused.abi.args[11].kind == AbiArg::Kind::scalar);
+  CHECK(fused.abi.args[12].name == "bias");
+  CHECK(fused.ptx.find("wgmma.mma_async") != std::string::npos);
+  CHECK(fused.ptx.find("max.f32") != std::string::npos);
+  CHECK(plain.ptx.find("max.f32") == std::string::npos);
+}

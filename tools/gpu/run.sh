@@ -52,41 +52,6 @@ if [ -d python/tilejit ] && [ -s "$out/bench.json" ]; then
 fi
 [ -n "${OPS:-}" ] && exit $(( rc || brc ))
 echo "== cuBLAS through torch, same run (the gemm roofline)"
-python3 - <<'PY' 2>&1 | tee "$out/cublas.log"
-import torch
-for m, n, k in [(8192, 8192, 8192), (4096, 4096, 4096), (8192, 7168, 2048)]:
-    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
-    b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
-    for _ in range(5): torch.matmul(a, b.T)
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    s.record()
-    for _ in range(30): torch.matmul(a, b.T)
-    e.record(); torch.cuda.synchronize()
-    ms = s.elapsed_time(e) / 30
-    print(f"cublas {m}x{n}x{k} bf16  {ms:.4f} ms  {2*m*n*k/ms/1e9:.1f} TFLOP/s")
-# fp8 e4m3 (unit scales, bf16 out) through torch._scaled_mm (cuBLASLt).
-m = n = k = 8192
-a = torch.randn(m, k, device="cuda").to(torch.float8_e4m3fn)
-b = torch.randn(n, k, device="cuda").to(torch.float8_e4m3fn)
-one = torch.tensor(1.0, device="cuda")
-mm = lambda: torch._scaled_mm(a, b.T, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
-for _ in range(5): mm()
-s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-s.record()
-for _ in range(30): mm()
-e.record(); torch.cuda.synchronize()
-ms = s.elapsed_time(e) / 30
-print(f"cublas {m}x{n}x{k} e4m3  {ms:.4f} ms  {2*m*n*k/ms/1e9:.1f} TFLOP/s")
-# f32 inputs multiplied as tf32.
-torch.backends.cuda.matmul.allow_tf32 = True
-a = torch.randn(m, k, device="cuda")
-b = torch.randn(n, k, device="cuda")
-for _ in range(5): torch.matmul(a, b.T)
-s.record()
-for _ in range(30): torch.matmul(a, b.T)
-e.record(); torch.cuda.synchronize()
-ms = s.elapsed_time(e) / 30
-print(f"cublas {m}x{n}x{k} tf32  {ms:.4f} ms  {2*m*n*k/ms/1e9:.1f} TFLOP/s")
-PY
+python3 "$OLDPWD_REPO/tools/gpu/cublas.py" 2>&1 | tee "$out/cublas.log"
 echo "== main job"; bin/tilejit bench batched_transpose --dtype bf16 --shape 8x4096x7168
 exit $(( rc || brc ))

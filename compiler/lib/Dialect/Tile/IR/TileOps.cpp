@@ -59,21 +59,9 @@ LogicalResult LoadOp::verify() {
   if (failed(verifyTileAccess(*this, getSource().getType(),
                               getResult().getType(), getIndices().size())))
     return failure();
-  // A loaded fragment is spread evenly over the kernel's threads, or is a
-  // vector a fused gemm epilogue reads (a divisor of the thread count: its
-  // elements can be repeated; tile-assign-layouts reports it elsewhere).
-  RankedTensorType fragment = getResult().getType();
-  auto kernel = (*this)->getParentOfType<func::FuncOp>();
-  auto threads = kernel ? kernel->getAttrOfType<IntegerAttr>(
-                              TileDialect::getThreadsAttrName())
-                        : IntegerAttr();
-  if (threads && threads.getInt() > 0 &&
-      fragment.getNumElements() % threads.getInt() != 0 &&
-      threads.getInt() % fragment.getNumElements() != 0)
-    return emitOpError() << "fragment " << fragment << " has "
-                         << fragment.getNumElements()
-                         << " elements; requires a multiple of the kernel's "
-                         << threads.getInt() << " threads";
+  // How a fragment spreads over the kernel's threads is tile-assign-layouts'
+  // to check (a multiple of the thread count), or the fused gemm epilogue's
+  // (a vector of any length, read per accumulator element).
   return verifyRows(*this, getRows(), getSource().getType());
 }
 
