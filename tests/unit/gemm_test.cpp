@@ -59,5 +59,10 @@ TEST_CASE("gemm_kernel takes an epilogue in place of its cast",
   CHECK(fused.abi.args[12].name == "bias");
   CHECK(fused.ptx.find("wgmma.mma_async") != std::string::npos);
   CHECK(fused.ptx.find("max.f32") != std::string::npos);
+  // Every load of the epilogue's vectors comes before the first store to c
+  // (a store may alias them: loads after it would wait one by one).
+  const size_t last_load = fused.ptx.rfind("ld.global");
+  REQUIRE(last_load != std::string::npos);
+  CHECK(last_load < fused.ptx.find("st.global"));
   CHECK(plain.ptx.find("max.f32") == std::string::npos);
 }

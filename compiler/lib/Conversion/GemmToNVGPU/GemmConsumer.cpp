@@ -183,34 +183,44 @@ void epilogue(OpBuilder &b, Location loc, const GemmConsumerContext &ctx,
   Value lanes[2] = {
       LLVM::ConstantOp::create(b, loc, b.getI32Type(), b.getI32IntegerAttr(0)),
       LLVM::ConstantOp::create(b, loc, b.getI32Type(), b.getI32IntegerAttr(1))};
-  Value outPoison;
+  // The stored pair (row h, columns 8 j + 2 (l % 4) + 0, 1) of c's dtype.
+  // An epilogue sees a column as one value for both rows (its loads are
+  // remembered by value).
+  SmallVector<std::array<Value, 2>> cols;
   if (ctx.epilogue)
-    outPoison = LLVM::PoisonOp::create(b, loc, VectorType::get({2}, out));
-  for (int j = 0; j < c.bn / 8; ++j) {
-    Value values[2], cols[2];
-    if (ctx.epilogue)
-      for (int i = 0; i < 2; ++i)
-        cols[i] = arith::AddIOp::create(b, loc, col, idx(b, 8 * j + i));
-    for (int h = 0; h < 2; ++h) {
-      const int e = 4 * j + 2 * h;
-      if (ctx.epilogue) {
-        // The author's epilogue, element by element.
-        Value v = outPoison;
-        for (int i = 0; i < 2; ++i) {
-          Value x = ctx.epilogue(b, loc, accs[e + i], h ? row1 : row0, cols[i]);
-          v = LLVM::InsertElementOp::create(b, loc, v, x, lanes[i]);
-        }
-        values[h] = v;
-        continue;
+    for (int j = 0; j < c.bn / 8; ++j)
+      cols.push_back({arith::AddIOp::create(b, loc, col, idx(b, 8 * j)),
+                      arith::AddIOp::create(b, loc, col, idx(b, 8 * j + 1))});
+  auto pairAt = [&](int j, int h) -> Value {
+    const int e = 4 * j + 2 * h;
+    if (ctx.epilogue) {
+      // The author's epilogue, element by element.
+      Value v = LLVM::PoisonOp::create(b, loc, VectorType::get({2}, out));
+      for (int i = 0; i < 2; ++i) {
+        Value x =
+            ctx.epilogue(b, loc, accs[e + i], h ? row1 : row0, cols[j][i]);
+        v = LLVM::InsertElementOp::create(b, loc, v, x, lanes[i]);
       }
-      Value v =
-          LLVM::InsertElementOp::create(b, loc, poison, accs[e], lanes[0]);
-      v = LLVM::InsertElementOp::create(b, loc, v, accs[e + 1], lanes[1]);
-      values[h] =
-          narrow ? LLVM::FPTruncOp::create(b, loc, VectorType::get({2}, out), v)
-                       .getResult()
-                 : v;
+      return v;
     }
+    Value v = LLVM::InsertElementOp::create(b, loc, poison, accs[e], lanes[0]);
+    v = LLVM::InsertElementOp::create(b, loc, v, accs[e + 1], lanes[1]);
+    return narrow
+               ? LLVM::FPTruncOp::create(b, loc, VectorType::get({2}, out), v)
+                     .getResult()
+               : v;
+  };
+  // An epilogue's results come before the first store: its loads of the
+  // author's vectors then precede every store to c, which LLVM may not
+  // move them past (c could alias them), and are in flight together.
+  SmallVector<std::array<Value, 2>> pairs;
+  if (ctx.epilogue)
+    for (int j = 0; j < c.bn / 8; ++j)
+      pairs.push_back({pairAt(j, 0), pairAt(j, 1)});
+  for (int j = 0; j < c.bn / 8; ++j) {
+    Value values[2];
+    for (int h = 0; h < 2; ++h)
+      values[h] = ctx.epilogue ? pairs[j][h] : pairAt(j, h);
     Value offset = arith::ConstantIntOp::create(b, loc, b.getI64Type(), 8 * j);
     Value colOk;
     if (c.checkBounds)
