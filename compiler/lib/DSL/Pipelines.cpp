@@ -186,15 +186,19 @@ void KernelBuilder::copy(const Tensor &src, const std::vector<Value> &origin,
 }
 
 Value KernelBuilder::gemm(Value a, Value b, Value acc, Loc loc) {
+  return gemm(a, b, acc, Tf32::truncated, loc);
+}
+
+Value KernelBuilder::gemm(Value a, Value b, Value acc, Tf32 tf32, Loc loc) {
   Location l = impl_->loc(loc);
   if (!a.valid() || !b.valid() || !acc.valid())
     impl_->fail(loc, "gemm: an operand is an empty dsl::Value");
   for (const Value &v : {a, b, acc})
     impl_->checkOwn(v, loc, "gemm");
-  return impl_->wrap(tile::GemmOp::create(impl_->builder, l,
-                                          unwrap(acc).getType(), unwrap(a),
-                                          unwrap(b), unwrap(acc)),
-                     acc.dtype());
+  auto op = tile::GemmOp::create(impl_->builder, l, unwrap(acc).getType(),
+                                 unwrap(a), unwrap(b), unwrap(acc),
+                                 tf32 == Tf32::rounded);
+  return impl_->wrap(op, acc.dtype());
 }
 
 std::vector<Value> KernelBuilder::pipelined(

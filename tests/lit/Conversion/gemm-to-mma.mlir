@@ -188,3 +188,32 @@ func.func @too_big(%c: !g) attributes {tile.threads = 512 : i32} {
   tile.store %p, %c[%c0, %c0] : !acc, !g
   return
 }
+
+// -----
+
+// A bf16 tile with an f32 one: tf32 m16n8k8, each bf16 element widened
+// (exact), each f32 element rounded to the nearest tf32 (round_tf32).
+!sa = memref<32x64xbf16, #gpu.address_space<workgroup>>
+!sb = memref<32x64xf32, #gpu.address_space<workgroup>>
+!acc = tensor<32x32xf32>
+!g = memref<?x?xf32, strided<[?, 1], offset: ?>>
+// CHECK-LABEL: gpu.func @mixed_rounded
+// CHECK: scf.for
+// CHECK: memref.load %{{.*}} : memref<32x64xbf16, strided<[72, 1]>, #gpu.address_space<workgroup>>
+// CHECK-NEXT: arith.extf %{{.*}} : bf16 to f32
+// CHECK-NEXT: arith.bitcast %{{.*}} : f32 to i32
+// CHECK: memref.load %{{.*}} : memref<32x64xf32, strided<[68, 1]>, #gpu.address_space<workgroup>>
+// CHECK-NEXT: nvvm.convert.float.to.tf32 %{{.*}} {rnd = #nvvm.fp_rnd_mode<rna>}
+// CHECK: nvvm.mma.sync
+// CHECK-SAME: multiplicandAPtxType = #nvvm.mma_type<tf32>
+// CHECK-SAME: shape = #nvvm.shape<m = 16, n = 8, k = 8>
+func.func @mixed_rounded(%c: !g) attributes {tile.threads = 128 : i32} {
+  %sa = tile.alloc_shared : !sa
+  %sb = tile.alloc_shared : !sb
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %init = tile.splat %zero : f32 -> !acc
+  %p = tile.gemm %sa, %sb, %init {round_tf32} : !sa, !sb, !acc
+  tile.store %p, %c[%c0, %c0] : !acc, !g
+  return
+}

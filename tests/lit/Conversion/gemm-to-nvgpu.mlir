@@ -634,3 +634,57 @@ func.func @converted_twice(%a: !g, %b: !g, %c: !g, %n: index) attributes {tile.t
   tile.store %o, %c[%c64, %c0] : !out, !g
   return
 }
+
+// -----
+
+// WGMMA multiplies operands of one type, and tf32 as the raw f32 bits.
+!g = memref<?x?xbf16, strided<[?, 1], offset: ?>>
+!gf = memref<?x?xf32, strided<[?, 1], offset: ?>>
+!sa = memref<128x32xbf16, #gpu.address_space<workgroup>>
+!sb = memref<256x32xf32, #gpu.address_space<workgroup>>
+!acc = tensor<128x256xf32>
+func.func @mixed(%a: !g, %b: !gf, %c: !gf, %n: index) attributes {tile.threads = 384 : i32} {
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %sa = tile.alloc_shared : !sa
+  %sb = tile.alloc_shared : !sb
+  %zero = arith.constant 0.0 : f32
+  %init = tile.splat %zero : f32 -> !acc
+  %r = tile.pipelined %n, %init {stages = 4 : i64} : !acc -> !acc {
+  ^bb0(%s: index, %acc: !acc):
+    %k0 = arith.muli %s, %c32 : index
+    tile.copy %a[%c0, %k0], %sa : !g, !sa
+    tile.copy %b[%c0, %k0], %sb : !gf, !sb
+    // expected-error @+1 {{'tile.gemm' op cannot lower to TMA + WGMMA: the operands must be of one type}}
+    %p = tile.gemm %sa, %sb, %acc : !sa, !sb, !acc
+    tile.yield %p : !acc
+  }
+  tile.store %r, %c[%c0, %c0] : !acc, !gf
+  return
+}
+
+// -----
+
+!gf = memref<?x?xf32, strided<[?, 1], offset: ?>>
+!sa = memref<128x32xf32, #gpu.address_space<workgroup>>
+!sb = memref<256x32xf32, #gpu.address_space<workgroup>>
+!acc = tensor<128x256xf32>
+func.func @rounded(%a: !gf, %b: !gf, %c: !gf, %n: index) attributes {tile.threads = 384 : i32} {
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %sa = tile.alloc_shared : !sa
+  %sb = tile.alloc_shared : !sb
+  %zero = arith.constant 0.0 : f32
+  %init = tile.splat %zero : f32 -> !acc
+  %r = tile.pipelined %n, %init {stages = 4 : i64} : !acc -> !acc {
+  ^bb0(%s: index, %acc: !acc):
+    %k0 = arith.muli %s, %c32 : index
+    tile.copy %a[%c0, %k0], %sa : !gf, !sa
+    tile.copy %b[%c0, %k0], %sb : !gf, !sb
+    // expected-error @+1 {{'tile.gemm' op cannot lower to TMA + WGMMA: round_tf32 is for mma.sync (WGMMA reads tf32 as the bits of its f32 operands)}}
+    %p = tile.gemm %sa, %sb, %acc {round_tf32} : !sa, !sb, !acc
+    tile.yield %p : !acc
+  }
+  tile.store %r, %c[%c0, %c0] : !acc, !gf
+  return
+}

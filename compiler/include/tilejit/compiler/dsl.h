@@ -109,6 +109,12 @@ inline Access vectors_of(int bytes) {
 /// broken promise reads and writes out of bounds.
 enum class Bounds { checked, promised_inside };
 
+/// How a gemm's f32 operands become tf32: `truncated` (the tensor core
+/// reads an f32 operand's bits as tf32, dropping the low 13 mantissa bits)
+/// or `rounded` (to the nearest tf32, ties away from zero: adding 0x1000 to
+/// the bits, then truncating; mma.sync only).
+enum class Tf32 { truncated, rounded };
+
 /// Builds one kernel. Every call records the caller's source line, so a
 /// verifier error names the line of the kernel author's code.
 ///
@@ -448,9 +454,13 @@ public:
   /// TMA + WGMMA (bf16, f16, f32 as tf32, e4m3, e5m2). Anywhere else:
   /// warp-level mma.sync (bf16, f16, f32 as tf32; M, N, K multiples of 16,
   /// 8 and 16, or 8 for tf32), the accumulator passing through shared
-  /// memory on the way in (unless it is a splat) and out. Writes to a and b
-  /// need a `barrier()` before it.
+  /// memory on the way in (unless it is a splat) and out; there a bf16 or
+  /// f16 tile may meet an f32 one (tf32, the 16-bit tile widened exactly),
+  /// and `tf32` says how f32 operands are rounded. Writes to a and b need a
+  /// `barrier()` before it.
   Value gemm(Value a, Value b, Value acc, Loc loc = Loc::current());
+  Value gemm(Value a, Value b, Value acc, Tf32 tf32,
+             Loc loc = Loc::current());
   /// A loop of `count` steps (an index) carrying `init`; `body(step,
   /// carried)` returns the next carried values. The copies of the body run
   /// up to `stages - 1` steps ahead of the compute that reads them, each

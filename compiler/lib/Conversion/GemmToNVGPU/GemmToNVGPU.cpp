@@ -115,6 +115,11 @@ FailureOr<GemmMatch> match(func::FuncOp kernel, PipelinedOp loop) {
     return fail(m.gemm, "its operands must be the tiles the loop copies");
 
   MemRefType sa = m.gemm.getA().getType(), sb = m.gemm.getB().getType();
+  if (sa.getElementType() != sb.getElementType())
+    return fail(m.gemm, "the operands must be of one type");
+  if (m.gemm.getRoundTf32())
+    return fail(m.gemm, "round_tf32 is for mma.sync (WGMMA reads tf32 as "
+                        "the bits of its f32 operands)");
   int64_t bk = sa.getDimSize(1), bn = sb.getDimSize(0);
   int64_t rowBytes = bk * sa.getElementTypeBitWidth() / 8;
   if (sa.getDimSize(0) != 128 || rowBytes != 128 || bn % 16 != 0 || bn < 16 ||

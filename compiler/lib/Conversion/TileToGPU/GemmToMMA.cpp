@@ -12,6 +12,10 @@
 // on the way in and on the way out; an accumulator that is a splat (zeros,
 // the common start) skips the way in.
 //
+// A bf16 or f16 tile with an f32 one multiplies as tf32, its elements
+// widened as they are loaded; `round_tf32` rounds f32 elements with
+// cvt.rna.tf32.f32 (else the tensor core truncates their bits).
+//
 // Per 16 x 8 tile, with lane = 4 g + i and e elements per 32-bit register
 // (1 for tf32, 2 for bf16/f16), k = kStep / 2 the second half of a step:
 //   a: (g, e i), (g + 8, e i), (g, e i + k), (g + 8, e i + k)
@@ -73,8 +77,9 @@ struct MmaKind {
   int64_t perRegister; ///< operand elements in one 32-bit register
 };
 
-std::optional<MmaKind> mmaKind(Type elt) {
-  if (elt.isF32())
+/// A bf16 or f16 tile with an f32 one multiplies as tf32.
+std::optional<MmaKind> mmaKind(Type elt, Type other) {
+  if (elt.isF32() || other.isF32())
     return MmaKind{8, NVVM::MMATypes::tf32, 1};
   if (elt.isBF16())
     return MmaKind{16, NVVM::MMATypes::bf16, 2};
@@ -113,7 +118,8 @@ struct GemmLowering : OpConversionPattern<GemmOp> {
     Value buffer = buffers.lookup(op);
     auto resultType = dyn_cast_or_null<VectorType>(
         getTypeConverter()->convertType(op.getType()));
-    std::optional<MmaKind> kind = mmaKind(op.getA().getType().getElementType());
+    std::optional<MmaKind> kind = mmaKind(op.getA().getType().getElementType(),
+                                          op.getB().getType().getElementType());
     // checkMmaGemm passed before the conversion (shapes, types).
     if (!layout || !buffer || !resultType || !kind)
       return rewriter.notifyMatchFailure(op, "not an mma.sync gemm");
@@ -199,11 +205,19 @@ struct GemmLowering : OpConversionPattern<GemmOp> {
             auto reg = [&](Value tile, Value row, int64_t dk) -> Value {
               Value col = add(lb, kCol, dk);
               Type elt = cast<MemRefType>(tile.getType()).getElementType();
-              if (kind->perRegister == 1)
-                return arith::BitcastOp::create(
-                    lb, loc, lb.getI32Type(),
-                    memref::LoadOp::create(lb, loc, tile,
-                                           ValueRange{row, col}));
+              if (kind->perRegister == 1) {
+                // tf32: f32 bits, rounded when asked; a 16-bit element
+                // widened (exact in tf32).
+                Value x = memref::LoadOp::create(lb, loc, tile,
+                                                 ValueRange{row, col});
+                if (!elt.isF32())
+                  x = arith::ExtFOp::create(lb, loc, lb.getF32Type(), x);
+                else if (op.getRoundTf32())
+                  return NVVM::ConvertFloatToTF32Op::create(
+                      lb, loc, lb.getI32Type(), x, NVVM::FPRoundingMode::RNA,
+                      NVVM::SaturationMode::NONE, /*relu=*/false);
+                return arith::BitcastOp::create(lb, loc, lb.getI32Type(), x);
+              }
               Value pair =
                   vector::LoadOp::create(lb, loc, VectorType::get({2}, elt),
                                          tile, ValueRange{row, col});
@@ -322,7 +336,8 @@ LogicalResult mlir::tile::checkMmaGemm(GemmOp op) {
   auto fail = [&](const Twine &what) {
     return op.emitOpError() << "cannot lower to mma.sync: " << what;
   };
-  std::optional<MmaKind> kind = mmaKind(a.getElementType());
+  std::optional<MmaKind> kind =
+      mmaKind(a.getElementType(), op.getB().getType().getElementType());
   if (!kind)
     return fail(
         Twine("operands must be bf16, f16 or f32 (tf32) outside a "

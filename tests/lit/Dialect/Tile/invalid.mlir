@@ -288,8 +288,18 @@ func.func @gemm_shapes(%acc: tensor<128x256xf32>) {
 func.func @gemm_dtype(%acc: tensor<128x256xf32>) {
   %a = tile.alloc_shared : memref<128x64xbf16, #gpu.address_space<workgroup>>
   %b = tile.alloc_shared : memref<256x64xf16, #gpu.address_space<workgroup>>
-  // expected-error @+1 {{'tile.gemm' op operands must both be bf16, both f16, both f32 (multiplied as tf32) or both fp8 (f8E4M3FN, f8E5M2), got 'bf16' and 'f16'}}
+  // expected-error @+1 {{'tile.gemm' op operands must both be bf16, both f16, both f32 (multiplied as tf32), both fp8 (f8E4M3FN, f8E5M2) or one bf16 or f16 and one f32 (multiplied as tf32), got 'bf16' and 'f16'}}
   %r = tile.gemm %a, %b, %acc : memref<128x64xbf16, #gpu.address_space<workgroup>>, memref<256x64xf16, #gpu.address_space<workgroup>>, tensor<128x256xf32>
+  return
+}
+
+// -----
+
+func.func @gemm_round_tf32(%acc: tensor<128x256xf32>) {
+  %a = tile.alloc_shared : memref<128x64xbf16, #gpu.address_space<workgroup>>
+  %b = tile.alloc_shared : memref<256x64xbf16, #gpu.address_space<workgroup>>
+  // expected-error @+1 {{'tile.gemm' op round_tf32 requires an f32 operand, got 'bf16' and 'bf16'}}
+  %r = tile.gemm %a, %b, %acc {round_tf32} : memref<128x64xbf16, #gpu.address_space<workgroup>>, memref<256x64xbf16, #gpu.address_space<workgroup>>, tensor<128x256xf32>
   return
 }
 

@@ -94,6 +94,16 @@ func.func @pipelined_gemm(%a: memref<?x?xbf16, strided<[?, 1], offset: ?>>,
   return
 }
 
+// A 16-bit operand with an f32 one, f32 rounded to tf32 (mma.sync).
+// CHECK-LABEL: func.func @mixed_gemm
+func.func @mixed_gemm(%acc: tensor<32x32xf32>) -> tensor<32x32xf32> {
+  %a = tile.alloc_shared : memref<32x64xbf16, #gpu.address_space<workgroup>>
+  %b = tile.alloc_shared : memref<32x64xf32, #gpu.address_space<workgroup>>
+  // CHECK: tile.gemm %{{.*}}, %{{.*}}, %{{.*}} {round_tf32} : memref<32x64xbf16, #gpu.address_space<workgroup>>, memref<32x64xf32, #gpu.address_space<workgroup>>, tensor<32x32xf32>
+  %r = tile.gemm %a, %b, %acc {round_tf32} : memref<32x64xbf16, #gpu.address_space<workgroup>>, memref<32x64xf32, #gpu.address_space<workgroup>>, tensor<32x32xf32>
+  return %r : tensor<32x32xf32>
+}
+
 // CHECK-LABEL: func.func @shuffle
 func.func @shuffle(%t: tensor<2x128x4xf32>) -> tensor<2x128x4xf32> {
   // CHECK: tile.shuffle_xor %{{.*}} dim 1 mask 16 : tensor<2x128x4xf32>

@@ -360,14 +360,20 @@ LogicalResult GemmOp::verify() {
       acc.getDimSize(1) != b.getDimSize(0))
     return emitOpError() << "shapes " << a << ", " << b << " and " << acc
                          << " do not make acc(M x N) += a(M x K) * b(N x K)^T";
-  Type elt = a.getElementType();
-  if (elt != b.getElementType() ||
-      !(elt.isBF16() || elt.isF16() || elt.isF32() ||
-        isa<Float8E4M3FNType, Float8E5M2Type>(elt)))
+  Type elt = a.getElementType(), eltB = b.getElementType();
+  auto half = [](Type t) { return t.isBF16() || t.isF16(); };
+  const bool mixed =
+      (half(elt) && eltB.isF32()) || (elt.isF32() && half(eltB));
+  if (!mixed && (elt != eltB || !(half(elt) || elt.isF32() ||
+                                  isa<Float8E4M3FNType, Float8E5M2Type>(elt))))
     return emitOpError() << "operands must both be bf16, both f16, both f32 "
-                            "(multiplied as tf32) or both fp8 (f8E4M3FN, "
-                            "f8E5M2), got "
-                         << a.getElementType() << " and " << b.getElementType();
+                            "(multiplied as tf32), both fp8 (f8E4M3FN, "
+                            "f8E5M2) or one bf16 or f16 and one f32 "
+                            "(multiplied as tf32), got "
+                         << elt << " and " << eltB;
+  if (getRoundTf32() && !elt.isF32() && !eltB.isF32())
+    return emitOpError() << "round_tf32 requires an f32 operand, got " << elt
+                         << " and " << eltB;
   if (!acc.getElementType().isF32())
     return emitOpError() << "accumulator must be f32, got "
                          << acc.getElementType();

@@ -497,8 +497,12 @@ def Tile_GemmOp : Tile_Op<"gemm", [MemoryEffects<[MemRead]>,
   let summary = "acc + a * b^T for shared tiles a (M x K) and b (N x K).";
   let description = [{
     Both operands are K-major shared tiles of one type (bf16, f16, f32
-    multiplied as tf32, or fp8); the accumulator is an f32 fragment
-    (M x N). In the main loop of a pipelined kernel it lowers to
+    multiplied as tf32, or fp8), or, for mma.sync, one bf16 or f16 and the
+    other f32: multiplied as tf32, the 16-bit operand widened exactly; the
+    accumulator is an f32 fragment (M x N). The tensor core multiplies an
+    f32 operand's bits as tf32, which drops the low 13 mantissa bits;
+    `round_tf32` (mma.sync only) rounds each f32 operand to the nearest
+    tf32 instead, ties away from zero (`cvt.rna.tf32.f32`). In the main loop of a pipelined kernel it lowers to
     `wgmma.mma_async` over 64-row slices of the accumulator, one per
     consumer warpgroup; anywhere else to warp-level `mma.sync` m16n8k16
     (bf16, f16) or m16n8k8 (tf32) over 16 x 8 tiles of the accumulator
@@ -508,10 +512,11 @@ def Tile_GemmOp : Tile_Op<"gemm", [MemoryEffects<[MemRead]>,
 
     ```mlir
     %r = tile.gemm %sa, %sb, %acc : memref<128x64xbf16, #gpu.address_space<workgroup>>, memref<256x64xbf16, #gpu.address_space<workgroup>>, tensor<128x256xf32>
+    %t = tile.gemm %sx, %sw, %acc {round_tf32} : memref<32x128xbf16, #gpu.address_space<workgroup>>, memref<32x128xf32, #gpu.address_space<workgroup>>, tensor<32x32xf32>
     ```
   }];
   let arguments = (ins Tile_SharedTile:$a, Tile_SharedTile:$b,
-                       Tile_Fragment:$acc);
+                       Tile_Fragment:$acc, UnitAttr:$round_tf32);
   let results = (outs Tile_Fragment:$result);
   let assemblyFormat = [{
     $a `,` $b `,` $acc attr-dict `:` type($a) `,` type($b) `,` type($acc)
