@@ -27,23 +27,24 @@ void check(const ops::Call &c) {
         splits, kd));
 }
 
-/// Shared bytes of the kernel, at most: the operand tiles (rows padded by
-/// 16 bytes for mma.sync), the scratch of the accumulator and the layout
-/// conversions, the squares' reduction and, pipelined, one bf16 x and one
-/// f32 fn chunk a stage (ptxas: 29696 bytes for chunks of 64, unpipelined).
+/// Shared bytes of the kernel, at most: a bf16 x and an f32 fn tile a
+/// stage (one unpipelined; rows padded by 16 bytes for mma.sync) and the
+/// scratch of the product's and the squares' layout conversions (ptxas:
+/// 38912 bytes for chunks of 64 at 2 stages).
 int64_t shared_bytes(int64_t chunk, int64_t stages) {
-  return 2 * 32 * (chunk + 4) * 4 + 32 * chunk * 4 + 4096 +
-         stages * 32 * chunk * 6;
+  return std::max<int64_t>(stages, 1) * 32 * (6 * chunk + 32) + 5120 +
+         32 * chunk * 4;
 }
 
 MhcNormFnSpec spec(const ops::Call &c) {
   const int64_t part = c.dim("mhc") * c.dim("H") / c.integer("n_splits");
   MhcNormFnSpec s;
   s.stages = static_cast<int32_t>(c.integer("stages"));
-  // The largest power of two up to 64 that divides the part and whose
-  // tiles fit the 48 KB of static shared memory (128 would not).
-  int64_t chunk = std::min<int64_t>(64, part & -part);
-  while (chunk > 8 && shared_bytes(chunk, s.stages) > 48 * 1024)
+  // The largest power of two up to 128 that divides the part and whose
+  // tiles fit 72 KB of shared memory (three blocks an SM; 128 columns at 2
+  // stages, dynamic shared memory past 48 KB).
+  int64_t chunk = std::min<int64_t>(128, part & -part);
+  while (chunk > 8 && shared_bytes(chunk, s.stages) > 72 * 1024)
     chunk /= 2;
   s.chunk = static_cast<int32_t>(chunk);
   s.vector_bytes = ops::vector_bytes(c, {"residual", "fn"});

@@ -18,7 +18,7 @@ const ops::OpDef &mhc_pre_norm_fn_partials_op();
 void check_norm_fn_dims(const ops::Call &c);
 
 /// Static parameters: 32 tokens a block of 128 threads, a split's columns
-/// in chunks of `chunk` (a power of two up to 64 dividing the split),
+/// in chunks of `chunk` (a power of two up to 128 dividing the split),
 /// copied `stages` - 1 chunks ahead (0: loaded through registers).
 struct MhcNormFnSpec {
   int32_t chunk = 64;
