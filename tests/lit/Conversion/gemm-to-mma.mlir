@@ -148,16 +148,17 @@ func.func @rows(%c: !g) attributes {tile.threads = 128 : i32} {
 !acc = tensor<128x128xf32>
 !g = memref<?x?xf32, strided<[?, 1], offset: ?>>
 
-// 2 x 128 x 36 x 4 bytes of padded operands and a 64 KB accumulator buffer:
+// 2 x 128 x 40 x 4 bytes of padded operands (f32 rows 32 bytes longer) and
+// a 64 KB accumulator buffer:
 // more than 48 KB, so views of the block's dynamic shared memory, whose
 // bytes the kernel reports for the launch.
 // CHECK-LABEL: gpu.func @dynamic
 // CHECK-NOT: workgroup(
-// CHECK-SAME: tilejit.shared_bytes = 102400 : i64
+// CHECK-SAME: tilejit.shared_bytes = 106496 : i64
 // CHECK: %[[DYN:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
 // CHECK: memref.view %[[DYN]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<65536xi8, #gpu.address_space<workgroup>>
-// CHECK: memref.view %[[DYN]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<128x36xf32, #gpu.address_space<workgroup>>
-// CHECK: memref.view %[[DYN]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<128x36xf32, #gpu.address_space<workgroup>>
+// CHECK: memref.view %[[DYN]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<128x40xf32, #gpu.address_space<workgroup>>
+// CHECK: memref.view %[[DYN]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<128x40xf32, #gpu.address_space<workgroup>>
 // CHECK: nvvm.mma.sync
 func.func @dynamic(%c: !g) attributes {tile.threads = 256 : i32} {
   %c0 = arith.constant 0 : index
@@ -176,8 +177,8 @@ func.func @dynamic(%c: !g) attributes {tile.threads = 256 : i32} {
 !acc = tensor<256x256xf32>
 !g = memref<?x?xf32, strided<[?, 1], offset: ?>>
 
-// 2 x 256 x 36 x 4 bytes of padded operands and a 256 KB accumulator buffer.
-// expected-error @+1 {{kernel needs 335872 bytes of shared memory (its shared tiles and the buffers of its transposes, cross-warp reductions, layout conversions and mma.sync accumulators); a block of sm_90 has at most 232448 bytes}}
+// 2 x 256 x 40 x 4 bytes of padded operands and a 256 KB accumulator buffer.
+// expected-error @+1 {{kernel needs 344064 bytes of shared memory (its shared tiles and the buffers of its transposes, cross-warp reductions, layout conversions and mma.sync accumulators); a block of sm_90 has at most 232448 bytes}}
 func.func @too_big(%c: !g) attributes {tile.threads = 512 : i32} {
   %c0 = arith.constant 0 : index
   %sa = tile.alloc_shared : !s
@@ -192,17 +193,22 @@ func.func @too_big(%c: !g) attributes {tile.threads = 512 : i32} {
 // -----
 
 // A bf16 tile with an f32 one: tf32 m16n8k8, each bf16 element widened
-// (exact), each f32 element rounded to the nearest tf32 (round_tf32).
+// (exact), each f32 element rounded to the nearest tf32 (round_tf32). K
+// slots i and i + 4 of a step come from columns 2 i and 2 i + 1: one pair
+// load each (a 4-byte bf16 pair, an 8-byte f32 pair, whose rows are padded
+// by 32 bytes).
 !sa = memref<32x64xbf16, #gpu.address_space<workgroup>>
 !sb = memref<32x64xf32, #gpu.address_space<workgroup>>
 !acc = tensor<32x32xf32>
 !g = memref<?x?xf32, strided<[?, 1], offset: ?>>
 // CHECK-LABEL: gpu.func @mixed_rounded
 // CHECK: scf.for
-// CHECK: memref.load %{{.*}} : memref<32x64xbf16, strided<[72, 1]>, #gpu.address_space<workgroup>>
+// CHECK: vector.load %{{.*}} {alignment = 4 : i64} : memref<32x64xbf16, strided<[72, 1]>, #gpu.address_space<workgroup>>, vector<2xbf16>
+// CHECK-NEXT: vector.extract %{{.*}}[0]
 // CHECK-NEXT: arith.extf %{{.*}} : bf16 to f32
 // CHECK-NEXT: arith.bitcast %{{.*}} : f32 to i32
-// CHECK: memref.load %{{.*}} : memref<32x64xf32, strided<[68, 1]>, #gpu.address_space<workgroup>>
+// CHECK: vector.load %{{.*}} {alignment = 8 : i64} : memref<32x64xf32, strided<[72, 1]>, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK-NEXT: vector.extract %{{.*}}[0]
 // CHECK-NEXT: nvvm.convert.float.to.tf32 %{{.*}} {rnd = #nvvm.fp_rnd_mode<rna>}
 // CHECK: nvvm.mma.sync
 // CHECK-SAME: multiplicandAPtxType = #nvvm.mma_type<tf32>

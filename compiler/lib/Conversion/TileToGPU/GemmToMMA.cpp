@@ -16,12 +16,18 @@
 // widened as they are loaded; `round_tf32` rounds f32 elements with
 // cvt.rna.tf32.f32 (else the tensor core truncates their bits).
 //
-// Per 16 x 8 tile, with lane = 4 g + i and e elements per 32-bit register
-// (1 for tf32, 2 for bf16/f16), k = kStep / 2 the second half of a step:
-//   a: (g, e i), (g + 8, e i), (g, e i + k), (g + 8, e i + k)
-//   b: (n = g, e i), (n = g, e i + k)
+// Per 16 x 8 tile, with lane = 4 g + i, k = kStep / 2 the second half of a
+// step (the PTX ISA's "Matrix Fragments for mma.m16n8k8 / m16n8k16"):
+//   a: (g, 2 i ..), (g + 8, 2 i ..), (g, 2 i + k ..), (g + 8, 2 i + k ..)
+//   b: (n = g, 2 i ..), (n = g, 2 i + k ..)
 //   c: (g, 2 i .. 2 i + 1), (g + 8, 2 i .. 2 i + 1)
-// (the PTX ISA's "Matrix Fragments for mma.m16n8k8 / m16n8k16").
+// each a pair of 16-bit elements; for tf32 (one element a register) the
+// fragment's K slots i and i + 4 are read from columns 2 i and 2 i + 1 of
+// the step (a permutation of K, the same for a and b, leaves the product
+// as it is), so that each pair of registers is one 8-byte (f32) or 4-byte
+// (16-bit) load:
+//   a: (g, 2 i), (g + 8, 2 i), (g, 2 i + 1), (g + 8, 2 i + 1)
+//   b: (n = g, 2 i), (n = g, 2 i + 1)
 //
 //===----------------------------------------------------------------------===//
 #include "Patterns.h"
@@ -36,6 +42,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <array>
 #include <functional>
 
 using namespace mlir;
@@ -199,40 +206,62 @@ struct GemmLowering : OpConversionPattern<GemmOp> {
           constantIndex(ob, loc, kind->kStep), ValueRange{init},
           [&](OpBuilder &lb, Location, Value k0, ValueRange carried) {
             Value acc = carried[0];
-            Value kCol = arith::AddIOp::create(lb, loc, k0,
-                                               mul(lb, i, kind->perRegister));
-            // One 32-bit register of operand `tile` at (row, kCol + dk).
-            auto reg = [&](Value tile, Value row, int64_t dk) -> Value {
-              Value col = add(lb, kCol, dk);
+            // Columns k0 + 2 i and k0 + 2 i + 1: one 16-bit register pair,
+            // or for tf32 the step's K slots i and i + 4 (the product is
+            // the same for any order of K taken alike for a and b), so
+            // each tf32 pair is one load too.
+            Value kCol = arith::AddIOp::create(lb, loc, k0, mul(lb, i, 2));
+            // The two elements of `tile` at (row, kCol + dk), loaded
+            // together (rows and columns are even: aligned to the pair).
+            auto loadPair = [&](Value tile, Value row, int64_t dk) -> Value {
               Type elt = cast<MemRefType>(tile.getType()).getElementType();
-              if (kind->perRegister == 1) {
-                // tf32: f32 bits, rounded when asked; a 16-bit element
-                // widened (exact in tf32).
-                Value x = memref::LoadOp::create(lb, loc, tile,
-                                                 ValueRange{row, col});
-                if (!elt.isF32())
-                  x = arith::ExtFOp::create(lb, loc, lb.getF32Type(), x);
-                else if (op.getRoundTf32())
-                  return NVVM::ConvertFloatToTF32Op::create(
-                      lb, loc, lb.getI32Type(), x, NVVM::FPRoundingMode::RNA,
-                      NVVM::SaturationMode::NONE, /*relu=*/false);
-                return arith::BitcastOp::create(lb, loc, lb.getI32Type(), x);
-              }
-              Value pair =
-                  vector::LoadOp::create(lb, loc, VectorType::get({2}, elt),
-                                         tile, ValueRange{row, col});
-              if (elt.isF16())
+              const int64_t bytes = 2 * elt.getIntOrFloatBitWidth() / 8;
+              return vector::LoadOp::create(
+                  lb, loc, VectorType::get({2}, elt), tile,
+                  ValueRange{row, add(lb, kCol, dk)}, /*nontemporal=*/false,
+                  llvm::MaybeAlign(bytes));
+            };
+            // One 32-bit register of a 16-bit operand: a pair.
+            auto reg = [&](Value tile, Value row, int64_t dk) -> Value {
+              Value pair = loadPair(tile, row, dk);
+              if (cast<VectorType>(pair.getType()).getElementType().isF16())
                 return pair;
               Value word = vector::BitCastOp::create(
                   lb, loc, VectorType::get({1}, lb.getI32Type()), pair);
               return vector::ExtractOp::create(lb, loc, word, 0);
             };
+            // The tf32 registers of K slots i and i + 4: f32 bits, rounded
+            // when asked; 16-bit elements widened (exact in tf32).
+            auto tf32Regs = [&](Value tile, Value row) -> std::array<Value, 2> {
+              Value pair = loadPair(tile, row, 0);
+              std::array<Value, 2> regs;
+              for (int64_t e = 0; e < 2; ++e) {
+                Value x = vector::ExtractOp::create(lb, loc, pair, e);
+                if (!x.getType().isF32())
+                  x = arith::ExtFOp::create(lb, loc, lb.getF32Type(), x);
+                else if (op.getRoundTf32())
+                  regs[e] = NVVM::ConvertFloatToTF32Op::create(
+                      lb, loc, lb.getI32Type(), x, NVVM::FPRoundingMode::RNA,
+                      NVVM::SaturationMode::NONE, /*relu=*/false);
+                if (!regs[e])
+                  regs[e] =
+                      arith::BitcastOp::create(lb, loc, lb.getI32Type(), x);
+              }
+              return regs;
+            };
+            const bool tf32 = kind->perRegister == 1;
             const int64_t half = kind->kStep / 2;
             SmallVector<SmallVector<Value, 4>> as, bs;
             for (int64_t p = 0; p < grid.pm; ++p) {
               Value r0 =
                   add(lb, arith::AddIOp::create(lb, loc, rowBase, g), p * 16);
               Value r8 = add(lb, r0, 8);
+              if (tf32) {
+                auto [a0, a2] = tf32Regs(adaptor.getA(), r0);
+                auto [a1, a3] = tf32Regs(adaptor.getA(), r8);
+                as.push_back({a0, a1, a2, a3});
+                continue;
+              }
               as.push_back({reg(adaptor.getA(), r0, 0),
                             reg(adaptor.getA(), r8, 0),
                             reg(adaptor.getA(), r0, half),
@@ -241,6 +270,11 @@ struct GemmLowering : OpConversionPattern<GemmOp> {
             for (int64_t q = 0; q < grid.pn; ++q) {
               Value col =
                   add(lb, arith::AddIOp::create(lb, loc, colBase, g), q * 8);
+              if (tf32) {
+                auto [b0, b1] = tf32Regs(adaptor.getB(), col);
+                bs.push_back({b0, b1});
+                continue;
+              }
               bs.push_back({reg(adaptor.getB(), col, 0),
                             reg(adaptor.getB(), col, half)});
             }
@@ -354,9 +388,12 @@ LogicalResult mlir::tile::checkMmaGemm(GemmOp op) {
 }
 
 int64_t mlir::tile::gemmOperandPadding(AllocSharedOp tile) {
-  // A fragment load reads 4 bytes at (g, i) for rows g < 8 and i < 4; with
-  // rows 16 bytes past a multiple of 32 apart (row bytes are multiples of
-  // 32: K is a multiple of the K step), the 8 rows start 4 banks apart.
+  // A fragment load reads a pair at (g, 2 i) for rows g < 8 and i < 4: 4
+  // bytes of a 16-bit tile, whose rows 16 bytes past a multiple of 32 apart
+  // (row bytes are multiples of 32: K is a multiple of the K step) start 4
+  // banks apart; 8 bytes of an f32 tile, whose rows 32 bytes past a
+  // multiple of 32 apart start 8 banks apart (a half-warp's 8-byte loads
+  // then hit 32 banks).
   // Its users or, for a pipelined loop's buffers, its buffers' views'.
   std::function<bool(Value)> feedsGemm = [&](Value v) {
     return llvm::any_of(v.getUsers(), [&](Operation *user) {
@@ -367,7 +404,7 @@ int64_t mlir::tile::gemmOperandPadding(AllocSharedOp tile) {
   };
   bool operand = feedsGemm(tile.getResult());
   int64_t bytes = tile.getType().getElementTypeBitWidth() / 8;
-  return operand && bytes > 0 ? 16 / bytes : 0;
+  return operand && bytes > 0 ? (bytes == 4 ? 32 : 16) / bytes : 0;
 }
 
 MemRefType mlir::tile::gemmBufferType(GemmOp op) {
