@@ -68,7 +68,10 @@ Kernel mhc_pre_norm_fn_partials_kernel(const MhcNormFnSpec &s) {
                          return step(sx, sfn, acc);
                        });
   }
-  k.store(k.reshape(sums[0], {1, tokens, mixes}), mul, {split, t0, zero});
+  // One element a thread (the partials' rows need not be aligned), in a
+  // layout of its own so that the loop's fragments keep wide vectors.
+  k.store(k.relayout(k.reshape(sums[0], {1, tokens, mixes}), 1), mul,
+          {split, t0, zero});
   k.store(k.reshape(k.reduce_sum(sums[1], 1), {1, tokens, 1}), sq,
           {split, t0, zero});
   return k.build();
