@@ -1,10 +1,12 @@
 // mhc_pre_norm_fn_gemm_bwd.dsl.cpp - the GEMM half of mHC's norm backward
 // in the tile DSL, two kernels of mma.sync on tf32 (k.gemm on shared
-// tiles), each operand rounded to TF32 as the original rounds it (0x1000
-// added to the f32 bits; the tensor core drops the low 13), x exact (bf16).
-// x_grad: a block 64 tokens x 64 columns, acc = x_grad (or 0) + mgr . fnr
-// (K = the 32 mixes, 24 .. 31 zero), then + 2 x sqrsum_grad, bf16. fn_grad:
-// a block 64 columns, mgr^T . x summed over the tokens in steps of 32.
+// tiles), f32 operands rounded to the nearest tf32, ties away
+// (dsl::Tf32::rounded, as the original's 0x1000 added to the f32 bits), x
+// exact (bf16, multiplied as it is). x_grad: a block 64 tokens x 64
+// columns, acc = x_grad (or 0) + mgr . fnr (K = the 32 mixes, 24 .. 31
+// zero), then + 2 x sqrsum_grad, bf16. fn_grad: a block 64 columns,
+// mgr^T . x summed over the tokens in steps of 64, each step's product from
+// zero (the carried sum stays out of the mma's shared-memory round trip).
 #include "mhc/mhc_pre_norm_fn_gemm_bwd.h"
 
 #include "tilejit/compiler/dsl.h"
@@ -17,12 +19,6 @@ namespace tilejit::mhc {
 namespace {
 
 constexpr int64_t kMixes = 32, kCols = 64;
-
-/// v rounded to TF32 as the original rounds it for its tensor cores.
-dsl::Value tf32(dsl::KernelBuilder &k, dsl::Value v) {
-  return k.bitcast(k.bitcast(v, DType::u32) + k.constant(0x1000, DType::u32),
-                   DType::f32);
-}
 
 } // namespace
 
@@ -47,14 +43,13 @@ Kernel mhc_pre_norm_fn_x_grad_kernel(const MhcNormFnBwdSpec &s) {
   const std::vector<int64_t> box = {tokens, kCols};
   auto sa = k.alloc_shared(f32, {tokens, kMixes});
   auto sb = k.alloc_shared(f32, {kCols, kMixes});
-  k.store(tf32(k, k.load(mul_grad, {t0, zero}, {tokens, kMixes})), sa,
-          {zero, zero});
-  k.store(tf32(k, k.transpose(k.load(fn, {zero, c0}, {kMixes, kCols}))), sb,
+  k.store(k.load(mul_grad, {t0, zero}, {tokens, kMixes}), sa, {zero, zero});
+  k.store(k.transpose(k.load(fn, {zero, c0}, {kMixes, kCols})), sb,
           {zero, zero});
   k.barrier();
   Value acc = x_grad ? k.cast(k.load(*x_grad, {t0, c0}, box), f32)
                      : k.full(box, 0, f32);
-  acc = k.gemm(sa, sb, acc);
+  acc = k.gemm(sa, sb, acc, dsl::Tf32::rounded);
   auto xv = k.cast(k.load(x, {t0, c0}, box), f32);
   acc = acc + k.constant(2, f32) * xv * k.load(sq_grad, {t0, c0}, box);
   k.store(k.cast(acc, bf16), out, {t0, c0});
@@ -63,33 +58,36 @@ Kernel mhc_pre_norm_fn_x_grad_kernel(const MhcNormFnBwdSpec &s) {
 
 Kernel mhc_pre_norm_fn_fn_grad_kernel(const MhcNormFnBwdSpec &s) {
   using dsl::Value;
-  constexpr int64_t tokens = 32;
+  constexpr int64_t tokens = 64;
   dsl::KernelBuilder k("mhc_pre_norm_fn_fn_grad", 128);
   k.programmatic_launch();
-  const auto f32 = DType::f32;
+  const auto f32 = DType::f32, bf16 = DType::bf16;
   const dsl::Access access = dsl::vectors_of(s.vector_bytes);
-  auto mul_grad = k.tensor("out_mul_grad", f32, 2);           // (T, M3)
-  auto x = k.tensor("residual_rows", DType::bf16, 2, access); // (T, Kd)
-  auto fn_grad = k.tensor("fn_grad", f32, 2);                 // (M3, Kd)
+  auto mul_grad = k.tensor("out_mul_grad", f32, 2);    // (T, M3)
+  auto x = k.tensor("residual_rows", bf16, 2, access); // (T, Kd)
+  auto fn_grad = k.tensor("fn_grad", f32, 2);          // (M3, Kd)
   k.grid({k.blocks(x, 1, kCols)});
   auto c0 = k.block_id(0) * k.index(kCols), zero = k.index(0);
   auto sa = k.alloc_shared(f32, {kMixes, tokens});
-  auto sb = k.alloc_shared(f32, {kCols, tokens});
+  auto sb = k.alloc_shared(bf16, {kCols, tokens});
   auto steps = (k.dim(x, 0) + k.index(tokens - 1)) / k.index(tokens);
+  auto none = k.full({kMixes, kCols}, 0, f32);
   auto acc = k.serial(
-      zero, steps, {k.full({kMixes, kCols}, 0, f32)},
-      [&](Value i, std::vector<Value> carried) {
+      zero, steps, {none}, [&](Value i, std::vector<Value> carried) {
         auto t0 = i * k.index(tokens);
-        auto a = tf32(
-            k, k.transpose(k.load(mul_grad, {t0, zero}, {tokens, kMixes})));
-        auto b = k.transpose(k.cast(k.load(x, {t0, c0}, {tokens, kCols}), f32));
+        // mul_grad's rows need not be aligned: one element a thread, in a
+        // layout of its own, so that x's loads keep wide vectors.
+        auto a = k.transpose(
+            k.relayout(k.load(mul_grad, {t0, zero}, {tokens, kMixes}), 1));
+        auto b = k.transpose(k.load(x, {t0, c0}, {tokens, kCols}));
         k.barrier(); // the last step's gemm has read the tiles
         k.store(a, sa, {zero, zero});
         k.store(b, sb, {zero, zero});
         k.barrier();
-        return std::vector<Value>{k.gemm(sa, sb, carried[0])};
+        return std::vector<Value>{
+            carried[0] + k.gemm(sa, sb, none, dsl::Tf32::rounded)};
       })[0];
-  k.store(acc, fn_grad, {zero, c0}); // mixes 24 .. 31 dropped
+  k.store(k.relayout(acc, 1), fn_grad, {zero, c0}); // mixes 24 .. 31 dropped
   return k.build();
 }
 
