@@ -100,7 +100,8 @@ Value KernelBuilder::alloc_shared(DType dtype,
                                           gpu::AddressSpace::Workgroup);
   auto type = MemRefType::get(shape, toMLIRType(impl_->context.get(), dtype),
                               MemRefLayoutAttrInterface{}, space);
-  return impl_->wrap(tile::AllocSharedOp::create(impl_->builder, l, type),
+  return impl_->wrap(tile::AllocSharedOp::create(impl_->builder, l, type,
+                                                 IntegerAttr()),
                      dtype);
 }
 

@@ -83,11 +83,13 @@ public:
 };
 
 /// tile -> gpu: pipelined gemm main loops of 384-thread kernels become TMA +
-/// WGMMA kernels, other pipelined loops cp.async loops; fragments get layouts,
-/// then tile kernels become gpu.func kernels on per-thread vectors.
+/// WGMMA kernels, other pipelined loops cp.async loops; shared tiles and
+/// fragments get layouts, then tile kernels become gpu.func kernels on
+/// per-thread vectors.
 void addTileToGPUPasses(OpPassManager &pm) {
   pm.addPass(tile::createConvertGemmToNVGPU());
   pm.addPass(tile::createLowerPipelined());
+  pm.addPass(tile::createAssignSharedLayouts());
   pm.addPass(tile::createAssignLayouts());
   pm.addPass(tile::createConvertTileToGPU());
   // Folding and CSE of the per-slot index arithmetic; the mlir stage

@@ -1,4 +1,4 @@
-// RUN: %tilejit-opt %s -tile-lower-pipelined -tile-assign-layouts -convert-tile-to-gpu -split-input-file | FileCheck %s
+// RUN: %tilejit-opt %s -tile-lower-pipelined -tile-assign-shared-layouts -tile-assign-layouts -convert-tile-to-gpu -split-input-file | FileCheck %s
 // tile.copy: each thread's cp.async pieces of the box (16 bytes where the
 // rows are promised aligned, zeros outside the tensor), then the group's
 // wait and a barrier; `async` copies (a pipelined loop's) only issue. A

@@ -1,4 +1,4 @@
-// RUN: %tilejit-opt %s -convert-tile-gemm-to-nvgpu -tile-assign-layouts -convert-tile-to-gpu -split-input-file -verify-diagnostics | FileCheck %s
+// RUN: %tilejit-opt %s -convert-tile-gemm-to-nvgpu -tile-assign-shared-layouts -tile-assign-layouts -convert-tile-to-gpu -split-input-file -verify-diagnostics | FileCheck %s
 // A gemm outside a pipelined loop becomes warp-level mma.sync: 16 x 8 tiles
 // of the accumulator over a grid of warps, operands from the shared tiles,
 // the accumulator through a shared buffer of its own.

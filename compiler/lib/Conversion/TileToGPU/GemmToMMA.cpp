@@ -43,7 +43,6 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <array>
-#include <functional>
 
 using namespace mlir;
 using namespace mlir::tile;
@@ -385,26 +384,6 @@ LogicalResult mlir::tile::checkMmaGemm(GemmOp op) {
                 Twine(kind->kStep) + ", got " + Twine(m) + " x " + Twine(n) +
                 " x " + Twine(k));
   return success();
-}
-
-int64_t mlir::tile::gemmOperandPadding(AllocSharedOp tile) {
-  // A fragment load reads a pair at (g, 2 i) for rows g < 8 and i < 4: 4
-  // bytes of a 16-bit tile, whose rows 16 bytes past a multiple of 32 apart
-  // (row bytes are multiples of 32: K is a multiple of the K step) start 4
-  // banks apart; 8 bytes of an f32 tile, whose rows 32 bytes past a
-  // multiple of 32 apart start 8 banks apart (a half-warp's 8-byte loads
-  // then hit 32 banks).
-  // Its users or, for a pipelined loop's buffers, its buffers' views'.
-  std::function<bool(Value)> feedsGemm = [&](Value v) {
-    return llvm::any_of(v.getUsers(), [&](Operation *user) {
-      if (auto view = dyn_cast<memref::SubViewOp>(user))
-        return view.getSource() == v && feedsGemm(view.getResult());
-      return isa<GemmOp>(user);
-    });
-  };
-  bool operand = feedsGemm(tile.getResult());
-  int64_t bytes = tile.getType().getElementTypeBitWidth() / 8;
-  return operand && bytes > 0 ? (bytes == 4 ? 32 : 16) / bytes : 0;
 }
 
 MemRefType mlir::tile::gemmBufferType(GemmOp op) {

@@ -195,11 +195,6 @@ LogicalResult checkMmaGemm(GemmOp op);
 
 class AllocSharedOp;
 
-/// Elements to pad each row of a shared tile with: 16 bytes for an operand
-/// of a tile.gemm (so the rows of an mma.sync fragment load fall in
-/// different banks), 0 for any other tile.
-int64_t gemmOperandPadding(AllocSharedOp tile);
-
 /// The shared buffer a tile.gemm's accumulator goes through (M x N f32).
 MemRefType gemmBufferType(GemmOp op);
 

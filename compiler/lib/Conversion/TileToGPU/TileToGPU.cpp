@@ -242,12 +242,12 @@ struct ConvertTileToGPUPass
       scratchType = MemRefType::get({bytes}, b.getI8Type(),
                                     MemRefLayoutAttrInterface{}, space);
     }
-    // A tile feeding mma.sync has its rows padded (gemmOperandPadding).
+    // Each tile with its rows padded as tile-assign-shared-layouts chose.
     SmallVector<MemRefType> tileTypes;
     for (AllocSharedOp tile : tiles) {
       MemRefType type = tile.getType();
       SmallVector<int64_t> shape(type.getShape());
-      shape.back() += gemmOperandPadding(tile);
+      shape.back() += tile.getRowPad().value_or(0);
       tileTypes.push_back(MemRefType::get(shape, type.getElementType(),
                                           MemRefLayoutAttrInterface{},
                                           type.getMemorySpace()));

@@ -545,3 +545,11 @@ func.func @load_at_type(%m: memref<?xf32>, %i: tensor<8xi32>) {
   %v = tile.load_at %m[%i] : memref<?xf32>, tensor<8xi32> -> tensor<8xi32>
   return
 }
+
+// -----
+
+func.func @row_pad_zero() {
+  // expected-error @+1 {{'tile.alloc_shared' op attribute 'row_pad' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  %a = tile.alloc_shared {row_pad = 0 : i64} : memref<32x64xbf16, #gpu.address_space<workgroup>>
+  return
+}

@@ -94,6 +94,14 @@ func.func @pipelined_gemm(%a: memref<?x?xbf16, strided<[?, 1], offset: ?>>,
   return
 }
 
+// A shared tile with padded rows.
+// CHECK-LABEL: func.func @padded_tile
+func.func @padded_tile() {
+  // CHECK: tile.alloc_shared {row_pad = 8 : i64} : memref<32x64xbf16, #gpu.address_space<workgroup>>
+  %a = tile.alloc_shared {row_pad = 8 : i64} : memref<32x64xbf16, #gpu.address_space<workgroup>>
+  return
+}
+
 // A 16-bit operand with an f32 one, f32 rounded to tf32 (mma.sync).
 // CHECK-LABEL: func.func @mixed_gemm
 func.func @mixed_gemm(%acc: tensor<32x32xf32>) -> tensor<32x32xf32> {

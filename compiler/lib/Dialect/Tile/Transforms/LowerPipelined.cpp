@@ -171,7 +171,8 @@ void lower(Plan &plan) {
     buffers.push_back(AllocSharedOp::create(
         at, tile.getLoc(),
         MemRefType::get(shape, type.getElementType(),
-                        MemRefLayoutAttrInterface{}, type.getMemorySpace())));
+                        MemRefLayoutAttrInterface{}, type.getMemorySpace()),
+        tile.getRowPadAttr()));
   }
 
   // The copies of step `s` into buffer `slot`, issued (not awaited).

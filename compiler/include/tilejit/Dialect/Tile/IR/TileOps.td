@@ -448,14 +448,19 @@ def Tile_AllocSharedOp : Tile_Op<"alloc_shared", [MemoryEffects<[MemAlloc]>]> {
     The result is a statically shaped memref in `#gpu.address_space<workgroup>`.
     Its layout (swizzle, padding) and its place in shared memory are the
     compiler's: a tile that feeds `tile.gemm` gets the 128-byte swizzle
-    WGMMA reads and one buffer per pipeline stage.
+    WGMMA reads and one buffer per pipeline stage. `row_pad` (chosen by
+    tile-assign-shared-layouts for the tile's users) is the number of
+    elements the buffer adds to each row: an mma.sync operand's rows start
+    in different banks.
 
     Example:
 
     ```mlir
     %sa = tile.alloc_shared : memref<128x64xbf16, #gpu.address_space<workgroup>>
+    %sx = tile.alloc_shared {row_pad = 8 : i64} : memref<32x128xbf16, #gpu.address_space<workgroup>>
     ```
   }];
+  let arguments = (ins OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$row_pad);
   let results = (outs Tile_SharedTile:$result);
   let assemblyFormat = "attr-dict `:` type($result)";
   let hasVerifier = 1;
