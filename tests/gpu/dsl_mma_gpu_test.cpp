@@ -1,5 +1,6 @@
 // dsl_mma_gpu_test.cpp - k.gemm outside a pipelined loop (warp-level
-// mma.sync) on the GPU: bf16, f16 and tf32 operands from shared tiles, the
+// mma.sync) on the GPU: bf16, f16 and tf32 operands from shared tiles (and
+// a bf16 tile with an f32 one, f32 rounded to tf32 or not), the
 // accumulator from global memory or zeros, carried through a loop over K.
 #include "dsl_gpu.h"
 
@@ -16,6 +17,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -29,14 +31,21 @@ struct MmaCase {
   DType dtype;
   int64_t m, n, k, chunk; // block tile m x n, K in chunks
   unsigned threads;
-  bool from_c; // accumulator starts at c (else at zero)
+  bool from_c;                     // accumulator starts at c (else at zero)
+  std::optional<DType> b_dtype;    // b's, when not a's
+  dsl::Tf32 tf32 = dsl::Tf32::truncated;
+
+  DType b() const { return b_dtype.value_or(dtype); }
+  bool is_tf32() const { return dtype == DType::f32 || b() == DType::f32; }
 };
 
 std::string name(const MmaCase &c) {
   return "test_mma_" + std::string(name_of(c.dtype)) + "_" +
-         std::to_string(c.m) + "x" + std::to_string(c.n) + "x" +
-         std::to_string(c.k) + "_" + std::to_string(c.chunk) + "_" +
-         std::to_string(c.threads) + (c.from_c ? "_c" : "_0");
+         std::string(name_of(c.b())) + "_" + std::to_string(c.m) + "x" +
+         std::to_string(c.n) + "x" + std::to_string(c.k) + "_" +
+         std::to_string(c.chunk) + "_" + std::to_string(c.threads) +
+         (c.from_c ? "_c" : "_0") +
+         (c.tf32 == dsl::Tf32::rounded ? "_rounded" : "");
 }
 
 /// out[r, :] = (c[r, :] or 0) + sum over K of a[r, k] * b[:, k], a block per
@@ -44,12 +53,12 @@ std::string name(const MmaCase &c) {
 Kernel mma_kernel(const MmaCase &c) {
   dsl::KernelBuilder k("mma", static_cast<int>(c.threads));
   auto a = k.tensor("a", c.dtype, 2);
-  auto b = k.tensor("b", c.dtype, 2);
+  auto b = k.tensor("b", c.b(), 2);
   auto cin = k.tensor("c", DType::f32, 2);
   auto out = k.tensor("out", DType::f32, 2);
   auto row = k.block_id(0) * k.index(c.m);
   auto sa = k.alloc_shared(c.dtype, {c.m, c.chunk});
-  auto sb = k.alloc_shared(c.dtype, {c.n, c.chunk});
+  auto sb = k.alloc_shared(c.b(), {c.n, c.chunk});
   auto init = c.from_c ? k.load(cin, {row, k.index(0)}, {c.m, c.n})
                        : k.full({c.m, c.n}, 0.0, DType::f32);
   auto acc = k.serial(k.index(0), k.index(c.k / c.chunk), {init},
@@ -61,7 +70,8 @@ Kernel mma_kernel(const MmaCase &c) {
                         k.store(k.load(b, {k.index(0), k0}, {c.n, c.chunk}), sb,
                                 {k.index(0), k.index(0)});
                         k.barrier();
-                        return std::vector{k.gemm(sa, sb, carried[0])};
+                        return std::vector{
+                            k.gemm(sa, sb, carried[0], c.tf32)};
                       })[0];
   k.store(acc, out, {row, k.index(0)});
   return k.build();
@@ -70,25 +80,28 @@ Kernel mma_kernel(const MmaCase &c) {
 void run(const MmaCase &c, int64_t rows) {
   const ops::LoadedKernel &kernel =
       ops::load_kernel(ops::make_key(name(c)), [&] { return mma_kernel(c); });
-  const bool tf32 = c.dtype == DType::f32;
+  const bool tf32 = c.is_tf32();
   std::vector<float> a = test_values(rows * c.k, !tf32, 1),
                      b = test_values(c.n * c.k, !tf32, 2),
                      cin = test_values(rows * c.n, true, 3);
-  const int64_t bytes = static_cast<int64_t>(size_of(c.dtype));
-  auto encode = [&](const std::vector<float> &v) {
+  // The operands as stored (16-bit values rounded) and as multiplied.
+  auto encode = [&](std::vector<float> &v, DType dtype) {
+    const int64_t bytes = static_cast<int64_t>(size_of(dtype));
     std::vector<uint8_t> raw(v.size() * bytes);
     for (size_t i = 0; i < v.size(); ++i) {
-      uint16_t h = c.dtype == DType::bf16  ? ref::f32_to_bf16(v[i])
-                   : c.dtype == DType::f16 ? ref::f32_to_f16(v[i])
-                                           : 0;
-      if (tf32)
+      if (dtype == DType::f32) {
         std::memcpy(&raw[i * 4], &v[i], 4);
-      else
-        std::memcpy(&raw[i * 2], &h, 2);
+        v[i] = c.tf32 == dsl::Tf32::rounded ? rounded_tf32(v[i]) : v[i];
+        continue;
+      }
+      const uint16_t h = dtype == DType::bf16 ? ref::f32_to_bf16(v[i])
+                                              : ref::f32_to_f16(v[i]);
+      std::memcpy(&raw[i * 2], &h, 2);
+      v[i] = dtype == DType::bf16 ? ref::bf16_to_f32(h) : ref::f16_to_f32(h);
     }
     return raw;
   };
-  std::vector<uint8_t> ra = encode(a), rb = encode(b);
+  std::vector<uint8_t> ra = encode(a, c.dtype), rb = encode(b, c.b());
   rt::DeviceBuffer da(ra.size()), db(rb.size()), dc(cin.size() * 4),
       dout(rows * c.n * 4);
   da.upload(ra.data(), ra.size());
@@ -102,7 +115,7 @@ void run(const MmaCase &c, int64_t rows) {
         ops::push_tensor(
             args, rt::TensorView::contiguous(da.ptr(), c.dtype, a_shape));
         ops::push_tensor(
-            args, rt::TensorView::contiguous(db.ptr(), c.dtype, b_shape));
+            args, rt::TensorView::contiguous(db.ptr(), c.b(), b_shape));
         ops::push_tensor(
             args, rt::TensorView::contiguous(dc.ptr(), DType::f32, c_shape));
         ops::push_tensor(
@@ -144,5 +157,17 @@ TEST_CASE("gemm outside a pipelined loop runs on mma.sync", "[dsl][mma]") {
   }
   SECTION("8 warps, 64 x 64: 2 x 2 tiles a warp") {
     run({DType::bf16, 64, 64, 64, 64, 256, true}, 130);
+  }
+  SECTION("a bf16 tile with an f32 one (tf32), f32 rounded or truncated") {
+    run({DType::bf16, 32, 32, 256, 128, 128, false, DType::f32,
+         dsl::Tf32::rounded},
+        70);
+    run({DType::bf16, 32, 32, 256, 64, 128, true, DType::f32}, 70);
+    run({DType::f32, 32, 16, 128, 32, 128, true, DType::f16,
+         dsl::Tf32::rounded},
+        45);
+  }
+  SECTION("f32 rounded to tf32") {
+    run({DType::f32, 32, 32, 256, 32, 128, true, {}, dsl::Tf32::rounded}, 70);
   }
 }

@@ -2,8 +2,10 @@
 # focus.sh - On the GPU machine, within one short device call: each op of
 # $TEST_OPS (in order) through its GPU cases ([ops]~[big]) until $TEST_S
 # seconds have gone, a line each, then `tilejit_bench --ops $BENCH_OPS`
-# (limited to $BENCH_S seconds). For a session with little device time left;
-# tools/gpu/run.sh is the full check.
+# (limited to $BENCH_S seconds; BENCH_UNCHECKED=1 times the rows without
+# their CPU references, which take most of a short budget at the biggest
+# shapes). For a session with little device time left; tools/gpu/run.sh is
+# the full check.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 source tools/gpu/unpack.sh
@@ -20,5 +22,6 @@ for op in ${TEST_OPS//,/ }; do
   grep -E 'FAILED|failed:' "$out/test-$op.log" | head -5
 done
 [ -n "${BENCH_OPS:-}" ] || exit 0
-echo "== tilejit_bench --ops $BENCH_OPS"
-timeout "${BENCH_S:-60}" bin/tilejit_bench --ops "$BENCH_OPS" 2>&1 | tee "$out/bench.log"
+unchecked=$([ "${BENCH_UNCHECKED:-0}" = 1 ] && echo --unchecked)
+echo "== tilejit_bench --ops $BENCH_OPS $unchecked"
+timeout "${BENCH_S:-60}" bin/tilejit_bench --ops "$BENCH_OPS" $unchecked 2>&1 | tee "$out/bench.log"

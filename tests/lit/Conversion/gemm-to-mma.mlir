@@ -223,3 +223,30 @@ func.func @mixed_rounded(%c: !g) attributes {tile.threads = 128 : i32} {
   tile.store %p, %c[%c0, %c0] : !acc, !g
   return
 }
+
+// -----
+
+// An f32 tile with an f16 one, the other way round: a's f32 pairs (8-byte
+// loads) rounded, b's f16 pairs widened.
+!sa = memref<32x32xf32, #gpu.address_space<workgroup>>
+!sb = memref<16x32xf16, #gpu.address_space<workgroup>>
+!acc = tensor<32x16xf32>
+!g = memref<?x?xf32, strided<[?, 1], offset: ?>>
+// CHECK-LABEL: gpu.func @f32_f16
+// CHECK: scf.for
+// CHECK: vector.load %{{.*}} {alignment = 8 : i64} : memref<32x32xf32, strided<[40, 1]>, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK: nvvm.convert.float.to.tf32
+// CHECK: vector.load %{{.*}} {alignment = 4 : i64} : memref<16x32xf16, strided<[40, 1]>, #gpu.address_space<workgroup>>, vector<2xf16>
+// CHECK: arith.extf %{{.*}} : f16 to f32
+// CHECK: nvvm.mma.sync
+// CHECK-SAME: shape = #nvvm.shape<m = 16, n = 8, k = 8>
+func.func @f32_f16(%c: !g) attributes {tile.threads = 128 : i32} {
+  %sa = tile.alloc_shared : !sa
+  %sb = tile.alloc_shared : !sb
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %init = tile.splat %zero : f32 -> !acc
+  %p = tile.gemm %sa, %sb, %init {round_tf32} : !sa, !sb, !acc
+  tile.store %p, %c[%c0, %c0] : !acc, !g
+  return
+}
