@@ -49,8 +49,7 @@ struct Problem {
 
   Problem(int64_t m_, int64_t n_, int64_t k_)
       : m(m_), n(n_), kd(k_), a(m * kd), b(n * kd), scale(m), bias(n),
-        da(m * kd * 2), db(n * kd * 2), ds(m * 4), dbias(n * 4),
-        dc(m * n * 2) {
+        da(m * kd * 2), db(n * kd * 2), ds(m * 4), dbias(n * 4), dc(m * n * 2) {
     std::mt19937_64 gen(7);
     std::uniform_int_distribution<int> small(-4, 4), power(-2, 2);
     for (auto *v : {&a, &b, &bias})
@@ -101,12 +100,12 @@ struct Problem {
 bool bench_fused_gemm() {
   gemm::GemmSpec spec;
   spec.full_tiles = 1;
-  const ops::LoadedKernel &plain = ops::load_kernel(
-      ops::spec_key("bench_gemm_plain", spec),
-      [&] { return gemm::gemm_kernel(spec, nullptr); });
-  const ops::LoadedKernel &fused = ops::load_kernel(
-      ops::spec_key("bench_gemm_scale_bias", spec),
-      [&] { return gemm::gemm_kernel(spec, scale_bias); });
+  const ops::LoadedKernel &plain =
+      ops::load_kernel(ops::spec_key("bench_gemm_plain", spec),
+                       [&] { return gemm::gemm_kernel(spec, nullptr); });
+  const ops::LoadedKernel &fused =
+      ops::load_kernel(ops::spec_key("bench_gemm_scale_bias", spec),
+                       [&] { return gemm::gemm_kernel(spec, scale_bias); });
   fmt::print("\ngemm with a fused epilogue, bf16(alpha * scale[r] * a.b^T + "
              "bias[c]), against the same kernel storing bf16(a.b^T):\n"
              "{:>20} {:>10} {:>10} {:>10} {:>10} {:>9}  {}\n",

@@ -261,15 +261,16 @@ int main(int argc, char **argv) {
       }
     } else if (!mode.empty() && mode != "--compile" && mode != "--grid" &&
                mode != "--fused-gemm") {
-      fmt::print(stderr,
-                 "tilejit_bench: unknown argument '{}'; expected none (every "
-                 "benchmark), --compile (the cold-compile table only), --grid "
-                 "(the per_token_cast grid only), --fused-gemm (the gemm with and "
-                 "without a fused epilogue only) or --ops NAME[@TEXT][,...] "
-                 "[--unchecked] (those ops' benchmark cases only, with TEXT in "
-                 "their label; --unchecked: no CPU reference, for rows whose "
-                 "reference takes minutes)\n",
-                 mode);
+      fmt::print(
+          stderr,
+          "tilejit_bench: unknown argument '{}'; expected none (every "
+          "benchmark), --compile (the cold-compile table only), --grid "
+          "(the per_token_cast grid only), --fused-gemm (the gemm with and "
+          "without a fused epilogue only) or --ops NAME[@TEXT][,...] "
+          "[--unchecked] (those ops' benchmark cases only, with TEXT in "
+          "their label; --unchecked: no CPU reference, for rows whose "
+          "reference takes minutes)\n",
+          mode);
       return 2;
     }
     // The driver keeps its own cache of the PTX it has compiled

@@ -72,8 +72,8 @@ Kernel mhc_pre_norm_fn_fn_grad_kernel(const MhcNormFnBwdSpec &s) {
   auto sb = k.alloc_shared(bf16, {kCols, tokens});
   auto steps = (k.dim(x, 0) + k.index(tokens - 1)) / k.index(tokens);
   auto none = k.full({kMixes, kCols}, 0, f32);
-  auto acc = k.serial(
-      zero, steps, {none}, [&](Value i, std::vector<Value> carried) {
+  auto acc =
+      k.serial(zero, steps, {none}, [&](Value i, std::vector<Value> carried) {
         auto t0 = i * k.index(tokens);
         // mul_grad's rows need not be aligned: one element a thread, in a
         // layout of its own, so that x's loads keep wide vectors.
@@ -84,8 +84,8 @@ Kernel mhc_pre_norm_fn_fn_grad_kernel(const MhcNormFnBwdSpec &s) {
         k.store(a, sa, {zero, zero});
         k.store(b, sb, {zero, zero});
         k.barrier();
-        return std::vector<Value>{
-            carried[0] + k.gemm(sa, sb, none, dsl::Tf32::rounded)};
+        return std::vector<Value>{carried[0] +
+                                  k.gemm(sa, sb, none, dsl::Tf32::rounded)};
       })[0];
   k.store(k.relayout(acc, 1), fn_grad, {zero, c0}); // mixes 24 .. 31 dropped
   return k.build();

@@ -31,8 +31,8 @@ struct MmaCase {
   DType dtype;
   int64_t m, n, k, chunk; // block tile m x n, K in chunks
   unsigned threads;
-  bool from_c;                     // accumulator starts at c (else at zero)
-  std::optional<DType> b_dtype;    // b's, when not a's
+  bool from_c;                  // accumulator starts at c (else at zero)
+  std::optional<DType> b_dtype; // b's, when not a's
   dsl::Tf32 tf32 = dsl::Tf32::truncated;
 
   DType b() const { return b_dtype.value_or(dtype); }
@@ -70,8 +70,7 @@ Kernel mma_kernel(const MmaCase &c) {
                         k.store(k.load(b, {k.index(0), k0}, {c.n, c.chunk}), sb,
                                 {k.index(0), k.index(0)});
                         k.barrier();
-                        return std::vector{
-                            k.gemm(sa, sb, carried[0], c.tf32)};
+                        return std::vector{k.gemm(sa, sb, carried[0], c.tf32)};
                       })[0];
   k.store(acc, out, {row, k.index(0)});
   return k.build();
@@ -94,8 +93,8 @@ void run(const MmaCase &c, int64_t rows) {
         v[i] = c.tf32 == dsl::Tf32::rounded ? rounded_tf32(v[i]) : v[i];
         continue;
       }
-      const uint16_t h = dtype == DType::bf16 ? ref::f32_to_bf16(v[i])
-                                              : ref::f32_to_f16(v[i]);
+      const uint16_t h =
+          dtype == DType::bf16 ? ref::f32_to_bf16(v[i]) : ref::f32_to_f16(v[i]);
       std::memcpy(&raw[i * 2], &h, 2);
       v[i] = dtype == DType::bf16 ? ref::bf16_to_f32(h) : ref::f16_to_f32(h);
     }
@@ -114,8 +113,8 @@ void run(const MmaCase &c, int64_t rows) {
       [&](rt::ArgPack &args) {
         ops::push_tensor(
             args, rt::TensorView::contiguous(da.ptr(), c.dtype, a_shape));
-        ops::push_tensor(
-            args, rt::TensorView::contiguous(db.ptr(), c.b(), b_shape));
+        ops::push_tensor(args,
+                         rt::TensorView::contiguous(db.ptr(), c.b(), b_shape));
         ops::push_tensor(
             args, rt::TensorView::contiguous(dc.ptr(), DType::f32, c_shape));
         ops::push_tensor(

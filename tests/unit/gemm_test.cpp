@@ -36,14 +36,14 @@ TEST_CASE("gemm_kernel takes an epilogue in place of its cast",
     auto scale = k.tensor("scale", DType::f32, 2); // (M, 1)
     auto bias = k.tensor("bias", DType::f32, 2);   // (1, N)
     auto alpha = k.scalar("alpha", DType::f32);
-    auto rows = k.broadcast(k.load(scale, {m0, k.index(0)}, {128, 1}),
-                            acc.shape());
+    auto rows =
+        k.broadcast(k.load(scale, {m0, k.index(0)}, {128, 1}), acc.shape());
     // 256 columns: a vector that the 384 threads do not divide.
-    auto cols = k.broadcast(k.load(bias, {k.index(0), n0}, {1, 256}),
-                            acc.shape());
-    return k.cast(k.max(acc * rows * alpha + cols,
-                        k.full(acc.shape(), 0.0, DType::f32)),
-                  DType::bf16);
+    auto cols =
+        k.broadcast(k.load(bias, {k.index(0), n0}, {1, 256}), acc.shape());
+    return k.cast(
+        k.max(acc * rows * alpha + cols, k.full(acc.shape(), 0.0, DType::f32)),
+        DType::bf16);
   };
   CompiledKernel fused = compile(gemm::gemm_kernel(spec, relu_scaled));
   CompiledKernel plain = compile(gemm::gemm_kernel(spec));

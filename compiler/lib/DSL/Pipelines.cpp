@@ -100,9 +100,9 @@ Value KernelBuilder::alloc_shared(DType dtype,
                                           gpu::AddressSpace::Workgroup);
   auto type = MemRefType::get(shape, toMLIRType(impl_->context.get(), dtype),
                               MemRefLayoutAttrInterface{}, space);
-  return impl_->wrap(tile::AllocSharedOp::create(impl_->builder, l, type,
-                                                 IntegerAttr()),
-                     dtype);
+  return impl_->wrap(
+      tile::AllocSharedOp::create(impl_->builder, l, type, IntegerAttr()),
+      dtype);
 }
 
 /// `shared` as a shared tile, or a UserError naming `what`.
@@ -196,9 +196,9 @@ Value KernelBuilder::gemm(Value a, Value b, Value acc, Tf32 tf32, Loc loc) {
     impl_->fail(loc, "gemm: an operand is an empty dsl::Value");
   for (const Value &v : {a, b, acc})
     impl_->checkOwn(v, loc, "gemm");
-  auto op = tile::GemmOp::create(impl_->builder, l, unwrap(acc).getType(),
-                                 unwrap(a), unwrap(b), unwrap(acc),
-                                 tf32 == Tf32::rounded);
+  auto op =
+      tile::GemmOp::create(impl_->builder, l, unwrap(acc).getType(), unwrap(a),
+                           unwrap(b), unwrap(acc), tf32 == Tf32::rounded);
   return impl_->wrap(op, acc.dtype());
 }
 

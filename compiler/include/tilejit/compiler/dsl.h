@@ -459,8 +459,7 @@ public:
   /// and `tf32` says how f32 operands are rounded. Writes to a and b need a
   /// `barrier()` before it.
   Value gemm(Value a, Value b, Value acc, Loc loc = Loc::current());
-  Value gemm(Value a, Value b, Value acc, Tf32 tf32,
-             Loc loc = Loc::current());
+  Value gemm(Value a, Value b, Value acc, Tf32 tf32, Loc loc = Loc::current());
   /// A loop of `count` steps (an index) carrying `init`; `body(step,
   /// carried)` returns the next carried values. The copies of the body run
   /// up to `stages - 1` steps ahead of the compute that reads them, each

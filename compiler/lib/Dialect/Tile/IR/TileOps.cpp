@@ -362,8 +362,7 @@ LogicalResult GemmOp::verify() {
                          << " do not make acc(M x N) += a(M x K) * b(N x K)^T";
   Type elt = a.getElementType(), eltB = b.getElementType();
   auto half = [](Type t) { return t.isBF16() || t.isF16(); };
-  const bool mixed =
-      (half(elt) && eltB.isF32()) || (elt.isF32() && half(eltB));
+  const bool mixed = (half(elt) && eltB.isF32()) || (elt.isF32() && half(eltB));
   if (!mixed && (elt != eltB || !(half(elt) || elt.isF32() ||
                                   isa<Float8E4M3FNType, Float8E5M2Type>(elt))))
     return emitOpError() << "operands must both be bf16, both f16, both f32 "
