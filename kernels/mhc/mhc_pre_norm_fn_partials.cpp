@@ -27,10 +27,10 @@ void check(const ops::Call &c) {
         splits, kd));
 }
 
-/// Shared bytes of the kernel: a bf16 x and an f32 fn tile a stage (one
-/// unpipelined; rows padded by 16 and 32 bytes for mma.sync), the
-/// product's 4 KB buffer and 1 KB for the squares' reduction (the compiler
-/// asks for 56320 bytes at 2 stages of 128 columns).
+/// Shared bytes of the kernel, at most: a bf16 x and an f32 fn tile a
+/// stage (one unpipelined; rows padded by 16 and 32 bytes for mma.sync),
+/// the product's 4 KB buffer and 1 KB to spare (the compiler asks for
+/// 56320 bytes at 2 stages of 128 columns).
 int64_t shared_bytes(int64_t chunk, int64_t stages) {
   return std::max<int64_t>(stages, 1) * 32 * (6 * chunk + 48) + 5120;
 }

@@ -1,18 +1,23 @@
 // RUN: %tilejit-opt %s -tile-lower-pipelined -tile-assign-shared-layouts -split-input-file | FileCheck %s
 // Shared tiles get the layout their readers want: mma.sync operands' rows
-// padded so that a warp's fragment loads hit distinct banks (16 bytes for
-// 16-bit tiles, 32 for f32 tiles), through a pipelined loop's stage
-// buffers too; other tiles as they are.
+// padded so that a warp's fragment loads hit distinct banks (rows of 8
+// mod 16 elements: 8 more for K a multiple of 16, none for K = 8 mod 16),
+// through a pipelined loop's stage buffers too; other tiles as they are.
 
 // CHECK-LABEL: func.func @operands
+// CHECK: tile.alloc_shared : memref<32x24xf32
+// CHECK: tile.alloc_shared : memref<32x24xbf16
 // CHECK: tile.alloc_shared {row_pad = 8 : i64} : memref<32x64xbf16
 // CHECK: tile.alloc_shared {row_pad = 8 : i64} : memref<32x64xf32
 // CHECK: tile.alloc_shared : memref<32x64xf32
 func.func @operands(%acc: tensor<32x32xf32>) -> tensor<32x32xf32> attributes {tile.threads = 128 : i32} {
+  %a24 = tile.alloc_shared : memref<32x24xf32, #gpu.address_space<workgroup>>
+  %b24 = tile.alloc_shared : memref<32x24xbf16, #gpu.address_space<workgroup>>
+  %r24 = tile.gemm %a24, %b24, %acc : memref<32x24xf32, #gpu.address_space<workgroup>>, memref<32x24xbf16, #gpu.address_space<workgroup>>, tensor<32x32xf32>
   %a = tile.alloc_shared : memref<32x64xbf16, #gpu.address_space<workgroup>>
   %b = tile.alloc_shared : memref<32x64xf32, #gpu.address_space<workgroup>>
   %other = tile.alloc_shared : memref<32x64xf32, #gpu.address_space<workgroup>>
-  %r = tile.gemm %a, %b, %acc : memref<32x64xbf16, #gpu.address_space<workgroup>>, memref<32x64xf32, #gpu.address_space<workgroup>>, tensor<32x32xf32>
+  %r = tile.gemm %a, %b, %r24 : memref<32x64xbf16, #gpu.address_space<workgroup>>, memref<32x64xf32, #gpu.address_space<workgroup>>, tensor<32x32xf32>
   return %r : tensor<32x32xf32>
 }
 

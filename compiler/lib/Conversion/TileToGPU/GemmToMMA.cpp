@@ -23,9 +23,10 @@
 //   c: (g, 2 i .. 2 i + 1), (g + 8, 2 i .. 2 i + 1)
 // each a pair of 16-bit elements; for tf32 (one element a register) the
 // fragment's K slots i and i + 4 are read from columns 2 i and 2 i + 1 of
-// the step (a permutation of K, the same for a and b, leaves the product
-// as it is), so that each pair of registers is one 8-byte (f32) or 4-byte
-// (16-bit) load:
+// the step (a permutation of K, the same for a and b: the same product in
+// exact arithmetic; the tensor core's order of additions within a step may
+// round the last bits differently), so that each pair of registers is one
+// 8-byte (f32) or 4-byte (16-bit) load:
 //   a: (g, 2 i), (g + 8, 2 i), (g, 2 i + 1), (g + 8, 2 i + 1)
 //   b: (n = g, 2 i), (n = g, 2 i + 1)
 //
@@ -206,9 +207,9 @@ struct GemmLowering : OpConversionPattern<GemmOp> {
           [&](OpBuilder &lb, Location, Value k0, ValueRange carried) {
             Value acc = carried[0];
             // Columns k0 + 2 i and k0 + 2 i + 1: one 16-bit register pair,
-            // or for tf32 the step's K slots i and i + 4 (the product is
-            // the same for any order of K taken alike for a and b), so
-            // each tf32 pair is one load too.
+            // or for tf32 the step's K slots i and i + 4 (any order of K
+            // taken alike for a and b is the same product, up to rounding),
+            // so each tf32 pair is one load too.
             Value kCol = arith::AddIOp::create(lb, loc, k0, mul(lb, i, 2));
             // The two elements of `tile` at (row, kCol + dk), loaded
             // together (rows and columns are even: aligned to the pair).

@@ -553,3 +553,11 @@ func.func @row_pad_zero() {
   %a = tile.alloc_shared {row_pad = 0 : i64} : memref<32x64xbf16, #gpu.address_space<workgroup>>
   return
 }
+
+// -----
+
+func.func @row_pad_misaligned() {
+  // expected-error @+1 {{'tile.alloc_shared' op row_pad 4 of 16-bit elements must be a multiple of 16 bytes}}
+  %a = tile.alloc_shared {row_pad = 4 : i64} : memref<32x64xbf16, #gpu.address_space<workgroup>>
+  return
+}

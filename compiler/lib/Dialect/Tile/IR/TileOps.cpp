@@ -330,6 +330,11 @@ LogicalResult AllocSharedOp::verify() {
     return emitOpError() << "result " << type
                          << " must be statically shaped in "
                             "#gpu.address_space<workgroup>";
+  // Rows stay 16-byte aligned (cp.async pieces, vector accesses).
+  const int64_t bits = type.getElementTypeBitWidth();
+  if (std::optional<int64_t> pad = getRowPad(); pad && (*pad * bits) % 128)
+    return emitOpError() << "row_pad " << *pad << " of " << bits
+                         << "-bit elements must be a multiple of 16 bytes";
   return success();
 }
 

@@ -32,16 +32,22 @@ bool feedsGemm(Value tile) {
 }
 
 /// Elements added to each row of an mma.sync operand: a fragment load
-/// reads a pair at (g, 2 i) for rows g < 8 and i < 4; row bytes are
-/// multiples of 32 (K is a multiple of the K step), so rows 16 bytes
-/// longer start 4 banks apart (4-byte pairs of a 16-bit tile), 32 bytes
-/// longer 8 banks apart (8-byte pairs of an f32 tile: a half-warp's loads
-/// hit 32 banks).
+/// reads a pair at (g, 2 i) for rows g < 8 and i < 4. Rows of K + pad = 8
+/// (mod 16) elements (K is a multiple of the K step, 8 or 16) start 4 banks
+/// apart times an odd number for a 16-bit tile (4-byte pairs: the 8 rows
+/// on distinct banks) and 8 banks apart times an odd number for an f32
+/// tile (8-byte pairs: a half-warp's 4 rows on 32 banks); both stay 16-byte
+/// aligned. K a multiple of 16 takes 8 elements (16 or 32 bytes), K = 8
+/// (mod 16) none.
 int64_t mmaRowPad(AllocSharedOp tile) {
-  const int64_t bytes = tile.getType().getElementTypeBitWidth() / 8;
-  if (bytes == 0 || !feedsGemm(tile.getResult()))
+  if (!feedsGemm(tile.getResult()))
     return 0;
-  return (bytes == 4 ? 32 : 16) / bytes;
+  const int64_t k = tile.getType().getShape().back();
+  const unsigned bits = tile.getType().getElementTypeBitWidth();
+  // Not an mma.sync operand type or K step: the lowering reports the gemm.
+  if ((bits != 16 && bits != 32) || k % 8 != 0)
+    return 0;
+  return k % 16 == 0 ? 8 : 0;
 }
 
 struct AssignSharedLayoutsPass

@@ -59,9 +59,10 @@ def AssignSharedLayouts : Pass<"tile-assign-shared-layouts", "::mlir::ModuleOp">
     A shared tile that `tile.gemm` reads through mma.sync (itself or, after
     tile-lower-pipelined, its stage buffers' views) gets its rows padded so
     that a warp's fragment loads hit distinct banks: a pair at (g, 2 i) for
-    rows g < 8 and i < 4, 4 bytes of a 16-bit tile (rows 16 bytes longer:
-    4 banks apart) or 8 bytes of an f32 tile (32 bytes longer: 8 banks
-    apart, the 32 banks of a half-warp's 8-byte loads). convert-tile-to-gpu
+    rows g < 8 and i < 4, 4 bytes of a 16-bit tile or 8 bytes of an f32
+    tile; rows of 8 (mod 16) elements start an odd multiple of 4 (16-bit)
+    or 8 (f32) banks apart, so K a multiple of 16 gets 8 elements (16 or 32
+    bytes) and K = 8 (mod 16) none. convert-tile-to-gpu
     allocates each tile with its row_pad. Tiles of a TMA + WGMMA kernel are
     laid out (128-byte swizzle) by convert-tile-gemm-to-nvgpu, which runs
     first.
