@@ -5,9 +5,11 @@
 # device call). Each op gets a line with its SUMMARY; a per-op process is cut
 # after $OP_S seconds and says so. TOOLS="racecheck" runs fewer tools.
 # OPS=a,b checks those ops alone. Exits 1 when any op's line does not say exit 0.
-# Known: the WGMMA gemm dies with a launch failure under synccheck and
-# computes NaN under racecheck (0 hazards reported); its rewrite in the
-# pipelining issue owns the fix, so both leave gemm out and say so.
+# Known until session 50: the WGMMA gemm died with a launch failure under
+# synccheck and computed NaN under racecheck (0 hazards reported), so both
+# leave its op cases out and say so; GEMM=1 puts them back (its [gemm] and
+# [epilogue] GPU tests run clean under all three tools on an H100 since its
+# dynamic shared memory is declared .extern: docs/gpu-workflow.md).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 source tools/gpu/unpack.sh
@@ -25,12 +27,14 @@ one() {  # tool op
     "$(grep -E 'test cases?|tests? passed|No tests ran' "$log" | tail -1)"
 }
 export -f one; export ops out
-for tool in ${TOOLS-racecheck synccheck}; do
-  echo "$tool gemm: left out (known: $([ "$tool" = synccheck ] && echo 'launch failure' || echo 'computes NaN'))"
-done
+if [ "${GEMM:-0}" != 1 ]; then
+  for tool in ${TOOLS-racecheck synccheck}; do
+    echo "$tool gemm: left out (known until session 50: $([ "$tool" = synccheck ] && echo 'launch failure' || echo 'computes NaN'); GEMM=1 runs it)"
+  done
+fi
 for tool in ${TOOLS-racecheck synccheck}; do
   for op in ${only:-$ops}; do
-    [ "$op" = gemm ] && continue
+    [ "$op" = gemm ] && [ "${GEMM:-0}" != 1 ] && continue
     echo "$tool $op"
   done
 done | xargs -P "${JOBS:-8}" -L1 bash -c 'one "$0" "$1"' | sort | tee "$out/sanitize_ops.log"
