@@ -1,8 +1,8 @@
 // mhc_pre_norm_fn_partials_test.cpp - the case table: TileKernels' pre_norm_fn
 // shapes (4096 and 8192 tokens, H 1280 to 7168, 16 splits) and its split-K
 // test's (13, 48 and 512 tokens: partial token tiles), one split, parts of
-// 1024 and 16 columns, 1 and 2 streams, no tokens (all with the default 2
-// stages of cp.async), 0, 1 and 3 stages, the benchmark shapes
+// 1024, 160, 24 and 16 columns, 1 and 2 streams, no tokens (all with the
+// default 2 stages of cp.async), 0, 1 and 3 stages, the benchmark shapes
 // (unpipelined and 2 stages), mistakes. The
 // reference sums in float64 with the kernel's TF32 fn; the tensor core's
 // accumulation differs by up to ~1e-6 absolute.
@@ -38,8 +38,10 @@ TILEJIT_OP_TEST(mhc_pre_norm_fn_partials) {
     for (int64_t h : {1280, 2560, 4096, 7168})
       t.cases.push_back(partials(tokens, 4, h));
   t.cases.push_back(partials(1000, 4, 4096, 1));
-  t.cases.push_back(partials(300, 4, 1280, 5));  // parts of 1024: chunks of 64
+  t.cases.push_back(partials(300, 4, 1280, 5));  // parts of 1024: chunks of 128
   t.cases.push_back(partials(300, 4, 1000, 25)); // parts of 160: chunks of 32
+  // Parts of 24: chunks of 8, whose shared rows need no padding.
+  t.cases.push_back(partials(100, 4, 1200, 200));
   t.cases.push_back(partials(100, 2, 512, 4));
   t.cases.push_back(partials(100, 1, 256, 2));
   Case head = partials(300, 4, 1280); // mhc_head's fn: mhc rows
