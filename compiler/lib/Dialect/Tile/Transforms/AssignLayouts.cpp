@@ -426,6 +426,7 @@ namespace {
 
 struct AssignLayoutsPass
     : mlir::tile::impl::AssignLayoutsBase<AssignLayoutsPass> {
+  using AssignLayoutsBase::AssignLayoutsBase;
   void runOnOperation() override {
     for (auto kernel : getOperation().getOps<func::FuncOp>()) {
       auto threads =
@@ -434,7 +435,17 @@ struct AssignLayoutsPass
         continue;
       if (failed(checkRegisterBudget(kernel, threads.getInt())))
         return signalPassFailure();
-      int64_t width = chooseVectorWidth(kernel, threads.getInt());
+      Operation *narrowest = nullptr;
+      int64_t width = chooseVectorWidth(kernel, threads.getInt(), &narrowest);
+      if (reportVectorWidth) {
+        InFlightDiagnostic remark = kernel.emitRemark()
+                                    << "vector width " << width
+                                    << (width == 1 ? " element" : " elements");
+        if (narrowest)
+          remark.attachNote(narrowest->getLoc())
+              << "narrowed to " << width << " by this '"
+              << narrowest->getName() << "'";
+      }
       if (failed(LayoutAssigner(kernel, threads.getInt(), width).run()))
         return signalPassFailure();
     }

@@ -131,7 +131,8 @@ inline std::optional<int64_t> groupVector(func::FuncOp kernel, LoadOp load,
 LogicalResult checkRegisterBudget(func::FuncOp kernel, int64_t threads);
 /// The widest vector (elements) every access of the kernel can use
 /// (VectorWidth.cpp).
-int64_t chooseVectorWidth(func::FuncOp kernel, int64_t threads);
+int64_t chooseVectorWidth(func::FuncOp kernel, int64_t threads,
+                          Operation **narrowest = nullptr);
 
 } // namespace mlir::tile
 

@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
@@ -173,10 +174,17 @@ static bool stacked(Value v) {
   return elementwiseOver(op, stacked);
 }
 
-int64_t mlir::tile::chooseVectorWidth(func::FuncOp kernel, int64_t threads) {
+int64_t mlir::tile::chooseVectorWidth(func::FuncOp kernel, int64_t threads,
+                                      Operation **narrowest) {
   llvm::DenseSet<Value> reduced = reducedValues(kernel);
   int64_t width = 16; // elements; lowered below by the element sizes
   kernel.walk([&](Operation *op) {
+    // The op that lowers the width last is the one that decides it.
+    const int64_t before = width;
+    auto record = llvm::make_scope_exit([&] {
+      if (narrowest && width < before)
+        *narrowest = op;
+    });
     // A shuffle's dimension is the thread's when the dimensions after it
     // hold one vector: it asks for that width (a narrower one than the
     // accesses allow is fine; a wider one fails in visitShuffle).

@@ -19,7 +19,16 @@ def AssignLayouts : Pass<"tile-assign-layouts", "::mlir::ModuleOp"> {
     a broadcast of a fragment that is not a reduction of the result's
     shape) it inserts a tile.convert_layout. Reports fragments that cannot
     be spread over the threads, unsupported reductions and shuffles.
+
+    With `report-vector-width` it remarks each kernel's width and points
+    at the op that narrowed it last (an unaligned access, a fragment too
+    small for wider vectors): `tilejit compile OP --dump tile |
+    tilejit-opt -tile-lower-pipelined -tile-assign-layouts=report-vector-width`.
   }];
+  let options = [
+    Option<"reportVectorWidth", "report-vector-width", "bool", "false",
+           "Remark each kernel's vector width and the op that narrowed it">
+  ];
   let dependentDialects = ["::mlir::tile::TileDialect"];
 }
 
