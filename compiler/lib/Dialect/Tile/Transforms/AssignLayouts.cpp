@@ -443,8 +443,8 @@ struct AssignLayoutsPass
                                     << (width == 1 ? " element" : " elements");
         if (narrowest)
           remark.attachNote(narrowest->getLoc())
-              << "narrowed to " << width << " by this '"
-              << narrowest->getName() << "'";
+              << "narrowed to " << width << " by this '" << narrowest->getName()
+              << "'";
       }
       if (failed(LayoutAssigner(kernel, threads.getInt(), width).run()))
         return signalPassFailure();
