@@ -181,7 +181,7 @@ int64_t mlir::tile::chooseVectorWidth(func::FuncOp kernel, int64_t threads,
   kernel.walk([&](Operation *op) {
     // The op that lowers the width last is the one that decides it.
     const int64_t before = width;
-    auto record = llvm::make_scope_exit([&] {
+    llvm::scope_exit record([&] {
       if (narrowest && width < before)
         *narrowest = op;
     });
