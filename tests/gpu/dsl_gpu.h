@@ -51,16 +51,6 @@ inline float as_tf32(float v) {
   return v;
 }
 
-/// v rounded to the nearest tf32, ties away from zero (0x1000 added to the
-/// bits, then the low 13 dropped): dsl::Tf32::rounded's value.
-inline float rounded_tf32(float v) {
-  uint32_t bits;
-  std::memcpy(&bits, &v, 4);
-  bits += 0x1000u;
-  std::memcpy(&v, &bits, 4);
-  return as_tf32(v);
-}
-
 /// An MMA's dot product on the CPU: sum over k of tf32(a[k]) tf32(b[k]) in
 /// double (`sum`, to which a caller may add a start value) and the sum of
 /// the terms' magnitudes.

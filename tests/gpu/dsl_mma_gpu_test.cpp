@@ -7,6 +7,7 @@
 #include "common/abi.h"
 #include "common/convert.h"
 #include "common/jit.h"
+#include "mhc/mhc_common.h"
 
 #include "tilejit/compiler/dsl.h"
 #include "tilejit/runtime/buffer.h"
@@ -90,7 +91,8 @@ void run(const MmaCase &c, int64_t rows) {
     for (size_t i = 0; i < v.size(); ++i) {
       if (dtype == DType::f32) {
         std::memcpy(&raw[i * 4], &v[i], 4);
-        v[i] = c.tf32 == dsl::Tf32::rounded ? rounded_tf32(v[i]) : v[i];
+        v[i] = c.tf32 == dsl::Tf32::rounded ? mhc::detail::round_to_tf32(v[i])
+                                            : v[i];
         continue;
       }
       const uint16_t h =

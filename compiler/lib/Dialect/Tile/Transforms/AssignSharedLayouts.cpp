@@ -9,8 +9,6 @@
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
-#include <functional>
-
 namespace mlir::tile {
 #define GEN_PASS_DEF_ASSIGNSHAREDLAYOUTS
 #include "tilejit/Dialect/Tile/Transforms/Passes.h.inc"
