@@ -86,16 +86,18 @@ int main() {
               "%zu barriers\n",
               pieces, waits, count(sum.ptx, "bar.sync"));
   CompiledKernel gemm = compile(fused_gemm_kernel());
-  std::printf("fused_gemm: wgmma %s, %zu parameters after the gemm's 7:",
+  // The gemm's own 8 parameters: a's and b's tensor maps, c, M, N, K, c's
+  // row stride, the tiles the persistent kernel walks.
+  std::printf("fused_gemm: wgmma %s, %zu parameters after the gemm's 8:",
               gemm.ptx.find("wgmma.mma_async") == std::string::npos ? "no"
                                                                     : "yes",
-              gemm.abi.args.size() - 7);
-  for (size_t i = 7; i < gemm.abi.args.size(); ++i)
+              gemm.abi.args.size() - 8);
+  for (size_t i = 8; i < gemm.abi.args.size(); ++i)
     std::printf(" %s", gemm.abi.args[i].name.c_str());
   std::printf("\n");
   if (pieces == 0 || waits == 0 ||
       gemm.ptx.find("wgmma.mma_async") == std::string::npos ||
-      gemm.abi.args.size() != 7 + 1 + 4 + 4)
+      gemm.abi.args.size() != 8 + 1 + 4 + 4)
     return 1;
   return 0;
 }

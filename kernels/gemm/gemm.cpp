@@ -22,6 +22,11 @@ static GemmSpec spec(const ops::Call &c) {
   // Whole tiles only: the epilogue stores without masks (and compiles in
   // about a fifth less time).
   s.full_tiles = m % 128 == 0 && n % s.block_n == 0;
+  // What a tensor map of c needs (rt::encode_tensor_map_2d).
+  const rt::TensorView &cv = c.tensor("c");
+  s.aligned_c =
+      cv.data % 16 == 0 &&
+      (cv.strides[0] * static_cast<int64_t>(size_of(cv.dtype))) % 16 == 0;
   return s;
 }
 

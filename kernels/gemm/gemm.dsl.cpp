@@ -19,7 +19,8 @@ Kernel gemm_kernel(const GemmSpec &s, const GemmEpilogue &epilogue) {
   dsl::KernelBuilder k("gemm", 384);
   auto a = k.tensor("a", s.in_dtype, 2, dsl::inner_contiguous(16));
   auto b = k.tensor("b", s.in_dtype, 2, dsl::inner_contiguous(16));
-  auto c = k.tensor("c", s.out_dtype, 2, dsl::inner_contiguous(4));
+  auto c = k.tensor("c", s.out_dtype, 2,
+                    dsl::inner_contiguous(s.aligned_c ? 16 : 4));
 
   k.grid({k.blocks(a, 0, bm) * k.blocks(b, 0, bn)});
   // Grouped order: band of group_m row tiles, column tiles within a band.

@@ -31,9 +31,12 @@ struct GemmSpec {
   int32_t stages = 4;     ///< shared-memory buffers of the TMA pipeline
   int32_t group_m = 8;    ///< row tiles a band of the grid walks (L2 reuse)
   int32_t full_tiles = 0; ///< 1: M % 128 == 0, N % block_n == 0 (no masks)
+  /// 1: c's rows are 16-byte aligned (base and row stride): a bf16 or f16
+  /// c is stored through TMA, overlapping the next tile's products.
+  int32_t aligned_c = 0;
 };
 TILEJIT_SPEC_FIELDS(GemmSpec, in_dtype, out_dtype, block_n, stages, group_m,
-                    full_tiles)
+                    full_tiles, aligned_c)
 
 /// The kernel in the DSL (gemm.dsl.cpp).
 Kernel gemm_kernel(const GemmSpec &spec);

@@ -5,10 +5,13 @@
 #include "common/abi.h"
 
 #include "tilejit/error.h"
+#include "tilejit/runtime/device.h"
 #include "tilejit/runtime/launch.h"
 #include "tilejit/runtime/tensor_map.h"
 
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace tilejit::ops {
 
@@ -193,9 +196,19 @@ void launch_kernel(const LoadedKernel &kernel, const KernelArgs &args,
   }
   if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0)
     return;
+  // A persistent kernel walks the rule's blocks itself: a block an SM (all
+  // of them where the SMs are not known, each walking one).
+  const int64_t blocks[3] = {grid[0], grid[1], grid[2]};
+  if (abi.persistent)
+    if (const int sms = rt::sm_count_of(stream); sms > 0)
+      grid[0] = std::min<int64_t>(grid[0], sms);
 
   rt::ArgPack pack;
   for (const AbiArg &a : abi.args) {
+    if (a.kind == AbiArg::Kind::blocks) {
+      pack.push(blocks[a.dim]);
+      continue;
+    }
     if (a.kind == AbiArg::Kind::scalar) {
       const double *v = args.find_scalar(a.name);
       if (!v)
@@ -232,6 +245,7 @@ void launch_kernel(const LoadedKernel &kernel, const KernelArgs &args,
       pack.push(t->shape[0] > 1 ? t->strides[0] : t->shape[1]);
       break;
     case AbiArg::Kind::scalar:
+    case AbiArg::Kind::blocks:
       break;
     }
   }

@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 namespace tilejit::rt {
@@ -71,6 +72,26 @@ void Device::make_current() const {
   TILEJIT_CU_CHECK(cuCtxGetCurrent(&current));
   if (current != context_)
     TILEJIT_CU_CHECK(cuCtxSetCurrent(context_));
+}
+
+int sm_count_of(CUstream stream) {
+  ensure_context();
+  CUcontext context = nullptr;
+  TILEJIT_CU_CHECK(cuCtxGetCurrent(&context));
+  static std::mutex mutex;
+  static auto *known = new std::vector<std::pair<CUcontext, int>>();
+  std::lock_guard lock(mutex);
+  for (auto [c, n] : *known)
+    if (c == context)
+      return n;
+  CUdevice device = 0;
+  CUresult r = driver().cuStreamGetDevice(stream, &device);
+  if (r == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
+    return 0;
+  check(r, "cuStreamGetDevice(stream, &device)");
+  const int n = attribute(device, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  known->emplace_back(context, n);
+  return n;
 }
 
 void ensure_context() {

@@ -25,12 +25,13 @@ namespace {
 
 constexpr int64_t kBlockN = 128;
 
-Kernel fused_gemm_kernel() {
+/// `c_align`: 16 stores c through TMA, 4 with st.global.
+Kernel fused_gemm_kernel(int c_align) {
   constexpr int64_t bm = 128, bk = 64, bn = kBlockN;
   dsl::KernelBuilder k("fused_gemm", 384);
   auto a = k.tensor("a", DType::bf16, 2, dsl::inner_contiguous(16));
   auto b = k.tensor("b", DType::bf16, 2, dsl::inner_contiguous(16));
-  auto c = k.tensor("c", DType::bf16, 2, dsl::inner_contiguous(4));
+  auto c = k.tensor("c", DType::bf16, 2, dsl::inner_contiguous(c_align));
   auto scale = k.tensor("scale", DType::f32, 2); // (M, 1)
   auto bias = k.tensor("bias", DType::f32, 2);   // (1, N)
   auto alpha = k.scalar("alpha", DType::f32);
@@ -59,9 +60,12 @@ std::vector<uint16_t> bf16_of(const std::vector<float> &v) {
   return out;
 }
 
-void run(int64_t m, int64_t n, int64_t kd) {
+void run(int64_t m, int64_t n, int64_t kd, int c_align) {
   const ops::LoadedKernel &kernel = ops::load_kernel(
-      ops::make_key("test_fused_gemm"), [] { return fused_gemm_kernel(); });
+      ops::make_key(c_align == 16 ? "test_fused_gemm_tma" : "test_fused_gemm"),
+      [&] { return fused_gemm_kernel(c_align); });
+  REQUIRE((kernel.abi.args[2].kind == AbiArg::Kind::tensor_map) ==
+          (c_align == 16));
   std::mt19937_64 gen(Catch::rngSeed());
   std::uniform_int_distribution<int> small(-4, 4), power(-2, 2);
   std::vector<float> a(m * kd), b(n * kd), scale(m), bias(n);
@@ -118,7 +122,10 @@ void run(int64_t m, int64_t n, int64_t kd) {
 
 TEST_CASE("a gemm's epilogue of tile ops runs in the WGMMA kernel",
           "[gemm][epilogue]") {
-  run(256, 256, 256);  // whole tiles
-  run(300, 200, 320);  // M and N end inside a tile
-  run(128, 136, 1024); // one row of tiles, a narrow last column
+  for (int c_align : {4, 16}) { // st.global, TMA
+    INFO("c aligned to " << c_align << " bytes");
+    run(256, 256, 256, c_align);  // whole tiles
+    run(300, 200, 320, c_align);  // M and N end inside a tile
+    run(128, 136, 1024, c_align); // one row of tiles, a narrow last column
+  }
 }

@@ -498,13 +498,17 @@ TEST_CASE("a gemm's epilogue of tile ops compiles into the WGMMA kernel",
   CHECK_THAT(compiled.ptx, Contains("wgmma.mma_async") &&
                                Contains("ld.global.b32") &&
                                Contains("cvt.rn.bf16.f32"));
-  // The epilogue's vector and scalar come after the gemm's own arguments.
+  // The epilogue's vector and scalar come after the gemm's own arguments,
+  // the last of which is the tiles along x the persistent kernel walks.
   std::vector<std::string> names;
   for (const AbiArg &arg : compiled.abi.args)
     names.push_back(arg.name);
   CHECK(names == std::vector<std::string>{"a", "b", "c", "a", "b", "a", "c",
-                                          "alpha", "bias", "bias", "bias",
-                                          "bias"});
-  CHECK(compiled.abi.args[7].kind == AbiArg::Kind::scalar);
-  CHECK(compiled.abi.args[8].kind == AbiArg::Kind::pointer);
+                                          "grid", "alpha", "bias", "bias",
+                                          "bias", "bias"});
+  CHECK(compiled.abi.persistent);
+  CHECK(compiled.abi.args[7].kind == AbiArg::Kind::blocks);
+  CHECK(compiled.abi.args[7].dim == 0);
+  CHECK(compiled.abi.args[8].kind == AbiArg::Kind::scalar);
+  CHECK(compiled.abi.args[9].kind == AbiArg::Kind::pointer);
 }

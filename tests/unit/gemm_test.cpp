@@ -48,21 +48,28 @@ TEST_CASE("gemm_kernel takes an epilogue in place of its cast",
   CompiledKernel fused = compile(gemm::gemm_kernel(spec, relu_scaled));
   CompiledKernel plain = compile(gemm::gemm_kernel(spec));
   // The epilogue's vectors (pointer, rows, columns, row stride) and scalar
-  // follow the gemm's 7 arguments in the order the epilogue uses them; its
+  // follow the gemm's 8 arguments in the order the epilogue uses them; its
   // maximum is in the WGMMA kernel, which the plain one does not have.
   REQUIRE(fused.abi.args.size() == plain.abi.args.size() + 9);
-  CHECK(fused.abi.args[7].name == "scale");
-  CHECK(fused.abi.args[7].kind == AbiArg::Kind::pointer);
-  CHECK(fused.abi.args[10].kind == AbiArg::Kind::row_stride);
-  CHECK(fused.abi.args[11].name == "alpha");
-  CHECK(fused.abi.args[11].kind == AbiArg::Kind::scalar);
-  CHECK(fused.abi.args[12].name == "bias");
+  CHECK(fused.abi.args[8].name == "scale");
+  CHECK(fused.abi.args[8].kind == AbiArg::Kind::pointer);
+  CHECK(fused.abi.args[11].kind == AbiArg::Kind::row_stride);
+  CHECK(fused.abi.args[12].name == "alpha");
+  CHECK(fused.abi.args[12].kind == AbiArg::Kind::scalar);
+  CHECK(fused.abi.args[13].name == "bias");
   CHECK(fused.ptx.find("wgmma.mma_async") != std::string::npos);
   CHECK(fused.ptx.find("max.f32") != std::string::npos);
   // Every load of the epilogue's vectors comes before the first store to c
-  // (a store may alias them: loads after it would wait one by one).
-  const size_t last_load = fused.ptx.rfind("ld.global");
-  REQUIRE(last_load != std::string::npos);
-  CHECK(last_load < fused.ptx.find("st.global"));
+  // (a store may alias them: loads after it would wait one by one): the
+  // stores' block (the epilogue, in the loop over the block's tiles) holds
+  // no load.
+  const size_t first_store = fused.ptx.find("st.global");
+  REQUIRE(first_store != std::string::npos);
+  const size_t block = fused.ptx.rfind("$L__", first_store);
+  const size_t block_end = fused.ptx.find("\n$L__", first_store);
+  REQUIRE(block != std::string::npos);
+  CHECK(fused.ptx.find("ld.global") != std::string::npos);
+  CHECK(fused.ptx.substr(block, block_end - block).find("ld.global") ==
+        std::string::npos);
   CHECK(plain.ptx.find("max.f32") == std::string::npos);
 }

@@ -180,11 +180,13 @@ TEST_CASE("the kernel ABI's text reads back as written", "[op][abi]") {
   abi.threads = 384;
   abi.shared_bytes = 197632;
   abi.programmatic = true;
+  abi.persistent = true;
   abi.has_grid = true;
   abi.grid[0].factors = {{"a", 0, 128}, {"b", 0, 256}};
   abi.grid[2].factors = {{"", 0, 3}};
   abi.args = {{AbiArg::Kind::tensor_map, "a", DType::bf16, 2, 0, {128, 64}},
               {AbiArg::Kind::size, "a", DType::bf16, 2, 1, {}},
+              {AbiArg::Kind::blocks, "grid", DType::i64, 0, 0, {}},
               {AbiArg::Kind::scalar, "s", DType::f32, 0, 0, {}},
               {AbiArg::Kind::tensor, "t", DType::u8, 3, 0, {}, true, 16}};
   std::string why;
@@ -197,6 +199,8 @@ TEST_CASE("the kernel ABI's text reads back as written", "[op][abi]") {
   CHECK(why == "grid factor 'ceil(a[0] / 0)' is not ceil(NAME[DIM] / N)");
   CHECK(!KernelAbi::parse("arg tensor a q32 2\n", why));
   CHECK(why == "malformed ABI line 'arg tensor a q32 2'");
+  CHECK(!KernelAbi::parse("arg blocks grid i64 0 3\n", why));
+  CHECK(why == "malformed ABI line 'arg blocks grid i64 0 3'");
   CHECK(!KernelAbi::parse("grid 0 1\n", why));
   CHECK(why == "the ABI has 1 grid lines; requires 0 or 3");
 }

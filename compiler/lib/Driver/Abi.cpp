@@ -134,6 +134,8 @@ std::string_view name_of(AbiArg::Kind kind) {
     return "size";
   case AbiArg::Kind::row_stride:
     return "row_stride";
+  case AbiArg::Kind::blocks:
+    return "blocks";
   }
   return "?";
 }
@@ -143,13 +145,15 @@ std::string KernelAbi::serialize() const {
       fmt::format("threads {}\nshared_bytes {}\n", threads, shared_bytes);
   if (programmatic)
     out += "programmatic\n";
+  if (persistent)
+    out += "persistent\n";
   if (has_grid)
     for (int d = 0; d < 3; ++d)
       out += fmt::format("grid {} {}\n", d, grid[d].to_string());
   for (const AbiArg &a : args) {
     out += fmt::format("arg {} {} {} {}", name_of(a.kind), a.name,
                        name_of(a.dtype), a.rank);
-    if (a.kind == AbiArg::Kind::size)
+    if (a.kind == AbiArg::Kind::size || a.kind == AbiArg::Kind::blocks)
       out += fmt::format(" {}", a.dim);
     for (int64_t b : a.box)
       out += fmt::format(" {}", b);
@@ -184,6 +188,8 @@ std::optional<KernelAbi> KernelAbi::parse(std::string_view text,
       abi.shared_bytes = v;
     } else if (w[0] == "programmatic" && w.size() == 1) {
       abi.programmatic = true;
+    } else if (w[0] == "persistent" && w.size() == 1) {
+      abi.persistent = true;
     } else if (w[0] == "grid" && w.size() >= 3 && toInt(w[1], v) &&
                v == grids) {
       size_t at = line.find(' ', line.find(' ') + 1); // after "grid N"
@@ -195,9 +201,10 @@ std::optional<KernelAbi> KernelAbi::parse(std::string_view text,
     } else if (w[0] == "arg" && w.size() >= 5) {
       AbiArg a;
       bool known = false;
-      for (auto k : {AbiArg::Kind::tensor, AbiArg::Kind::scalar,
-                     AbiArg::Kind::tensor_map, AbiArg::Kind::pointer,
-                     AbiArg::Kind::size, AbiArg::Kind::row_stride})
+      for (auto k :
+           {AbiArg::Kind::tensor, AbiArg::Kind::scalar,
+            AbiArg::Kind::tensor_map, AbiArg::Kind::pointer, AbiArg::Kind::size,
+            AbiArg::Kind::row_stride, AbiArg::Kind::blocks})
         if (w[1] == name_of(k)) {
           a.kind = k;
           known = true;
@@ -209,8 +216,9 @@ std::optional<KernelAbi> KernelAbi::parse(std::string_view text,
       a.dtype = *dtype;
       a.rank = static_cast<int>(v);
       size_t next = 5;
-      if (a.kind == AbiArg::Kind::size) {
-        if (w.size() < 6 || !toInt(w[5], v))
+      if (a.kind == AbiArg::Kind::size || a.kind == AbiArg::Kind::blocks) {
+        if (w.size() < 6 || !toInt(w[5], v) ||
+            (a.kind == AbiArg::Kind::blocks && (v < 0 || v > 2)))
           return bad();
         a.dim = static_cast<int>(v);
         next = 6;

@@ -45,7 +45,8 @@ int abi_words(const KernelParam &param) {
 
 /// The kernel's calling convention: its parameters in order, unless a
 /// lowering replaced them (`tilejit.abi` on the lowered function, as the
-/// gemm's TMA lowering does), its grid rule and its dynamic shared memory
+/// gemm's TMA lowering does, which may make it persistent), its grid rule and
+/// its dynamic shared memory
 /// (`tilejit.shared_bytes`).
 static KernelAbi abiOf(const Kernel::Impl &impl, ModuleOp lowered) {
   KernelAbi abi;
@@ -81,6 +82,7 @@ static KernelAbi abiOf(const Kernel::Impl &impl, ModuleOp lowered) {
                                       "malformed tilejit.abi: {}",
                                       impl.name, why));
     abi.args = std::move(parsed->args);
+    abi.persistent = parsed->persistent;
   });
   return abi;
 }

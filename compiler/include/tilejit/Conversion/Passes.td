@@ -49,14 +49,18 @@ def ConvertGemmToNVGPU : Pass<"convert-tile-gemm-to-nvgpu", "::mlir::ModuleOp"> 
     tile.store out, c[m0, n0]
     ```
 
-    and replaces it with an `llvm.func` kernel in the gpu.module: a TMA
+    and replaces it with a persistent `llvm.func` kernel in the gpu.module:
+    each block walks the tiles along the grid's x from its block id in
+    strides of the grid (the host launches at most a block an SM); a TMA
     producer warpgroup and two WGMMA consumer warpgroups over S stages of
     shared memory synchronised by mbarriers, the author's m0 and n0 and
-    step count cloned in, the epilogue evaluated on each accumulator
-    element. The kernel takes the tensor maps of `a` and `b` by value,
-    `c`'s address and M, N, K and c's row stride, then the epilogue's
-    scalars and vectors (address, rows, columns, row stride); its attribute
-    `tilejit.shared_bytes` gives the dynamic shared memory to launch with.
+    step count cloned in with the tile for block_id(0), the epilogue
+    evaluated on each accumulator element and stored directly or, for a
+    16-bit `c` declared 16-byte aligned, through shared memory and TMA. The
+    kernel takes the tensor maps of `a` and `b` by value, `c`'s address (or
+    tensor map) and M, N, K, c's row stride and the tiles along x, then the
+    epilogue's scalars and vectors (address, rows, columns, row stride); its
+    attributes `tilejit.abi` and `tilejit.shared_bytes` give the launch.
     Anything else in such a kernel is reported as unsupported. Pipelined
     loops of other kernels are left to tile-lower-pipelined, and gemms
     outside a pipelined loop to convert-tile-to-gpu (mma.sync).

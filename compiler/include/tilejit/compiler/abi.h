@@ -46,12 +46,14 @@ struct AbiArg {
     size,       ///< size(name, dim), i64
     row_stride, ///< stride[0] of 2-D `name` in elements (its size[1] when it
                 ///< has one row), i64
+    blocks,     ///< the blocks the grid rule gives along dimension `dim`
+                ///< before a persistent kernel's cap (`name` is "grid"), i64
   };
   Kind kind = Kind::tensor;
   std::string name;
   DType dtype = DType::f32;
   int rank = 0;
-  int dim = 0;              ///< size
+  int dim = 0;              ///< size, blocks
   std::vector<int64_t> box; ///< tensor_map, outermost first
   /// tensor: the kernel assumes a last stride of 1 / rows aligned to this
   /// many bytes (0: its element size) of the view bound to it
@@ -74,6 +76,10 @@ struct KernelAbi {
   /// Launched as a programmatic dependent launch (KernelBuilder::
   /// programmatic_launch): the kernel waits for the grid before it itself.
   bool programmatic = false;
+  /// Persistent: launched with at most one block an SM along grid dimension
+  /// x; the kernel walks the blocks its grid rule gives (its `blocks`
+  /// argument) in strides of the grid.
+  bool persistent = false;
 
   /// Text, a line per item, that parse() reads back.
   std::string serialize() const;

@@ -1,16 +1,19 @@
 //===- GemmConsumer.cpp - The gemm kernel's consumer warpgroups ----------===//
 //
-// Each consumer warpgroup owns 64 rows of the 128 x BN tile. Per K tile it
-// waits for the stage's `full` mbarrier, runs the tile's wgmma instructions
-// (WgmmaAsm.cpp) on the 128-byte-swizzled shared operands through their
-// descriptors, commits them and waits until one group is in flight, then
-// (one thread a warp) releases the stage the retired group read. The main
-// loop carries the BN / 2 accumulators as scalars and is written as blocks
-// in an scf.execute_region: a struct phi would cost the back end BN^2 / 4
-// extractions, and the back edge carries `llvm.loop.unroll.disable`
-// (LLVM would peel the first step to drop its `kt > 0` test, doubling the
-// wgmma code). The epilogue converts each accumulator pair and stores it,
-// masked at the M and N edges unless the author promised whole tiles.
+// Each consumer warpgroup owns 64 rows of each 128 x BN tile the block
+// takes. Per K tile it waits for the stage's `full` mbarrier, runs the tile's
+// wgmma instructions (WgmmaAsm.cpp) on the 128-byte-swizzled shared operands
+// through their descriptors, commits them and waits until one group is in
+// flight, then (one thread a warp) releases the stage the retired group read.
+// The main loop carries the BN / 2 accumulators as scalars and is written as
+// blocks in an scf.execute_region: a struct phi would cost the back end BN^2 /
+// 4 extractions, and the back edge carries `llvm.loop.unroll.disable` (LLVM
+// would peel the first step to drop its `kt > 0` test, doubling the wgmma
+// code). The epilogue converts each accumulator pair and stores it, masked at
+// the M and N edges unless the author promised whole tiles. The K tiles are
+// counted across the block's tiles (their stages and phases), and the stage of
+// a tile's last K tile is released after its final wait, before the epilogue,
+// for the producer to refill.
 //
 //===----------------------------------------------------------------------===//
 #include "GemmKernel.h"
@@ -39,10 +42,12 @@ Value descriptor(OpBuilder &b, Location loc, Value address) {
   return arith::OrIOp::create(b, loc, field, i64(4611686293305360384));
 }
 
-/// The main loop over the K tiles; returns the accumulators.
+/// The main loop over a tile's `count` K tiles, the block's K tiles `g0`
+/// and on; returns the accumulators.
 SmallVector<Value> mainLoop(OpBuilder &b, Location loc,
                             const GemmConsumerContext &ctx, Value descA0,
-                            Value descB0, Value releaser) {
+                            Value descB0, Value releaser, Value g0,
+                            Value count) {
   const GemmKernelConfig &c = ctx.config;
   MLIRContext *mctx = b.getContext();
   const int64_t stages = c.stages, elt = gemmInputBytes(c);
@@ -79,13 +84,14 @@ SmallVector<Value> mainLoop(OpBuilder &b, Location loc,
 
   b.setInsertionPointToStart(head);
   Value more =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, kt, ctx.count);
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, kt, count);
   cf::CondBranchOp::create(b, loc, more, body, ValueRange{}, done,
                            ValueRange{});
 
   b.setInsertionPointToStart(body);
-  Value s = arith::RemUIOp::create(b, loc, kt, idx(b, stages));
-  Value round = arith::DivUIOp::create(b, loc, kt, idx(b, stages));
+  Value g = arith::AddIOp::create(b, loc, g0, kt);
+  Value s = arith::RemUIOp::create(b, loc, g, idx(b, stages));
+  Value round = arith::DivUIOp::create(b, loc, g, idx(b, stages));
   Value parity = arith::IndexCastOp::create(
       b, loc, b.getI1Type(), arith::AndIOp::create(b, loc, round, idx(b, 1)));
   nvgpu::MBarrierTryWaitParityOp::create(b, loc, ctx.barriers, parity, ticks,
@@ -112,7 +118,7 @@ SmallVector<Value> mainLoop(OpBuilder &b, Location loc,
   Value release = arith::AndIOp::create(b, loc, notFirst, releaser);
   scf::IfOp::create(b, loc, release, [&](OpBuilder &rb, Location l) {
     Value prev = arith::RemUIOp::create(
-        rb, l, arith::AddIOp::create(rb, l, kt, idx(rb, stages - 1)),
+        rb, l, arith::AddIOp::create(rb, l, g, idx(rb, stages - 1)),
         idx(rb, stages));
     Value empty = arith::AddIOp::create(rb, l, prev, idx(rb, stages));
     nvgpu::MBarrierArriveOp::create(rb, l, nvgpu::MBarrierTokenType::get(mctx),
@@ -134,10 +140,115 @@ SmallVector<Value> mainLoop(OpBuilder &b, Location loc,
   return SmallVector<Value>(region.getResults());
 }
 
+/// With `tmaStore`: the warpgroup's 64 x BN results (`pairs[j][h]`: row
+/// 16 w + l / 4 + 8 h, columns 8 j + 2 (l % 4) + 0, 1 of lane l of warp w)
+/// go to its shared buffer up to 128 columns at a time, in 64 x 64 boxes of
+/// 128-byte rows whose 16-byte chunks are swizzled (chunk ^ row % 8: a
+/// warp's eight rows of one chunk fall in distinct banks), and its first
+/// thread stores the boxes through TMA. Before each fill that thread waits
+/// until the previous stores have read the buffer; the warpgroup meets on
+/// its named barrier (1 + consumer) around the fill, the writes fenced for
+/// the async proxy.
+void storeThroughTma(OpBuilder &b, Location loc, const GemmConsumerContext &ctx,
+                     const GemmOrigin &origin, Value consumer,
+                     ArrayRef<std::array<Value, 2>> pairs) {
+  const GemmKernelConfig &c = ctx.config;
+  MLIRContext *mctx = b.getContext();
+  auto idx = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto i32 = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  };
+  auto toI64 = [&](Value v) -> Value {
+    return arith::IndexCastOp::create(b, loc, b.getI64Type(), v);
+  };
+  auto toI32 = [&](Value v) -> Value {
+    return arith::IndexCastOp::create(b, loc, b.getI32Type(), v);
+  };
+  const int64_t cols = gemmStoreColumns(c), bytes = gemmStoreBufferBytes(c);
+  auto shared = LLVM::LLVMPointerType::get(mctx, 3);
+  Value buffer = arith::AddIOp::create(
+      b, loc, ctx.aligned,
+      arith::AddIOp::create(
+          b, loc, idx(gemmStoreBufferOffset(c)),
+          arith::MulIOp::create(b, loc, consumer, idx(bytes))));
+  Value warp = arith::DivUIOp::create(b, loc, ctx.warpgroupThread, idx(32));
+  Value lane = arith::RemUIOp::create(b, loc, ctx.warpgroupThread, idx(32));
+  Value quad = arith::DivUIOp::create(b, loc, lane, idx(4)); // = row % 8
+  // Row 16 w + l / 4 (+ 8) of the buffer, word l % 4 of its 16-byte chunk.
+  Value rowByte[2];
+  rowByte[0] = arith::AddIOp::create(
+      b, loc,
+      arith::AddIOp::create(
+          b, loc,
+          arith::MulIOp::create(
+              b, loc,
+              arith::AddIOp::create(
+                  b, loc, arith::MulIOp::create(b, loc, warp, idx(16)), quad),
+              idx(128)),
+          arith::MulIOp::create(
+              b, loc, arith::RemUIOp::create(b, loc, lane, idx(4)), idx(4))),
+      buffer);
+  rowByte[1] = arith::AddIOp::create(b, loc, rowByte[0], idx(8 * 128));
+  Value swizzle = arith::MulIOp::create(b, loc, quad, idx(16));
+  Value leader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                       ctx.warpgroupThread, idx(0));
+  Value barrierId = toI32(arith::AddIOp::create(b, loc, consumer, idx(1)));
+  Value threads = i32(128);
+  auto meet = [&] {
+    NVVM::BarrierOp::create(b, loc, Type(), barrierId, threads,
+                            NVVM::BarrierReductionAttr(), Value());
+  };
+  auto ifLeader = [&](function_ref<void(OpBuilder &, Location)> then) {
+    scf::IfOp::create(b, loc, leader, [&](OpBuilder &tb, Location l) {
+      then(tb, l);
+      scf::YieldOp::create(tb, l);
+    });
+  };
+  Value row = toI32(arith::AddIOp::create(
+      b, loc, origin.m0, arith::MulIOp::create(b, loc, consumer, idx(64))));
+  for (int64_t f = 0; f < c.bn / cols; ++f) {
+    ifLeader([&](OpBuilder &tb, Location l) {
+      NVVM::CpAsyncBulkWaitGroupOp::create(tb, l, 0, tb.getUnitAttr());
+    });
+    meet();
+    for (int64_t jj = 0; jj < cols / 8; ++jj) {
+      const int64_t j = f * (cols / 8) + jj;
+      // Box jj / 8, chunk jj % 8 of the row, swizzled.
+      Value chunk = arith::XOrIOp::create(b, loc, idx(16 * (jj % 8)), swizzle);
+      for (int h = 0; h < 2; ++h) {
+        Value at = arith::AddIOp::create(
+            b, loc, rowByte[h],
+            arith::AddIOp::create(b, loc, chunk, idx(64 * 128 * (jj / 8))));
+        Value ptr = LLVM::IntToPtrOp::create(b, loc, shared, toI64(at));
+        LLVM::StoreOp::create(b, loc, pairs[j][h], ptr, 4);
+      }
+    }
+    NVVM::FenceProxyOp::create(
+        b, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(mctx, NVVM::SharedSpace::shared_cta));
+    meet();
+    ifLeader([&](OpBuilder &tb, Location l) {
+      for (int64_t box = 0; box < cols / 64; ++box) {
+        Value src = LLVM::IntToPtrOp::create(
+            tb, l, shared,
+            toI64(arith::AddIOp::create(tb, l, buffer, idx(box * 64 * 128))));
+        Value col = toI32(
+            arith::AddIOp::create(tb, l, origin.n0, idx(f * cols + box * 64)));
+        NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
+            tb, l, ctx.c, src, ValueRange{col, row}, Value(),
+            NVVM::TMAStoreMode::TILE, Value());
+      }
+      NVVM::CpAsyncBulkCommitGroupOp::create(tb, l);
+    });
+  }
+}
+
 /// Converts and stores the accumulators: (warp w, lane l) holds row 16 w +
 /// l / 4 (+ 8), columns 8 j + 2 (l % 4) (+ 1) of its warpgroup's 64 rows.
 void epilogue(OpBuilder &b, Location loc, const GemmConsumerContext &ctx,
-              Value consumer, ArrayRef<Value> accs) {
+              const GemmOrigin &origin, Value consumer, ArrayRef<Value> accs) {
   const GemmKernelConfig &c = ctx.config;
   auto idx = [&](OpBuilder &ib, int64_t v) -> Value {
     return arith::ConstantIndexOp::create(ib, loc, v);
@@ -159,12 +270,12 @@ void epilogue(OpBuilder &b, Location loc, const GemmConsumerContext &ctx,
       arith::AddIOp::create(
           b, loc,
           arith::AddIOp::create(
-              b, loc, ctx.m0,
+              b, loc, origin.m0,
               arith::MulIOp::create(b, loc, consumer, idx(b, 64))),
           warpRow),
       laneRow);
   Value row1 = arith::AddIOp::create(b, loc, row0, idx(b, 8));
-  Value col = arith::AddIOp::create(b, loc, ctx.n0, laneCol);
+  Value col = arith::AddIOp::create(b, loc, origin.n0, laneCol);
   Value rowOk[2] = {
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row0, ctx.m),
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row1, ctx.m)};
@@ -214,9 +325,11 @@ void epilogue(OpBuilder &b, Location loc, const GemmConsumerContext &ctx,
   // author's vectors then precede every store to c, which LLVM may not
   // move them past (c could alias them), and are in flight together.
   SmallVector<std::array<Value, 2>> pairs;
-  if (ctx.epilogue)
+  if (ctx.epilogue || c.tmaStore)
     for (int j = 0; j < c.bn / 8; ++j)
       pairs.push_back({pairAt(j, 0), pairAt(j, 1)});
+  if (c.tmaStore)
+    return storeThroughTma(b, loc, ctx, origin, consumer, pairs);
   for (int j = 0; j < c.bn / 8; ++j) {
     Value values[2];
     for (int h = 0; h < 2; ++h)
@@ -276,7 +389,37 @@ void mlir::tile::buildGemmConsumer(OpBuilder &b, Location loc,
   Value lane = arith::RemUIOp::create(b, loc, ctx.warpgroupThread, idx(32));
   Value releaser =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, idx(0));
-  SmallVector<Value> accs = mainLoop(b, loc, ctx, descA0, descB0, releaser);
-  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
-  epilogue(b, loc, ctx, consumer, accs);
+  scf::ForOp::create(
+      b, loc, ctx.firstTile, ctx.tiles, ctx.tileStride, ValueRange{idx(0)},
+      [&](OpBuilder &tb, Location tl, Value tile, ValueRange done) {
+        GemmOrigin o = ctx.origin(tb, tile);
+        SmallVector<Value> accs =
+            mainLoop(tb, tl, ctx, descA0, descB0, releaser, done[0], o.count);
+        NVVM::WgmmaWaitGroupSyncOp::create(tb, tl, tb.getI64IntegerAttr(0));
+        // Every group has retired: release the stage of the last K tile.
+        Value end = arith::AddIOp::create(tb, tl, done[0], o.count);
+        Value any = arith::CmpIOp::create(tb, tl, arith::CmpIPredicate::ugt,
+                                          o.count, idx(0));
+        Value release = arith::AndIOp::create(tb, tl, any, releaser);
+        scf::IfOp::create(tb, tl, release, [&](OpBuilder &rb, Location l) {
+          Value last = arith::RemUIOp::create(
+              rb, l, arith::AddIOp::create(rb, l, end, idx(c.stages - 1)),
+              idx(c.stages));
+          nvgpu::MBarrierArriveOp::create(
+              rb, l, nvgpu::MBarrierTokenType::get(rb.getContext()),
+              ctx.barriers, arith::AddIOp::create(rb, l, last, idx(c.stages)));
+          scf::YieldOp::create(rb, l);
+        });
+        epilogue(tb, tl, ctx, o, consumer, accs);
+        scf::YieldOp::create(tb, tl, end);
+      });
+  if (c.tmaStore) {
+    // The block's last stores have completed before it exits.
+    Value leader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         ctx.warpgroupThread, idx(0));
+    scf::IfOp::create(b, loc, leader, [&](OpBuilder &tb, Location l) {
+      NVVM::CpAsyncBulkWaitGroupOp::create(tb, l, 0, UnitAttr());
+      scf::YieldOp::create(tb, l);
+    });
+  }
 }

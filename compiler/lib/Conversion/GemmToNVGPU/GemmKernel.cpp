@@ -6,7 +6,7 @@
 // bytes of stage s have landed; empty[s] = stages + s: the 8 consumer warps
 // are done with it), and the producer warpgroup: its elected thread waits
 // for a stage to be empty, expects its bytes and issues the TMA copies of
-// the A and B K-tiles into it.
+// the A and B K-tiles into it, tile after tile.
 //
 //===----------------------------------------------------------------------===//
 #include "GemmKernel.h"
@@ -17,6 +17,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <algorithm>
 
 using namespace mlir;
 using namespace mlir::tile;
@@ -66,10 +68,22 @@ int mlir::tile::gemmInputBytes(const GemmKernelConfig &c) {
   return c.inputType == "f32" ? 4 : 2;
 }
 
-int64_t mlir::tile::gemmSharedBytes(const GemmKernelConfig &c) {
+int64_t mlir::tile::gemmStoreBufferOffset(const GemmKernelConfig &c) {
   return static_cast<int64_t>(c.stages) * (128 + c.bn) * c.bk *
-             gemmInputBytes(c) +
-         1024;
+         gemmInputBytes(c);
+}
+
+int64_t mlir::tile::gemmStoreColumns(const GemmKernelConfig &c) {
+  return std::min<int64_t>(c.bn, 128);
+}
+
+int64_t mlir::tile::gemmStoreBufferBytes(const GemmKernelConfig &c) {
+  return 64 * gemmStoreColumns(c) * 2; // 16-bit outputs only
+}
+
+int64_t mlir::tile::gemmSharedBytes(const GemmKernelConfig &c) {
+  return gemmStoreBufferOffset(c) +
+         (c.tmaStore ? 2 * gemmStoreBufferBytes(c) : 0) + 1024;
 }
 
 FailureOr<LLVM::LLVMFuncOp> mlir::tile::buildGemmKernel(
@@ -87,22 +101,28 @@ FailureOr<LLVM::LLVMFuncOp> mlir::tile::buildGemmKernel(
       gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
   auto bars = nvgpu::MBarrierGroupType::get(ctx, workgroup, 2 * stages);
 
-  // (tensor map A, tensor map B, C, M, N, K, ldc).
+  // (tensor map A, tensor map B, C, M, N, K, ldc, tiles).
   auto ptr = LLVM::LLVMPointerType::get(ctx);
   auto global = LLVM::LLVMPointerType::get(ctx, 1);
   Type i64 = b.getI64Type();
-  SmallVector<Type> params{ptr, ptr, global, i64, i64, i64, i64};
+  SmallVector<Type> params{
+      ptr, ptr, c.tmaStore ? Type(ptr) : Type(global), i64, i64, i64, i64, i64};
   params.append(extraParams.begin(), extraParams.end());
   auto type = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), params);
   auto func = LLVM::LLVMFuncOp::create(b, loc, c.name, type);
-  for (unsigned map : {0u, 1u}) {
+  SmallVector<unsigned> maps{0, 1};
+  if (c.tmaStore)
+    maps.push_back(2);
+  for (unsigned map : maps) {
     func.setArgAttr(map, "llvm.byval",
                     TypeAttr::get(LLVM::LLVMArrayType::get(i64, 16)));
     func.setArgAttr(map, "llvm.align", b.getI64IntegerAttr(64));
     func.setArgAttr(map, "nvvm.grid_constant", b.getUnitAttr());
   }
-  func.setArgAttr(2, "llvm.noalias", b.getUnitAttr());
-  func.setArgAttr(2, "llvm.align", b.getI64IntegerAttr(16));
+  if (!c.tmaStore) {
+    func.setArgAttr(2, "llvm.noalias", b.getUnitAttr());
+    func.setArgAttr(2, "llvm.align", b.getI64IntegerAttr(16));
+  }
   func->setAttr("nvvm.kernel", b.getUnitAttr());
   func->setAttr("nvvm.maxntid", b.getDenseI32ArrayAttr({384, 1, 1}));
   func->setAttr("nvvm.minctasm", b.getI32IntegerAttr(1));
@@ -115,15 +135,21 @@ FailureOr<LLVM::LLVMFuncOp> mlir::tile::buildGemmKernel(
       UnrealizedConversionCastOp::create(b, loc, tmA, args[0]).getResult(0);
   Value mapB =
       UnrealizedConversionCastOp::create(b, loc, tmB, args[1]).getResult(0);
-  FailureOr<GemmOrigin> o = origin(b, func);
-  if (failed(o)) {
-    func.erase();
-    return failure();
-  }
-
   auto idx = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
+  // The origin of each tile, cloned where the producer and the consumers
+  // need it; a failure (reported) erases the kernel once it is built.
+  bool originFailed = false;
+  Value zero = idx(0);
+  auto originOf = [&](OpBuilder &ob, Value tile, bool forEpilogue) {
+    FailureOr<GemmOrigin> o = origin(ob, func, tile, forEpilogue);
+    originFailed |= failed(o);
+    return succeeded(o) ? *o : GemmOrigin{zero, zero, zero};
+  };
+  Value firstTile = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value tileStride = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
+  Value tiles = arith::IndexCastOp::create(b, loc, b.getIndexType(), args[7]);
   Value ticks = idx(10000000);
   Value trueBit = arith::ConstantIntOp::create(b, loc, 1, 1);
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
@@ -164,59 +190,88 @@ FailureOr<LLVM::LLVMFuncOp> mlir::tile::buildGemmKernel(
     Value leader =
         arith::CmpIOp::create(pb, l, arith::CmpIPredicate::eq, wgtid, idx(0));
     scf::IfOp::create(pb, l, leader, [&](OpBuilder &lb, Location ll) {
+      // K-tile g of the block (counted across its tiles) goes to stage
+      // g % stages in round g / stages.
       scf::ForOp::create(
-          lb, ll, idx(0), o->count, idx(1), ValueRange{},
-          [&](OpBuilder &fb, Location fl, Value kt, ValueRange) {
-            Value s = arith::RemUIOp::create(fb, fl, kt, idx(stages));
-            Value round = arith::DivUIOp::create(fb, fl, kt, idx(stages));
-            Value odd = arith::IndexCastOp::create(
-                fb, fl, fb.getI1Type(),
-                arith::AndIOp::create(fb, fl, round, idx(1)));
-            // The stage's previous round must be released (parity of the
-            // round before); round 0 passes at once.
-            Value parity = arith::XOrIOp::create(fb, fl, odd, trueBit);
-            Value empty = arith::AddIOp::create(fb, fl, s, idx(stages));
-            nvgpu::MBarrierTryWaitParityOp::create(fb, fl, barriers, parity,
-                                                   ticks, empty);
-            nvgpu::MBarrierArriveExpectTxOp::create(fb, fl, barriers, idx(tx),
-                                                    s, Value());
-            Value k0 = arith::MulIOp::create(fb, fl, kt, idx(bk));
-            Value offA = arith::AddIOp::create(
-                fb, fl, shift, arith::MulIOp::create(fb, fl, s, idx(aBytes)));
-            Value offB = arith::AddIOp::create(
-                fb, fl,
-                arith::AddIOp::create(
-                    fb, fl, shift,
-                    arith::MulIOp::create(fb, fl, s, idx(bBytes))),
-                idx(stages * aBytes));
-            auto tile = [&](int64_t rows) {
-              return MemRefType::get({rows, bk}, mem,
-                                     MemRefLayoutAttrInterface{}, workgroup);
-            };
-            Value dstA = memref::ViewOp::create(fb, fl, tile(bm), dyn, offA,
-                                                ValueRange{});
-            Value dstB = memref::ViewOp::create(fb, fl, tile(bn), dyn, offB,
-                                                ValueRange{});
-            nvgpu::TmaAsyncLoadOp::create(fb, fl, dstA, barriers, mapA,
-                                          ValueRange{k0, o->m0}, s, Value(),
-                                          Value());
-            nvgpu::TmaAsyncLoadOp::create(fb, fl, dstB, barriers, mapB,
-                                          ValueRange{k0, o->n0}, s, Value(),
-                                          Value());
-            scf::YieldOp::create(fb, fl);
+          lb, ll, firstTile, tiles, tileStride, ValueRange{zero},
+          [&](OpBuilder &tb, Location tl, Value tile, ValueRange done) {
+            GemmOrigin o = originOf(tb, tile, false);
+            scf::ForOp::create(
+                tb, tl, idx(0), o.count, idx(1), ValueRange{},
+                [&](OpBuilder &fb, Location fl, Value kt, ValueRange) {
+                  Value g = arith::AddIOp::create(fb, fl, done[0], kt);
+                  Value s = arith::RemUIOp::create(fb, fl, g, idx(stages));
+                  Value round = arith::DivUIOp::create(fb, fl, g, idx(stages));
+                  Value odd = arith::IndexCastOp::create(
+                      fb, fl, fb.getI1Type(),
+                      arith::AndIOp::create(fb, fl, round, idx(1)));
+                  // The stage's previous round must be released (parity of the
+                  // round before); round 0 passes at once.
+                  Value parity = arith::XOrIOp::create(fb, fl, odd, trueBit);
+                  Value empty = arith::AddIOp::create(fb, fl, s, idx(stages));
+                  nvgpu::MBarrierTryWaitParityOp::create(fb, fl, barriers,
+                                                         parity, ticks, empty);
+                  nvgpu::MBarrierArriveExpectTxOp::create(fb, fl, barriers,
+                                                          idx(tx), s, Value());
+                  Value k0 = arith::MulIOp::create(fb, fl, kt, idx(bk));
+                  Value offA = arith::AddIOp::create(
+                      fb, fl, shift,
+                      arith::MulIOp::create(fb, fl, s, idx(aBytes)));
+                  Value offB = arith::AddIOp::create(
+                      fb, fl,
+                      arith::AddIOp::create(
+                          fb, fl, shift,
+                          arith::MulIOp::create(fb, fl, s, idx(bBytes))),
+                      idx(stages * aBytes));
+                  auto tile = [&](int64_t rows) {
+                    return MemRefType::get({rows, bk}, mem,
+                                           MemRefLayoutAttrInterface{},
+                                           workgroup);
+                  };
+                  Value dstA = memref::ViewOp::create(fb, fl, tile(bm), dyn,
+                                                      offA, ValueRange{});
+                  Value dstB = memref::ViewOp::create(fb, fl, tile(bn), dyn,
+                                                      offB, ValueRange{});
+                  nvgpu::TmaAsyncLoadOp::create(fb, fl, dstA, barriers, mapA,
+                                                ValueRange{k0, o.m0}, s,
+                                                Value(), Value());
+                  nvgpu::TmaAsyncLoadOp::create(fb, fl, dstB, barriers, mapB,
+                                                ValueRange{k0, o.n0}, s,
+                                                Value(), Value());
+                  scf::YieldOp::create(fb, fl);
+                });
+            scf::YieldOp::create(
+                tb, tl,
+                arith::AddIOp::create(tb, tl, done[0], o.count).getResult());
           });
       scf::YieldOp::create(lb, ll);
     });
     scf::YieldOp::create(pb, l);
   };
   auto consume = [&](OpBuilder &cb, Location l) {
-    GemmConsumerContext context{c,     barriers, aligned,  wgtid,   wg,
-                                o->m0, o->n0,    o->count, args[2], m,
-                                n,     args[6],  epilogue};
+    GemmConsumerContext context{
+        c,
+        barriers,
+        aligned,
+        wgtid,
+        wg,
+        firstTile,
+        tiles,
+        tileStride,
+        [&](OpBuilder &ob, Value tile) { return originOf(ob, tile, true); },
+        args[2],
+        m,
+        n,
+        args[6],
+        epilogue};
     buildGemmConsumer(cb, l, context);
     scf::YieldOp::create(cb, l);
   };
   scf::IfOp::create(b, loc, producer, produce, consume);
   LLVM::ReturnOp::create(b, loc, ValueRange{});
+  if (originFailed) {
+    func.erase();
+    return failure();
+  }
   return func;
 }

@@ -1,18 +1,24 @@
 //===- GemmKernel.h - The TMA + WGMMA kernel a pipelined gemm becomes ----===//
 //
-// One producer warpgroup whose elected thread issues the TMA copies of A
-// and B `stages` K-tiles ahead, each completing on the stage's `full`
-// mbarrier; two consumer warpgroups, each running wgmma.mma_async
+// Persistent: a block an SM (the host caps the grid's x dimension) walks
+// the tiles the author's grid rule gives, from its block id in strides of
+// the grid. One producer warpgroup whose elected thread issues the TMA
+// copies of A and B `stages` K-tiles ahead, each completing on the stage's
+// `full` mbarrier; two consumer warpgroups, each running wgmma.mma_async
 // m64nBNk16 (k32 for fp8, k8 for tf32) on 64 rows of the 128 x BN tile,
 // keeping one wgmma group in flight and releasing a stage on its `empty`
-// mbarrier once the group that read it has retired. The epilogue converts
-// the f32 accumulators and stores them, masked at the M and N edges unless
-// the author promised whole tiles.
+// mbarrier once the group that read it has retired. The stages and their
+// mbarrier phases run on across tiles, so the producer loads the next
+// tile's first K-tiles while the consumers store this one. The epilogue
+// converts the f32 accumulators and stores them, masked at the M and N
+// edges unless the author promised whole tiles.
 //
-// Shared memory is dynamic (stages x (A + B tiles) + 1 KiB to realign to the
-// 1024 bytes the 128-byte swizzle needs). The tensor maps arrive by value
+// Shared memory is dynamic (stages x (A + B tiles), the two consumers'
+// store buffers with `tmaStore`, and 1 KiB to realign to the 1024 bytes the
+// 128-byte swizzle needs). The tensor maps arrive by value
 // as grid constants (.param .align 64 .b8 [128]). Kernel parameters: (tensor
-// map of A, tensor map of B, C (global pointer), M, N, K, ldc (i64)).
+// map of A, tensor map of B, C (global pointer), M, N, K, ldc, the tiles
+// along the grid's x (i64)).
 //
 // Built with builders: GemmKernel.cpp (the function, shared memory,
 // mbarriers, the producer), GemmConsumer.cpp (the consumers' main loop and
@@ -45,15 +51,25 @@ struct GemmKernelConfig {
   /// Mask the epilogue's stores at the M and N edges; false when the
   /// author promised the tile inside C (whole tiles only).
   bool checkBounds = true;
+  /// Store C through TMA (16-bit outputs whose rows the author declared
+  /// 16-byte aligned): each consumer writes its 64 rows, up to 128 columns
+  /// at a time, to a buffer of its own in shared memory (128-byte swizzle,
+  /// 64 x 64 boxes) and one thread stores the boxes asynchronously, clipped
+  /// at C's edges, while the warpgroup goes on to its next tile.
+  bool tmaStore = false;
 };
 
-/// The block's tile origin and K-tile count, computed in the new kernel
-/// (from its block ids and size parameters) by the caller.
+/// A tile's origin and K-tile count, computed in the new kernel (from the
+/// tile's index along the grid's x, the block ids along y and z and the
+/// size parameters) by the caller.
 struct GemmOrigin {
   Value m0, n0, count;
 };
-using GemmOriginFn =
-    std::function<FailureOr<GemmOrigin>(OpBuilder &, LLVM::LLVMFuncOp)>;
+/// The origin of tile `block` (index) at the builder's insertion point;
+/// `forEpilogue`: the consumers' call, which also brings in the indices the
+/// epilogue reads.
+using GemmOriginFn = std::function<FailureOr<GemmOrigin>(
+    OpBuilder &, LLVM::LLVMFuncOp, Value block, bool forEpilogue)>;
 
 /// The value the epilogue stores for the accumulator element `acc` (f32)
 /// at (row, col) of C (indices): a scalar of the output type, built in the
@@ -63,8 +79,8 @@ using GemmEpilogueFn = std::function<Value(OpBuilder &, Location, Value acc,
                                            Value row, Value col)>;
 
 /// Builds the kernel as an llvm.func named `config.name` at `b`'s insertion
-/// point (in a gpu.module), with `extraParams` after the seven above (what
-/// the epilogue reads); `origin` computes the tile origin in it. On failure
+/// point (in a gpu.module), with `extraParams` after the eight above (what
+/// the epilogue reads); `origin` computes a tile's origin in it. On failure
 /// of `origin` nothing is left behind.
 FailureOr<LLVM::LLVMFuncOp> buildGemmKernel(OpBuilder &b, Location loc,
                                             const GemmKernelConfig &config,
@@ -86,6 +102,13 @@ int gemmInputBytes(const GemmKernelConfig &config);
 /// Dynamic shared memory the kernel needs, in bytes.
 int64_t gemmSharedBytes(const GemmKernelConfig &config);
 
+/// With `tmaStore`: the columns of a consumer's store buffer (up to 128),
+/// its bytes, and the offset of the first buffer from the aligned base
+/// (after the stages).
+int64_t gemmStoreColumns(const GemmKernelConfig &config);
+int64_t gemmStoreBufferBytes(const GemmKernelConfig &config);
+int64_t gemmStoreBufferOffset(const GemmKernelConfig &config);
+
 /// What the consumers need from the kernel's set-up (GemmKernel.cpp).
 struct GemmConsumerContext {
   const GemmKernelConfig &config;
@@ -93,13 +116,19 @@ struct GemmConsumerContext {
   Value aligned;  ///< the 1024-aligned shared address (index)
   Value warpgroupThread; ///< thread id within the warpgroup (index)
   Value warpgroup;       ///< 1 or 2 (index)
-  Value m0, n0, count;   ///< the tile origin and K-tile count (index)
-  Value c, m, n, ldc;    ///< C's pointer, M, N (index) and row stride (i64)
+  /// The tiles along the grid's x this block takes: first, end, stride
+  /// (index).
+  Value firstTile, tiles, tileStride;
+  /// A tile's origin and K-tile count at the builder's insertion point.
+  std::function<GemmOrigin(OpBuilder &, Value tile)> origin;
+  /// C's pointer (its tensor map's with `tmaStore`), M, N (index) and row
+  /// stride (i64).
+  Value c, m, n, ldc;
   const GemmEpilogueFn &epilogue;
 };
 
-/// The consumer warpgroups' part (GemmConsumer.cpp): the main loop over
-/// the K tiles and the epilogue.
+/// The consumer warpgroups' part (GemmConsumer.cpp): for each tile, the
+/// main loop over its K tiles and the epilogue.
 void buildGemmConsumer(OpBuilder &b, Location loc,
                        const GemmConsumerContext &ctx);
 

@@ -65,6 +65,16 @@ bool isStepTimes(Value v, Value step, int64_t bk) {
   return false;
 }
 
+/// A memref whose last stride is 1.
+bool isInnerContiguous(Type type) {
+  auto memref = dyn_cast<MemRefType>(type);
+  if (!memref)
+    return false;
+  auto strided = dyn_cast<StridedLayoutAttr>(memref.getLayout());
+  return strided && !strided.getStrides().empty() &&
+         strided.getStrides().back() == 1;
+}
+
 bool isZeroFragment(Value v) {
   if (auto splat = v.getDefiningOp<SplatOp>()) {
     auto c = splat.getValue().getDefiningOp<arith::ConstantFloatOp>();
@@ -169,6 +179,12 @@ FailureOr<GemmMatch> match(func::FuncOp kernel, PipelinedOp loop) {
   if (m.config.outputType != "bf16" && m.config.outputType != "f16" &&
       m.config.outputType != "f32")
     return fail(m.store, "the output must be bf16, f16 or f32");
+  // 16-bit results go out through TMA where the author declared C's rows
+  // 16-byte aligned (what a tensor map needs).
+  auto align = kernel.getArgAttrOfType<IntegerAttr>(
+      c.getArgNumber(), TileDialect::getAlignAttrName());
+  m.config.tmaStore = m.config.outputType != "f32" && align &&
+                      align.getInt() >= 16 && isInnerContiguous(c.getType());
   // Nothing else may happen in the kernel.
   for (Operation &op : kernel.getBody().front()) {
     if (&op == loop || &op == m.store || m.epilogue.all.contains(&op) ||
@@ -182,11 +198,12 @@ FailureOr<GemmMatch> match(func::FuncOp kernel, PipelinedOp loop) {
 }
 
 /// Clones the computation of an index (block ids, tensor sizes, constants,
-/// arithmetic) into the new kernel.
+/// arithmetic) into the new kernel, the block id along x being `tile`.
 class IndexCloner {
 public:
-  IndexCloner(OpBuilder &b, const GemmMatch &m, LLVM::LLVMFuncOp kernel)
-      : b(b), m(m) {
+  IndexCloner(OpBuilder &b, const GemmMatch &m, LLVM::LLVMFuncOp kernel,
+              Value tile)
+      : b(b), m(m), tile(tile) {
     auto size = [&](unsigned arg) {
       return arith::IndexCastOp::create(b, kernel.getLoc(), b.getIndexType(),
                                         kernel.getArgument(arg))
@@ -211,7 +228,10 @@ public:
     if (auto id = dyn_cast<BlockIdOp>(op)) {
       static constexpr gpu::Dimension dims[] = {
           gpu::Dimension::x, gpu::Dimension::y, gpu::Dimension::z};
-      result = gpu::BlockIdOp::create(b, op->getLoc(), dims[id.getDim()]);
+      result = id.getDim() == 0
+                   ? tile
+                   : gpu::BlockIdOp::create(b, op->getLoc(), dims[id.getDim()])
+                         .getResult();
     } else if (auto dim = dyn_cast<memref::DimOp>(op)) {
       std::optional<int64_t> index = dim.getConstantIndex();
       Value src = dim.getSource();
@@ -244,6 +264,7 @@ public:
 private:
   OpBuilder &b;
   const GemmMatch &m;
+  Value tile;
   IRMapping mapping;
   Value sizeM, sizeN, sizeK;
 };
@@ -253,11 +274,11 @@ LogicalResult lower(func::FuncOp func, GemmMatch &m, ModuleOp module) {
   gpu::GPUModuleOp gpuModule = getOrCreateKernelModule(module);
   OpBuilder b = OpBuilder::atBlockEnd(gpuModule.getBody());
   // The author's epilogue, unless it only converts the accumulator: its
-  // scalars and vectors become parameters after the kernel's seven.
+  // scalars and vectors become parameters after the kernel's eight.
   const bool fused = !m.epilogue.isPlain();
   SmallVector<Type> extra;
   if (fused)
-    extra = m.epilogue.params(ctx, 7);
+    extra = m.epilogue.params(ctx, 8);
   LLVM::LLVMFuncOp built;
   llvm::DenseMap<Value, Value> indices;
   GemmEpilogueFn epilogue;
@@ -265,9 +286,10 @@ LogicalResult lower(func::FuncOp func, GemmMatch &m, ModuleOp module) {
     epilogue = makeGemmEpilogue(m.epilogue, built, indices);
   FailureOr<LLVM::LLVMFuncOp> kernel = buildGemmKernel(
       b, func.getLoc(), m.config, extra,
-      [&](OpBuilder &kb, LLVM::LLVMFuncOp k) -> FailureOr<GemmOrigin> {
+      [&](OpBuilder &kb, LLVM::LLVMFuncOp k, Value tile,
+          bool forEpilogue) -> FailureOr<GemmOrigin> {
         built = k;
-        IndexCloner cloner(kb, m, k);
+        IndexCloner cloner(kb, m, k, tile);
         FailureOr<Value> m0 = cloner.clone(m.m0);
         if (failed(m0))
           return failure();
@@ -278,7 +300,7 @@ LogicalResult lower(func::FuncOp func, GemmMatch &m, ModuleOp module) {
         if (failed(count))
           return failure();
         for (const EpilogueLeaf &leaf : m.epilogue.leaves) {
-          if (!leaf.index)
+          if (!forEpilogue || !leaf.index)
             continue;
           FailureOr<Value> index = cloner.clone(leaf.index);
           if (failed(index))
@@ -308,11 +330,14 @@ LogicalResult lower(func::FuncOp func, GemmMatch &m, ModuleOp module) {
        {fmt::format("arg tensor_map {} {} 2 128 {}", nameA, in, m.config.bk),
         fmt::format("arg tensor_map {} {} 2 {} {}", nameB, in, m.config.bn,
                     m.config.bk),
-        fmt::format("arg pointer {} {} 2", nameC, out),
+        m.config.tmaStore
+            ? fmt::format("arg tensor_map {} {} 2 64 64", nameC, out)
+            : fmt::format("arg pointer {} {} 2", nameC, out),
         fmt::format("arg size {} {} 2 0", nameA, in),
         fmt::format("arg size {} {} 2 0", nameB, in),
         fmt::format("arg size {} {} 2 1", nameA, in),
-        fmt::format("arg row_stride {} {} 2", nameC, out)})
+        fmt::format("arg row_stride {} {} 2", nameC, out),
+        std::string("arg blocks grid i64 0 0"), std::string("persistent")})
     abi.push_back(StringAttr::get(ctx, line));
   if (fused)
     for (const std::string &line : m.epilogue.abiLines(func))

@@ -59,4 +59,10 @@ private:
 /// leaves any current context alone. Used by calls that do not name a device.
 void ensure_context();
 
+/// The number of SMs of the device `stream` runs on (the current context's
+/// device), remembered a context; 0 where it cannot be known: on a stream
+/// being captured into a CUDA graph before any call outside a capture on
+/// that context. For persistent kernels, which launch a block an SM.
+int sm_count_of(CUstream stream);
+
 } // namespace tilejit::rt
