@@ -2,9 +2,9 @@
 // in the tile DSL, two kernels of mma.sync on tf32 (k.gemm on shared
 // tiles), f32 operands rounded to the nearest tf32, ties away
 // (dsl::Tf32::rounded, as the original's 0x1000 added to the f32 bits), x
-// exact (bf16, multiplied as it is). x_grad: a block 64 tokens x 64
+// exact (bf16, multiplied as it is). x_grad: a block 128 tokens x 64
 // columns, acc = x_grad (or 0) + mgr . fnr (K = the 32 mixes, 24 .. 31
-// zero), then + 2 x sqrsum_grad, bf16. fn_grad: a block 64 columns,
+// zero), then + 2 x sqrsum_grad (a value a token), bf16. fn_grad: a block 64 columns,
 // mgr^T . x summed over the tokens in steps of 64, each step's product from
 // zero (the carried sum stays out of the mma's shared-memory round trip).
 #include "mhc/mhc_pre_norm_fn_gemm_bwd.h"
@@ -24,7 +24,7 @@ constexpr int64_t kMixes = 32, kCols = 64;
 
 Kernel mhc_pre_norm_fn_x_grad_kernel(const MhcNormFnBwdSpec &s) {
   using dsl::Value;
-  constexpr int64_t tokens = 64;
+  constexpr int64_t tokens = 128;
   dsl::KernelBuilder k("mhc_pre_norm_fn_x_grad", 128);
   k.programmatic_launch();
   const auto f32 = DType::f32, bf16 = DType::bf16;
@@ -43,7 +43,10 @@ Kernel mhc_pre_norm_fn_x_grad_kernel(const MhcNormFnBwdSpec &s) {
   const std::vector<int64_t> box = {tokens, kCols};
   auto sa = k.alloc_shared(f32, {tokens, kMixes});
   auto sb = k.alloc_shared(f32, {kCols, kMixes});
-  k.store(k.load(mul_grad, {t0, zero}, {tokens, kMixes}), sa, {zero, zero});
+  // mul_grad's rows need not be aligned: one element a thread, in a layout
+  // of its own, so that x's and x_grad's accesses keep wide vectors.
+  k.store(k.relayout(k.load(mul_grad, {t0, zero}, {tokens, kMixes}), 1), sa,
+          {zero, zero});
   k.store(k.transpose(k.load(fn, {zero, c0}, {kMixes, kCols})), sb,
           {zero, zero});
   k.barrier();
@@ -51,7 +54,10 @@ Kernel mhc_pre_norm_fn_x_grad_kernel(const MhcNormFnBwdSpec &s) {
                      : k.full(box, 0, f32);
   acc = k.gemm(sa, sb, acc, dsl::Tf32::rounded);
   auto xv = k.cast(k.load(x, {t0, c0}, box), f32);
-  acc = acc + k.constant(2, f32) * xv * k.load(sq_grad, {t0, c0}, box);
+  // sqrsum_grad's rows have stride 0: a value a token, broadcast.
+  auto sq = k.broadcast(
+      k.relayout(k.load(sq_grad, {t0, c0}, {tokens, 1}), 1), box);
+  acc = acc + k.constant(2, f32) * xv * sq;
   k.store(k.cast(acc, bf16), out, {t0, c0});
   return k.build();
 }
