@@ -181,6 +181,90 @@ func.func @gemm_tma_store(%a: !g, %b: !g, %c: !g {tile.align = 16 : i64}) attrib
 
 !g = memref<?x?xbf16, strided<[?, 1], offset: ?>>
 !sa = memref<128x64xbf16, #gpu.address_space<workgroup>>
+!sb = memref<96x64xbf16, #gpu.address_space<workgroup>>
+!acc = tensor<128x96xf32>
+
+// 96 columns do not fill the store buffers in whole 64-column boxes: an
+// aligned C goes out through st.global.
+// CHECK-LABEL: llvm.func @gemm_96_columns_aligned(
+// CHECK-SAME: %{{.*}}: !llvm.ptr<1> {llvm.align = 16 : i64, llvm.noalias}
+// CHECK-SAME: "arg pointer ? bf16 2"
+// CHECK-NOT: nvvm.cp.async.bulk.tensor.global.shared.cta
+// CHECK: llvm.return
+func.func @gemm_96_columns_aligned(%a: !g, %b: !g, %c: !g {tile.align = 16 : i64}) attributes {tile.threads = 384 : i32} {
+  %c1 = arith.constant 1 : index
+  %c63 = arith.constant 63 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %bx = tile.block_id 0
+  %m0 = arith.muli %bx, %c128 : index
+  %n0 = arith.constant 0 : index
+  %k = memref.dim %a, %c1 : !g
+  %k63 = arith.addi %k, %c63 : index
+  %steps = arith.divui %k63, %c64 : index
+  %sa = tile.alloc_shared : !sa
+  %sb = tile.alloc_shared : !sb
+  %zero = arith.constant 0.0 : f32
+  %init = tile.splat %zero : f32 -> !acc
+  %r = tile.pipelined %steps, %init {stages = 4 : i64} : !acc -> !acc {
+  ^bb0(%s: index, %acc: !acc):
+    %k0 = arith.muli %s, %c64 : index
+    tile.copy %a[%m0, %k0], %sa : !g, !sa
+    tile.copy %b[%n0, %k0], %sb : !g, !sb
+    %p = tile.gemm %sa, %sb, %acc : !sa, !sb, !acc
+    tile.yield %p : !acc
+  }
+  %o = arith.truncf %r : !acc to tensor<128x96xbf16>
+  tile.store %o, %c[%m0, %n0] : tensor<128x96xbf16>, !g
+  return
+}
+
+// -----
+
+!g = memref<?x?xbf16, strided<[?, 1], offset: ?>>
+!sa = memref<128x64xbf16, #gpu.address_space<workgroup>>
+!sb = memref<128x64xbf16, #gpu.address_space<workgroup>>
+!acc = tensor<128x128xf32>
+
+// Seven stages of 128 x 128 leave no room for the store buffers (7 x 32768
+// + 32768 + 1024 > 232448): an aligned C goes out through st.global.
+// CHECK-LABEL: llvm.func @gemm_seven_stages_aligned(
+// CHECK-SAME: "arg pointer ? bf16 2"
+// CHECK-SAME: tilejit.shared_bytes = 230400 : i64
+// CHECK-NOT: nvvm.cp.async.bulk.tensor.global.shared.cta
+// CHECK: llvm.return
+func.func @gemm_seven_stages_aligned(%a: !g, %b: !g, %c: !g {tile.align = 16 : i64}) attributes {tile.threads = 384 : i32} {
+  %c1 = arith.constant 1 : index
+  %c63 = arith.constant 63 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %bx = tile.block_id 0
+  %m0 = arith.muli %bx, %c128 : index
+  %n0 = arith.constant 0 : index
+  %k = memref.dim %a, %c1 : !g
+  %k63 = arith.addi %k, %c63 : index
+  %steps = arith.divui %k63, %c64 : index
+  %sa = tile.alloc_shared : !sa
+  %sb = tile.alloc_shared : !sb
+  %zero = arith.constant 0.0 : f32
+  %init = tile.splat %zero : f32 -> !acc
+  %r = tile.pipelined %steps, %init {stages = 7 : i64} : !acc -> !acc {
+  ^bb0(%s: index, %acc: !acc):
+    %k0 = arith.muli %s, %c64 : index
+    tile.copy %a[%m0, %k0], %sa : !g, !sa
+    tile.copy %b[%n0, %k0], %sb : !g, !sb
+    %p = tile.gemm %sa, %sb, %acc : !sa, !sb, !acc
+    tile.yield %p : !acc
+  }
+  %o = arith.truncf %r : !acc to tensor<128x128xbf16>
+  tile.store %o, %c[%m0, %n0] : tensor<128x128xbf16>, !g
+  return
+}
+
+// -----
+
+!g = memref<?x?xbf16, strided<[?, 1], offset: ?>>
+!sa = memref<128x64xbf16, #gpu.address_space<workgroup>>
 !sb = memref<256x64xbf16, #gpu.address_space<workgroup>>
 !acc = tensor<128x256xf32>
 !gf = memref<?x?xf32, strided<[?, 1], offset: ?>>

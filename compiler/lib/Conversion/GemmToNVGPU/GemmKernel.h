@@ -52,7 +52,8 @@ struct GemmKernelConfig {
   /// author promised the tile inside C (whole tiles only).
   bool checkBounds = true;
   /// Store C through TMA (16-bit outputs whose rows the author declared
-  /// 16-byte aligned): each consumer writes its 64 rows, up to 128 columns
+  /// 16-byte aligned, BN 64 or a multiple of 128, and room for the buffers
+  /// beside the stages): each consumer writes its 64 rows, up to 128 columns
   /// at a time, to a buffer of its own in shared memory (128-byte swizzle,
   /// 64 x 64 boxes) and one thread stores the boxes asynchronously, clipped
   /// at C's edges, while the warpgroup goes on to its next tile.

@@ -65,6 +65,9 @@ bool isStepTimes(Value v, Value step, int64_t bk) {
   return false;
 }
 
+/// Shared memory a block may have on Hopper (the opt-in maximum).
+constexpr int64_t kMaxSharedBytes = 232448;
+
 /// A memref whose last stride is 1.
 bool isInnerContiguous(Type type) {
   auto memref = dyn_cast<MemRefType>(type);
@@ -180,11 +183,18 @@ FailureOr<GemmMatch> match(func::FuncOp kernel, PipelinedOp loop) {
       m.config.outputType != "f32")
     return fail(m.store, "the output must be bf16, f16 or f32");
   // 16-bit results go out through TMA where the author declared C's rows
-  // 16-byte aligned (what a tensor map needs).
+  // 16-byte aligned (what a tensor map needs), the tile's columns fill the
+  // store buffers in whole 64-column boxes, and the buffers fit beside the
+  // stages; else through st.global.
   auto align = kernel.getArgAttrOfType<IntegerAttr>(
       c.getArgNumber(), TileDialect::getAlignAttrName());
-  m.config.tmaStore = m.config.outputType != "f32" && align &&
-                      align.getInt() >= 16 && isInnerContiguous(c.getType());
+  GemmKernelConfig withTma = m.config;
+  withTma.tmaStore = true;
+  m.config.tmaStore =
+      m.config.outputType != "f32" && align && align.getInt() >= 16 &&
+      isInnerContiguous(c.getType()) && bn % 64 == 0 &&
+      bn % gemmStoreColumns(withTma) == 0 &&
+      gemmSharedBytes(withTma) + 16 * m.config.stages <= kMaxSharedBytes;
   // Nothing else may happen in the kernel.
   for (Operation &op : kernel.getBody().front()) {
     if (&op == loop || &op == m.store || m.epilogue.all.contains(&op) ||
