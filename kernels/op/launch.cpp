@@ -177,6 +177,26 @@ void check_binding(const AbiArg &arg, const rt::TensorView &view,
                                   view.data));
 }
 
+LaunchGrid launch_grid(const KernelAbi &abi, const KernelArgs &args,
+                       std::string_view op, int sms) {
+  const int64_t limits[3] = {0x7fffffff, 65535, 65535};
+  LaunchGrid g;
+  for (int d = 0; d < 3; ++d) {
+    g.blocks[d] = extent(abi.grid[d], args, op, limits[d]);
+    if (g.blocks[d] < 0)
+      throw UserError(fmt::format(
+          "{}: the tensors' sizes need more than {} blocks along grid "
+          "dimension {} ({}); requires fewer",
+          op, limits[d], d, abi.grid[d].to_string()));
+  }
+  g.grid = g.blocks;
+  // A persistent kernel walks the rule's blocks itself: a block an SM (all
+  // of them where the SMs are not known, each walking one).
+  if (abi.persistent && sms > 0)
+    g.grid[0] = std::min<int64_t>(g.grid[0], sms);
+  return g;
+}
+
 void launch_kernel(const LoadedKernel &kernel, const KernelArgs &args,
                    std::string_view op, CUstream stream) {
   const KernelAbi &abi = kernel.abi;
@@ -184,24 +204,11 @@ void launch_kernel(const LoadedKernel &kernel, const KernelArgs &args,
     throw InternalError(fmt::format("internal error: {}: the kernel declares "
                                     "no grid (KernelBuilder::grid)",
                                     op));
-  const int64_t limits[3] = {0x7fffffff, 65535, 65535};
-  int64_t grid[3];
-  for (int d = 0; d < 3; ++d) {
-    grid[d] = extent(abi.grid[d], args, op, limits[d]);
-    if (grid[d] < 0)
-      throw UserError(fmt::format(
-          "{}: the tensors' sizes need more than {} blocks along grid "
-          "dimension {} ({}); requires fewer",
-          op, limits[d], d, abi.grid[d].to_string()));
-  }
-  if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0)
+  const LaunchGrid g =
+      launch_grid(abi, args, op, abi.persistent ? rt::sm_count_of(stream) : 0);
+  if (g.empty())
     return;
-  // A persistent kernel walks the rule's blocks itself: a block an SM (all
-  // of them where the SMs are not known, each walking one).
-  const int64_t blocks[3] = {grid[0], grid[1], grid[2]};
-  if (abi.persistent)
-    if (const int sms = rt::sm_count_of(stream); sms > 0)
-      grid[0] = std::min<int64_t>(grid[0], sms);
+  const std::array<int64_t, 3> &blocks = g.blocks, &grid = g.grid;
 
   rt::ArgPack pack;
   for (const AbiArg &a : abi.args) {

@@ -44,10 +44,23 @@ template <class Spec> struct OpKernel {
 /// The op's tensors and numeric parameters by their declared names.
 KernelArgs default_kernel_args(const Call &call);
 
+/// A launch's grid: the blocks `abi`'s rule gives for `args` along each
+/// dimension, and the grid launched, the same but for a persistent kernel's
+/// x, at most `sms` (0: not known, uncapped). UserError when a dimension
+/// needs more blocks than a launch takes.
+struct LaunchGrid {
+  std::array<int64_t, 3> blocks{}, grid{};
+  bool empty() const {
+    return blocks[0] == 0 || blocks[1] == 0 || blocks[2] == 0;
+  }
+};
+LaunchGrid launch_grid(const KernelAbi &abi, const KernelArgs &args,
+                       std::string_view op, int sms);
+
 /// Launches `kernel` with `args` bound by name to its ABI: the grid from its
-/// rule (nothing is launched when a dimension has no blocks), its block
-/// size and dynamic shared memory. UserError when the grid is too large;
-/// InternalError when an ABI name is not bound.
+/// rule (launch_grid; nothing is launched when a dimension has no blocks),
+/// its block size and dynamic shared memory. UserError when the grid is too
+/// large; InternalError when an ABI name is not bound.
 void launch_kernel(const LoadedKernel &kernel, const KernelArgs &args,
                    std::string_view op, CUstream stream);
 

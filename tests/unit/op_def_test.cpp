@@ -205,6 +205,37 @@ TEST_CASE("the kernel ABI's text reads back as written", "[op][abi]") {
   CHECK(why == "the ABI has 1 grid lines; requires 0 or 3");
 }
 
+TEST_CASE("a persistent kernel's grid is capped at the SMs, its blocks not",
+          "[op][abi]") {
+  KernelAbi abi;
+  abi.has_grid = true;
+  abi.grid[0].factors = {{"a", 0, 128}, {"b", 0, 256}};
+  const int64_t a_shape[2] = {1000, 64}, b_shape[2] = {700, 64};
+  ops::KernelArgs args;
+  args.tensor("a", rt::TensorView::contiguous(0x1000, DType::bf16, a_shape));
+  args.tensor("b", rt::TensorView::contiguous(0x2000, DType::bf16, b_shape));
+  using Grid = std::array<int64_t, 3>;
+  // 8 row tiles x 3 column tiles.
+  ops::LaunchGrid g = ops::launch_grid(abi, args, "gemm", 4);
+  CHECK(g.blocks == Grid{24, 1, 1});
+  CHECK(g.grid == Grid{24, 1, 1}); // not persistent: every block
+  abi.persistent = true;
+  g = ops::launch_grid(abi, args, "gemm", 4);
+  CHECK(g.blocks == Grid{24, 1, 1});
+  CHECK(g.grid == Grid{4, 1, 1});
+  CHECK(ops::launch_grid(abi, args, "gemm", 0).grid == Grid{24, 1, 1});
+  CHECK(ops::launch_grid(abi, args, "gemm", 100).grid == Grid{24, 1, 1});
+  const int64_t none[2] = {0, 64};
+  args.tensor("a", rt::TensorView::contiguous(0x1000, DType::bf16, none));
+  CHECK(ops::launch_grid(abi, args, "gemm", 4).empty());
+  // More blocks than a launch takes along y.
+  abi.grid[1].factors = {{"", 0, 70000}};
+  args.tensor("a", rt::TensorView::contiguous(0x1000, DType::bf16, a_shape));
+  CHECK_THROWS_WITH(ops::launch_grid(abi, args, "gemm", 4),
+                    "gemm: the tensors' sizes need more than 65535 blocks "
+                    "along grid dimension 1 (70000); requires fewer");
+}
+
 TEST_CASE("a launch refuses a view that breaks its kernel's promises",
           "[op][abi]") {
   // A kernel tensor of unit last stride and 16-byte aligned rows.
