@@ -4,9 +4,9 @@
 // (dsl::Tf32::rounded, as the original's 0x1000 added to the f32 bits), x
 // exact (bf16, multiplied as it is). x_grad: a block 128 tokens x 64
 // columns, acc = x_grad (or 0) + mgr . fnr (K = the 32 mixes, 24 .. 31
-// zero), then + 2 x sqrsum_grad (a value a token), bf16. fn_grad: a block 64 columns,
-// mgr^T . x summed over the tokens in steps of 64, each step's product from
-// zero (the carried sum stays out of the mma's shared-memory round trip).
+// zero), then + 2 x sqrsum_grad (a value a token), bf16. fn_grad: a block 64
+// columns, mgr^T . x summed over the tokens in steps of 64, each step's product
+// from zero (the carried sum stays out of the mma's shared-memory round trip).
 #include "mhc/mhc_pre_norm_fn_gemm_bwd.h"
 
 #include "tilejit/compiler/dsl.h"
@@ -55,8 +55,8 @@ Kernel mhc_pre_norm_fn_x_grad_kernel(const MhcNormFnBwdSpec &s) {
   acc = k.gemm(sa, sb, acc, dsl::Tf32::rounded);
   auto xv = k.cast(k.load(x, {t0, c0}, box), f32);
   // sqrsum_grad's rows have stride 0: a value a token, broadcast.
-  auto sq = k.broadcast(
-      k.relayout(k.load(sq_grad, {t0, c0}, {tokens, 1}), 1), box);
+  auto sq =
+      k.broadcast(k.relayout(k.load(sq_grad, {t0, c0}, {tokens, 1}), 1), box);
   acc = acc + k.constant(2, f32) * xv * sq;
   k.store(k.cast(acc, bf16), out, {t0, c0});
   return k.build();
