@@ -3,6 +3,8 @@
 // (kernels/gemm/gemm_test.cpp).
 #include "gemm/gemm.h"
 
+#include "op/op_def.h"
+
 #include "tilejit/compiler/compile.h"
 #include "tilejit/error.h"
 
@@ -72,4 +74,39 @@ TEST_CASE("gemm_kernel takes an epilogue in place of its cast",
   CHECK(fused.ptx.substr(block, block_end - block).find("ld.global") ==
         std::string::npos);
   CHECK(plain.ptx.find("max.f32") == std::string::npos);
+}
+
+TEST_CASE("the gemm op stores c through TMA where c's rows are 16-byte "
+          "aligned",
+          "[kernels][compiler]") {
+  const ops::OpDef &op = gemm::gemm_op();
+  const int64_t ab[2] = {256, 512};
+  const TensorView a = TensorView::contiguous(0x100000, DType::bf16, ab),
+                   b = TensorView::contiguous(0x200000, DType::bf16, ab);
+  // The c argument of the kernel for a c view: a tensor map (TMA stores)
+  // or a pointer (st.global).
+  auto c_kind = [&](const TensorView &c) {
+    const TensorView tensors[3] = {a, b, c};
+    const ops::Call call(op, tensors, {});
+    CompiledKernel k = compile(op.kernel(call));
+    REQUIRE(k.abi.args.size() >= 3);
+    CHECK(k.abi.persistent);
+    return k.abi.args[2].kind;
+  };
+  const int64_t shape[2] = {256, 256};
+  using Kind = AbiArg::Kind;
+  CHECK(c_kind(TensorView::contiguous(0x300000, DType::bf16, shape)) ==
+        Kind::tensor_map);
+  CHECK(c_kind(TensorView::contiguous(0x300000, DType::f16, shape)) ==
+        Kind::tensor_map);
+  // A base 4 bytes past 16, rows of 516 bytes, an f32 c: st.global.
+  CHECK(c_kind(TensorView::contiguous(0x300004, DType::bf16, shape)) ==
+        Kind::pointer);
+  const int64_t padded[2] = {264, 1}, odd[2] = {258, 1};
+  CHECK(c_kind(TensorView::strided(0x300000, DType::bf16, shape, padded)) ==
+        Kind::tensor_map);
+  CHECK(c_kind(TensorView::strided(0x300000, DType::bf16, shape, odd)) ==
+        Kind::pointer);
+  CHECK(c_kind(TensorView::contiguous(0x300000, DType::f32, shape)) ==
+        Kind::pointer);
 }
