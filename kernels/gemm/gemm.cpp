@@ -13,6 +13,13 @@ int64_t gemm_block_k(const GemmSpec &spec) {
   return 128 / static_cast<int64_t>(size_of(spec.in_dtype)); // 128-byte rows
 }
 
+/// What a tensor map of `t` needs (rt::encode_tensor_map_2d): a 16-byte
+/// aligned base and rows of a multiple of 16 bytes.
+static bool tma_rows(const rt::TensorView &t) {
+  return t.data % 16 == 0 &&
+         (t.strides[0] * static_cast<int64_t>(size_of(t.dtype))) % 16 == 0;
+}
+
 static GemmSpec spec(const ops::Call &c) {
   GemmSpec s;
   s.in_dtype = c.tensor("a").dtype;
@@ -22,11 +29,7 @@ static GemmSpec spec(const ops::Call &c) {
   // Whole tiles only: the epilogue stores without masks (and compiles in
   // about a fifth less time).
   s.full_tiles = m % 128 == 0 && n % s.block_n == 0;
-  // What a tensor map of c needs (rt::encode_tensor_map_2d).
-  const rt::TensorView &cv = c.tensor("c");
-  s.aligned_c =
-      cv.data % 16 == 0 &&
-      (cv.strides[0] * static_cast<int64_t>(size_of(cv.dtype))) % 16 == 0;
+  s.aligned_c = tma_rows(c.tensor("c"));
   return s;
 }
 
@@ -35,8 +38,7 @@ static GemmSpec spec(const ops::Call &c) {
 static void check(const ops::Call &call) {
   for (const char *name : {"a", "b"}) {
     const rt::TensorView &t = call.tensor(name);
-    const size_t elt = size_of(t.dtype);
-    if (t.numel() != 0 && ((t.strides[0] * elt) % 16 != 0 || t.data % 16 != 0))
+    if (t.numel() != 0 && !tma_rows(t))
       throw UserError(fmt::format(
           "{}: argument '{}' is {} at {:#x}; requires rows of a multiple of "
           "16 bytes and a 16-byte-aligned base",
