@@ -13,7 +13,7 @@ int64_t gemm_block_k(const GemmSpec &spec) {
   return 128 / static_cast<int64_t>(size_of(spec.in_dtype)); // 128-byte rows
 }
 
-/// What a tensor map of `t` needs (rt::encode_tensor_map_2d): a 16-byte
+/// What a tensor map of `t` needs (rt::encode_tensor_map): a 16-byte
 /// aligned base and rows of a multiple of 16 bytes.
 static bool tma_rows(const rt::TensorView &t) {
   return t.data % 16 == 0 &&

@@ -238,9 +238,7 @@ void launch_kernel(const LoadedKernel &kernel, const KernelArgs &args,
       push_tensor(pack, *t);
       break;
     case AbiArg::Kind::tensor_map:
-      pack.push(rt::encode_tensor_map_2d(
-          *t, a.name.c_str(), static_cast<uint32_t>(a.box.at(0)),
-          static_cast<uint32_t>(a.box.at(1)), true));
+      pack.push(rt::encode_tensor_map(*t, a.name.c_str(), a.box, a.swizzle));
       break;
     case AbiArg::Kind::pointer:
       pack.push(static_cast<uint64_t>(t->data));

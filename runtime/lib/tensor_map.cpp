@@ -1,10 +1,11 @@
-// tensor_map.cpp - cuTensorMapEncodeTiled for 2-D row-major tiles.
+// tensor_map.cpp - cuTensorMapEncodeTiled for tiles of a strided view.
 #include "tilejit/runtime/tensor_map.h"
 
 #include "tilejit/error.h"
 #include "tilejit/runtime/driver.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace tilejit::rt {
 
@@ -16,6 +17,10 @@ static CUtensorMapDataType tma_dtype(DType dtype, const char *name) {
     return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
   case DType::f32:
     return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  case DType::i32:
+    return CU_TENSOR_MAP_DATA_TYPE_INT32;
+  case DType::u32:
+    return CU_TENSOR_MAP_DATA_TYPE_UINT32;
   case DType::e4m3:
   case DType::e5m2:
   case DType::u8:
@@ -28,38 +33,70 @@ static CUtensorMapDataType tma_dtype(DType dtype, const char *name) {
   }
 }
 
-CUtensorMap encode_tensor_map_2d(const TensorView &t, const char *name,
-                                 uint32_t box_rows, uint32_t box_cols,
-                                 bool swizzle_128b) {
-  const uint64_t elt = size_of(t.dtype);
-  if (t.rank != 2 || (t.shape[1] > 1 && t.strides[1] != 1))
-    throw UserError(fmt::format("tensor map for '{}': {} must be 2-D with "
-                                "unit inner stride",
+CUtensorMap encode_tensor_map(const TensorView &t, const char *name,
+                              std::span<const int64_t> box,
+                              int64_t swizzle_bytes) {
+  const int rank = t.rank;
+  const int64_t elt = static_cast<int64_t>(size_of(t.dtype));
+  const CUtensorMapDataType type = tma_dtype(t.dtype, name);
+  if (rank < 1 || rank > 5 ||
+      (t.shape[rank - 1] > 1 && t.strides[rank - 1] != 1))
+    throw UserError(fmt::format("tensor map for '{}': {} must have rank 1 "
+                                "to 5 and unit inner stride",
                                 name, t.to_string()));
-  if (t.data % 16 != 0 || (t.strides[0] * elt) % 16 != 0)
-    throw UserError(fmt::format("tensor map for '{}': base {:#x} and row "
-                                "stride {} bytes must be multiples of 16",
-                                name, t.data, t.strides[0] * elt));
-  if (box_rows < 1 || box_rows > 256 || box_cols < 1 || box_cols > 256 ||
-      (swizzle_128b && box_cols * elt > 128))
-    throw UserError(fmt::format("tensor map for '{}': box {} x {} is not "
-                                "encodable",
-                                name, box_rows, box_cols));
+  if (t.data % 16 != 0)
+    throw UserError(fmt::format("tensor map for '{}': base {:#x} must be a "
+                                "multiple of 16",
+                                name, t.data));
+  const bool swizzled = swizzle_bytes == 128;
+  bool box_ok = static_cast<int>(box.size()) == rank &&
+                (swizzle_bytes == 0 || swizzled) &&
+                (box.back() * elt) % 16 == 0 &&
+                (!swizzled || box.back() * elt <= 128);
+  for (int64_t side : box)
+    box_ok = box_ok && side >= 1 && side <= 256;
+  if (!box_ok)
+    throw UserError(fmt::format("tensor map for '{}': box [{}] of {} is not "
+                                "encodable (swizzle {})",
+                                name, fmt::join(box, ", "), name_of(t.dtype),
+                                swizzle_bytes));
+  // TMA's order: innermost dimension first. A dimension of one element
+  // takes the dense stride (its own may be anything).
+  cuuint64_t dims[5], strides[4];
+  cuuint32_t box_dims[5], element_strides[5];
+  int64_t dense = t.shape[rank - 1] * elt;
+  for (int i = 0; i < rank; ++i) {
+    const int d = rank - 1 - i;
+    if (t.shape[d] >= (int64_t{1} << 31))
+      throw UserError(fmt::format("tensor map for '{}': {} has a dimension "
+                                  "of 2^31 or more elements",
+                                  name, t.to_string()));
+    dims[i] = static_cast<cuuint64_t>(t.shape[d]);
+    box_dims[i] = static_cast<cuuint32_t>(box[d]);
+    element_strides[i] = 1;
+    if (i == 0)
+      continue;
+    int64_t bytes =
+        t.shape[d] > 1 ? t.strides[d] * elt : (dense + 15) / 16 * 16;
+    if (bytes % 16 != 0 || bytes <= 0 || bytes >= (int64_t{1} << 40))
+      throw UserError(fmt::format("tensor map for '{}': {} has stride[{}] of "
+                                  "{} bytes; requires a positive multiple of "
+                                  "16 below 2^40",
+                                  name, t.to_string(), d, bytes));
+    strides[i - 1] = static_cast<cuuint64_t>(bytes);
+    dense = bytes * t.shape[d];
+  }
   CUtensorMap map;
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(t.shape[1]),
-                              static_cast<cuuint64_t>(t.shape[0])};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(t.strides[0]) * elt};
-  const cuuint32_t box[2] = {box_cols, box_rows};
-  const cuuint32_t element_strides[2] = {1, 1};
   CUresult r = driver().cuTensorMapEncodeTiled(
-      &map, tma_dtype(t.dtype, name), 2, reinterpret_cast<void *>(t.data), dims,
-      strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-      swizzle_128b ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
+      &map, type, static_cast<cuuint32_t>(rank),
+      reinterpret_cast<void *>(t.data), dims, strides, box_dims,
+      element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+      swizzled ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
       CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
     throw DriverError(fmt::format("cuTensorMapEncodeTiled for '{}' ({}, box "
-                                  "{} x {}) failed with CUresult {}",
-                                  name, t.to_string(), box_rows, box_cols,
+                                  "[{}]) failed with CUresult {}",
+                                  name, t.to_string(), fmt::join(box, ", "),
                                   static_cast<int>(r)));
   return map;
 }

@@ -185,6 +185,15 @@ TEST_CASE("the kernel ABI's text reads back as written", "[op][abi]") {
   abi.grid[0].factors = {{"a", 0, 128}, {"b", 0, 256}};
   abi.grid[2].factors = {{"", 0, 3}};
   abi.args = {{AbiArg::Kind::tensor_map, "a", DType::bf16, 2, 0, {128, 64}},
+              {AbiArg::Kind::tensor_map,
+               "x",
+               DType::bf16,
+               3,
+               0,
+               {1, 64, 64},
+               false,
+               0,
+               0},
               {AbiArg::Kind::size, "a", DType::bf16, 2, 1, {}},
               {AbiArg::Kind::blocks, "grid", DType::i64, 0, 0, {}},
               {AbiArg::Kind::scalar, "s", DType::f32, 0, 0, {}},
@@ -193,6 +202,9 @@ TEST_CASE("the kernel ABI's text reads back as written", "[op][abi]") {
   std::optional<KernelAbi> back = KernelAbi::parse(abi.serialize(), why);
   REQUIRE(back);
   CHECK(*back == abi);
+  CHECK(abi.serialize().find("arg tensor_map a bf16 2 128 64\n"
+                             "arg tensor_map x bf16 3 1 64 64 swizzle 0\n") !=
+        std::string::npos);
   CHECK(abi.grid[0].to_string() == "ceil(a[0] / 128) * ceil(b[0] / 256)");
   // Deliberate mistakes, one each.
   CHECK(!GridExtent::parse("ceil(a[0] / 0)", why));
@@ -201,6 +213,8 @@ TEST_CASE("the kernel ABI's text reads back as written", "[op][abi]") {
   CHECK(why == "malformed ABI line 'arg tensor a q32 2'");
   CHECK(!KernelAbi::parse("arg blocks grid i64 0 3\n", why));
   CHECK(why == "malformed ABI line 'arg blocks grid i64 0 3'");
+  CHECK(!KernelAbi::parse("arg tensor_map x bf16 2 64 64 swizzle 32\n", why));
+  CHECK(why == "malformed ABI line 'arg tensor_map x bf16 2 64 64 swizzle 32'");
   CHECK(!KernelAbi::parse("grid 0 1\n", why));
   CHECK(why == "the ABI has 1 grid lines; requires 0 or 3");
 }

@@ -1,6 +1,7 @@
 // runtime_test.cpp - CPU unit tests of tilejit::rt (no CUDA driver needed).
 #include "tilejit/error.h"
 #include "tilejit/runtime/runtime.h"
+#include "tilejit/runtime/tensor_map.h"
 
 #include <catch2/catch.hpp>
 
@@ -347,4 +348,52 @@ TEST_CASE("time_graph_ms: argument checks", "[runtime]") {
              Equals("time_graph_ms: replays is 0; it must be >= 1"));
   CHECK_THAT(message_of([] { time_graph_ms(nullptr, 1, 5); }),
              Equals("time_graph_ms: the function to time is empty"));
+}
+
+TEST_CASE("encode_tensor_map: its checks need no driver", "[runtime]") {
+  const int64_t shape[3] = {2, 128, 64};
+  const TensorView x = TensorView::contiguous(0x10000, DType::bf16, shape);
+  const int64_t box[3] = {1, 64, 64};
+  CHECK_THAT(message_of([&] {
+               encode_tensor_map(
+                   TensorView::contiguous(0x10008, DType::bf16, shape), "x",
+                   box, 0);
+             }),
+             Equals("tensor map for 'x': base 0x10008 must be a multiple "
+                    "of 16"));
+  const int64_t odd_strides[3] = {128 * 68, 68, 1};
+  CHECK_THAT(message_of([&] {
+               encode_tensor_map(TensorView::strided(0x10000, DType::bf16,
+                                                     shape, odd_strides),
+                                 "x", box, 0);
+             }),
+             Equals("tensor map for 'x': bf16[2, 128, 64] strides [8704, 68, "
+                    "1] has stride[1] of 136 bytes; requires a positive "
+                    "multiple of 16 below 2^40"));
+  const int64_t wide[3] = {1, 64, 512};
+  CHECK_THAT(message_of([&] { encode_tensor_map(x, "x", wide, 0); }),
+             Equals("tensor map for 'x': box [1, 64, 512] of bf16 is not "
+                    "encodable (swizzle 0)"));
+  const int64_t rows[2] = {64, 64};
+  CHECK_THAT(message_of([&] { encode_tensor_map(x, "x", rows, 0); }),
+             Equals("tensor map for 'x': box [64, 64] of bf16 is not "
+                    "encodable (swizzle 0)"));
+  const int64_t long_rows[3] = {1, 64, 128}; // 256-byte rows
+  CHECK_THAT(message_of([&] { encode_tensor_map(x, "x", long_rows, 128); }),
+             Equals("tensor map for 'x': box [1, 64, 128] of bf16 is not "
+                    "encodable (swizzle 128)"));
+  CHECK_THAT(message_of([&] { encode_tensor_map(x, "x", box, 64); }),
+             Equals("tensor map for 'x': box [1, 64, 64] of bf16 is not "
+                    "encodable (swizzle 64)"));
+  const int64_t narrow[3] = {1, 64, 4};
+  CHECK_THAT(message_of([&] { encode_tensor_map(x, "x", narrow, 0); }),
+             Equals("tensor map for 'x': box [1, 64, 4] of bf16 is not "
+                    "encodable (swizzle 0)"));
+  CHECK_THAT(message_of([&] {
+               encode_tensor_map(
+                   TensorView::contiguous(0x10000, DType::f64, shape), "x", box,
+                   0);
+             }),
+             Equals("tensor map for 'x': dtype f64 is not supported by TMA "
+                    "here"));
 }

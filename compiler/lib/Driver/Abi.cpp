@@ -161,6 +161,8 @@ std::string KernelAbi::serialize() const {
       out += " inner";
     if (a.align_bytes > 0)
       out += fmt::format(" align {}", a.align_bytes);
+    if (a.kind == AbiArg::Kind::tensor_map && a.swizzle != 128)
+      out += fmt::format(" swizzle {}", a.swizzle);
     out += '\n';
   }
   return out;
@@ -230,6 +232,12 @@ std::optional<KernelAbi> KernelAbi::parse(std::string_view text,
         }
         if (w[i] == "align" && i + 1 < w.size() && toInt(w[i + 1], v)) {
           a.align_bytes = v;
+          ++i;
+          continue;
+        }
+        if (w[i] == "swizzle" && a.kind == AbiArg::Kind::tensor_map &&
+            i + 1 < w.size() && toInt(w[i + 1], v) && (v == 0 || v == 128)) {
+          a.swizzle = v;
           ++i;
           continue;
         }

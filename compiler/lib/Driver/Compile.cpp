@@ -43,10 +43,11 @@ int abi_words(const KernelParam &param) {
   return param.kind == KernelParam::Kind::tensor ? 3 + 2 * param.rank : 1;
 }
 
-/// The kernel's calling convention: its parameters in order, unless a
-/// lowering replaced them (`tilejit.abi` on the lowered function, as the
-/// gemm's TMA lowering does, which may make it persistent), its grid rule and
-/// its dynamic shared memory
+/// The kernel's calling convention: its parameters in order, then those a
+/// lowering appended (`tilejit.abi_extra`: the tensor maps of a pipelined
+/// loop's TMA copies), unless a lowering replaced them all (`tilejit.abi` on
+/// the lowered function, as the gemm's TMA lowering does, which may make it
+/// persistent), its grid rule and its dynamic shared memory
 /// (`tilejit.shared_bytes`).
 static KernelAbi abiOf(const Kernel::Impl &impl, ModuleOp lowered) {
   KernelAbi abi;
@@ -67,22 +68,29 @@ static KernelAbi abiOf(const Kernel::Impl &impl, ModuleOp lowered) {
     a.align_bytes = p.align_bytes;
     abi.args.push_back(std::move(a));
   }
-  lowered->walk([&](Operation *op) {
-    if (auto bytes = op->getAttrOfType<IntegerAttr>("tilejit.shared_bytes"))
-      abi.shared_bytes = bytes.getInt();
-    auto lines = op->getAttrOfType<ArrayAttr>("tilejit.abi");
-    if (!lines)
-      return;
+  auto parse = [&](ArrayAttr lines, StringRef attr) {
     std::string text, why;
     for (Attribute line : lines)
       text += cast<StringAttr>(line).str() + "\n";
     std::optional<KernelAbi> parsed = KernelAbi::parse(text, why);
     if (!parsed)
       throw InternalError(fmt::format("internal error: kernel '{}' has a "
-                                      "malformed tilejit.abi: {}",
-                                      impl.name, why));
-    abi.args = std::move(parsed->args);
-    abi.persistent = parsed->persistent;
+                                      "malformed {}: {}",
+                                      impl.name, attr.str(), why));
+    return std::move(*parsed);
+  };
+  lowered->walk([&](Operation *op) {
+    if (auto bytes = op->getAttrOfType<IntegerAttr>("tilejit.shared_bytes"))
+      abi.shared_bytes = bytes.getInt();
+    if (auto lines = op->getAttrOfType<ArrayAttr>("tilejit.abi_extra")) {
+      KernelAbi extra = parse(lines, "tilejit.abi_extra");
+      llvm::append_range(abi.args, extra.args);
+    }
+    if (auto lines = op->getAttrOfType<ArrayAttr>("tilejit.abi")) {
+      KernelAbi parsed = parse(lines, "tilejit.abi");
+      abi.args = std::move(parsed.args);
+      abi.persistent = parsed.persistent;
+    }
   });
   return abi;
 }

@@ -41,7 +41,7 @@ struct AbiArg {
   enum class Kind {
     tensor,     ///< 3 + 2 rank words: pointer, pointer, 0, sizes, strides
     scalar,     ///< the scalar's value, of `dtype`
-    tensor_map, ///< CUtensorMap of 2-D `name`, a `box` per copy, swizzle 128B
+    tensor_map, ///< CUtensorMap of `name` for copies of `box` (swizzled)
     pointer,    ///< the tensor's address
     size,       ///< size(name, dim), i64
     row_stride, ///< stride[0] of 2-D `name` in elements (its size[1] when it
@@ -59,6 +59,9 @@ struct AbiArg {
   /// many bytes (0: its element size) of the view bound to it
   bool unit_inner = false;
   int64_t align_bytes = 0;
+  /// tensor_map: the span of its shared-memory swizzle in bytes, 128 (the
+  /// layout WGMMA reads) or 0 (none: the box's rows dense)
+  int64_t swizzle = 128;
   bool operator==(const AbiArg &) const = default;
 };
 
