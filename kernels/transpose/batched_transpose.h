@@ -31,14 +31,19 @@ struct BatchedTransposeSpec {
   int32_t block_x = 64; ///< input rows (output columns) of a tile
   int32_t block_y = 64; ///< input columns (output rows) of a tile
   /// Tiles a block transposes, side by side along y: all loaded before the
-  /// first is transposed, so a block has more bytes in flight.
+  /// first is transposed, so a block has more bytes in flight (or, with
+  /// `tma_stages`, one after another through the pipeline).
   int32_t tiles_y = 1;
   int32_t threads = 256;
   /// 16: both tensors' rows are 16-byte aligned (16-byte vector accesses).
   int32_t vector_bytes = 0;
+  /// 0: tiles are loaded into registers. 2 or more (with vector_bytes 16):
+  /// a block's tiles come through a pipeline of that many stages of shared
+  /// memory, each tile one TMA copy.
+  int32_t tma_stages = 0;
 };
 TILEJIT_SPEC_FIELDS(BatchedTransposeSpec, dtype, block_x, block_y, tiles_y,
-                    threads, vector_bytes)
+                    threads, vector_bytes, tma_stages)
 
 /// The kernel in the DSL (batched_transpose.dsl.cpp).
 Kernel batched_transpose_kernel(const BatchedTransposeSpec &spec);

@@ -1,14 +1,15 @@
 // dsl_pipelined_gpu_test.cpp - k.pipelined outside the gemm template on the
-// GPU (tile-lower-pipelined: cp.async copies issued stages ahead): sums of
-// column chunks (f32, bf16; 1 to 4 stages; tensors whose rows and columns
-// end inside a tile, read as zeros) and an mma.sync gemm on 128 threads
-// whose K chunks are copied ahead (bf16, tf32; K not a multiple of the
-// chunk), each against the same sums on the CPU.
+// GPU (tile-lower-pipelined: cp.async or TMA copies issued stages ahead):
+// sums of column chunks (f32, bf16; 1 to 4 stages; tensors whose rows and
+// columns end inside a tile, read as zeros) and an mma.sync gemm on 128
+// threads whose K chunks are copied ahead (bf16, tf32; K not a multiple of
+// the chunk), each against the same sums on the CPU.
 #include "dsl_gpu.h"
 
 #include "common/abi.h"
 #include "common/convert.h"
 #include "common/jit.h"
+#include "op/typed_op.h"
 
 #include "tilejit/compiler/dsl.h"
 #include "tilejit/runtime/buffer.h"
@@ -48,6 +49,9 @@ struct SumCase {
   int stages;
   int64_t rows, cols;      // the tensor
   int64_t block_rows = 32; // tiles of block_rows x 64
+  /// x's rows promised aligned to this many bytes: 16 (and two or more
+  /// stages) copies with TMA, less with cp.async.
+  int align = 16;
 };
 
 /// out[r, j] = sum over chunks c of x[r, 64 c + j]: each chunk through a
@@ -55,8 +59,9 @@ struct SumCase {
 Kernel sum_kernel(const SumCase &c) {
   const int64_t rows = c.block_rows;
   dsl::KernelBuilder k("pipelined_sum", 128);
-  auto x = k.tensor("x", c.dtype, 2, dsl::inner_contiguous(16));
+  auto x = k.tensor("x", c.dtype, 2, dsl::inner_contiguous(c.align));
   auto out = k.tensor("out", DType::f32, 2);
+  k.grid({k.blocks(out, 0, rows)});
   auto zero = k.index(0), row = k.block_id(0) * k.index(rows);
   auto tile = k.alloc_shared(c.dtype, {rows, 64});
   auto count = (k.dim(x, 1) + k.index(63)) / k.index(64);
@@ -74,9 +79,13 @@ Kernel sum_kernel(const SumCase &c) {
 void run_sum(const SumCase &c) {
   const std::string name =
       "test_pipelined_sum_" + std::string(name_of(c.dtype)) + "_" +
-      std::to_string(c.stages) + "_" + std::to_string(c.block_rows);
+      std::to_string(c.stages) + "_" + std::to_string(c.block_rows) + "_" +
+      std::to_string(c.align);
   const ops::LoadedKernel &kernel =
       ops::load_kernel(ops::make_key(name), [&] { return sum_kernel(c); });
+  // The copies' path: a tensor map argument bound to x, or none.
+  const bool tma = c.align == 16 && c.stages >= 2;
+  REQUIRE((kernel.abi.args.back().kind == AbiArg::Kind::tensor_map) == tma);
   std::vector<float> x = test_values(c.rows * c.cols, true, c.stages);
   std::vector<uint8_t> raw = encode(x, c.dtype);
   const int64_t out_rows =
@@ -88,15 +97,12 @@ void run_sum(const SumCase &c) {
     dx.upload(raw.data(), raw.size());
   dout.upload(out.data(), out.size() * 4);
   const int64_t x_shape[2] = {c.rows, c.cols}, out_shape[2] = {out_rows, 64};
-  launch_rows(
-      kernel, c.rows,
-      [&](rt::ArgPack &args) {
-        ops::push_tensor(
-            args, rt::TensorView::contiguous(dx.ptr(), c.dtype, x_shape));
-        ops::push_tensor(args, rt::TensorView::contiguous(
-                                   dout.ptr(), DType::f32, out_shape));
-      },
-      128, c.block_rows);
+  ops::KernelArgs args;
+  args.tensor("x", rt::TensorView::contiguous(dx.ptr(), c.dtype, x_shape));
+  args.tensor("out",
+              rt::TensorView::contiguous(dout.ptr(), DType::f32, out_shape));
+  ops::launch_kernel(kernel, args, name, nullptr);
+  rt::synchronize(nullptr);
   dout.download(out.data(), out.size() * 4);
   size_t bad = 0;
   for (int64_t r = 0; r < out_rows; ++r)
@@ -188,24 +194,42 @@ void run_gemm(const GemmCase &c, int64_t rows) {
 } // namespace
 
 TEST_CASE("pipelined copies run ahead on cp.async", "[dsl][pipelined]") {
+  // Rows promised 4-byte aligned (and one stage): each thread's cp.async
+  // pieces. Whole tiles; rows and columns ending inside a tile; fewer
+  // chunks than stages - 1 (the prologue's later groups are empty).
   for (int stages : {1, 2, 3, 4}) {
-    // Whole tiles; rows and columns ending inside a tile; fewer chunks than
-    // stages - 1 (the prologue's later groups are empty).
-    run_sum({DType::f32, stages, 64, 1024});
-    run_sum({DType::f32, stages, 70, 1000});
-    run_sum({DType::f32, stages, 33, 60});
-    run_sum({DType::bf16, stages, 70, 1000});
+    const int align = stages == 1 ? 16 : 4;
+    run_sum({DType::f32, stages, 64, 1024, 32, align});
+    run_sum({DType::f32, stages, 70, 1000, 32, align});
+    run_sum({DType::f32, stages, 33, 60, 32, align});
+    run_sum({DType::bf16, stages, 70, 1000, 32, align});
   }
   // No steps at all: the sums are zeros.
+  run_sum({DType::f32, 3, 40, 0, 32, 4});
+}
+
+TEST_CASE("pipelined copies run ahead on TMA", "[dsl][pipelined][tma]") {
+  // Rows promised 16-byte aligned: a TMA copy a step, an mbarrier a stage;
+  // the tensor map fills zeros past the rows' and columns' ends.
+  for (int stages : {2, 3, 4}) {
+    run_sum({DType::f32, stages, 64, 1024});
+    run_sum({DType::f32, stages, 70, 1000});
+    run_sum({DType::f32, stages, 33, 40});
+    run_sum({DType::bf16, stages, 70, 1000});
+    run_sum({DType::bf16, stages, 256, 4096});
+  }
   run_sum({DType::f32, 3, 40, 0});
 }
 
 TEST_CASE("more than 48 KB of shared memory is taken dynamically",
           "[dsl][pipelined]") {
   // 4 stages of 64 x 64 f32 (64 KB) and of 192 x 64 (192 KB): the kernel
-  // reports its bytes, the launch raises the function's limit to them.
-  run_sum({DType::f32, 4, 300, 1000, 64});
-  run_sum({DType::f32, 4, 500, 700, 192});
+  // reports its bytes, the launch raises the function's limit to them;
+  // with TMA the stages are realigned to 128 bytes.
+  for (int align : {4, 16}) {
+    run_sum({DType::f32, 4, 300, 1000, 64, align});
+    run_sum({DType::f32, 4, 500, 700, 192, align});
+  }
 }
 
 TEST_CASE("pipelined mma.sync gemm on 128 threads", "[dsl][pipelined][mma]") {

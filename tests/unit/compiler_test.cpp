@@ -404,36 +404,48 @@ TEST_CASE("an LLVM fatal error in a compile is an error, not an exit",
   CHECK_THAT(ok.ptx, Contains(".entry scale("));
 }
 
+namespace {
+
+/// Sums 32-row tiles of x over column chunks of `cols`: the chunk of step
+/// k + stages - 1 is copied while step k reads its own.
+CompiledKernel pipelined_sum(int stages, dsl::Access access,
+                             int64_t cols = 64) {
+  dsl::KernelBuilder k("pipelined_sum", 128);
+  auto x = k.tensor("x", DType::f32, 2, access);
+  auto out = k.tensor("out", DType::f32, 2);
+  auto zero = k.index(0), row = k.block_id(0) * k.index(32);
+  auto tile = k.alloc_shared(DType::f32, {32, cols});
+  auto count = (k.dim(x, 1) + k.index(cols - 1)) / k.index(cols);
+  auto sum = k.pipelined(
+      count, stages, {k.full({32, cols}, 0, DType::f32)},
+      [&](dsl::Value step, std::vector<dsl::Value> acc) {
+        k.copy(x, {row, step * k.index(cols)}, tile);
+        return std::vector{acc[0] + k.load(tile, {zero, zero}, {32, cols})};
+      });
+  k.store(sum[0], out, {row, zero});
+  CompileOptions options;
+  options.keep = {Stage::gpu};
+  return compile(k.build(), options);
+}
+
+} // namespace
+
 TEST_CASE("pipelined copies run stages ahead on cp.async", "[compiler]") {
-  // Sums 32-row tiles of x over column chunks of 64: the chunk of step k + 2
-  // is copied while step k reads its own.
   auto kernel = [](int stages, dsl::Access access) {
-    dsl::KernelBuilder k("pipelined_sum", 128);
-    auto x = k.tensor("x", DType::f32, 2, access);
-    auto out = k.tensor("out", DType::f32, 2);
-    auto zero = k.index(0), row = k.block_id(0) * k.index(32);
-    auto tile = k.alloc_shared(DType::f32, {32, 64});
-    auto count = (k.dim(x, 1) + k.index(63)) / k.index(64);
-    auto sum = k.pipelined(
-        count, stages, {k.full({32, 64}, 0, DType::f32)},
-        [&](dsl::Value step, std::vector<dsl::Value> acc) {
-          k.copy(x, {row, step * k.index(64)}, tile);
-          return std::vector{acc[0] + k.load(tile, {zero, zero}, {32, 64})};
-        });
-    k.store(sum[0], out, {row, zero});
-    CompileOptions options;
-    options.keep = {Stage::gpu};
-    return compile(k.build(), options);
+    return pipelined_sum(stages, access);
   };
-  CompiledKernel c = kernel(3, dsl::inner_contiguous(16));
-  // Three 32 x 64 buffers; 16-byte pieces that read only what is inside.
+  // Rows of 320 elements, more than a TMA box's 256: three 32 x 320
+  // buffers, 16-byte pieces that read only what is inside.
+  CompiledKernel c = pipelined_sum(3, dsl::inner_contiguous(16), 320);
   CHECK_THAT(c.stages[Stage::gpu],
-             Contains("memref<3x32x64xf32, #gpu.address_space<workgroup>>") &&
-                 Contains("nvgpu.device_async_copy") && Contains("{bypassL1}"));
+             Contains("memref<3x32x320xf32, #gpu.address_space<workgroup>>") &&
+                 Contains("nvgpu.device_async_copy") &&
+                 Contains("{bypassL1}") && !Contains("nvgpu.tma"));
   CHECK_THAT(c.ptx, Contains("cp.async.cg.shared.global [") &&
                         Contains("cp.async.commit_group") &&
                         Contains("cp.async.wait_group \t1;") &&
                         Contains("bar.sync"));
+  CHECK(c.abi.args.size() == 2);
   // Rows aligned to 4 bytes: one element a piece, through L1.
   CHECK_THAT(kernel(2, dsl::inner_contiguous(4)).ptx,
              Contains("cp.async.ca.shared.global [") && Contains("], 4, ") &&
@@ -445,6 +457,37 @@ TEST_CASE("pipelined copies run stages ahead on cp.async", "[compiler]") {
                               !Contains("cp.async.ca") &&
                               Contains("cp.async.wait_group \t0;") &&
                               Contains("st.shared.b32"));
+}
+
+TEST_CASE("pipelined copies run on TMA where each can be one", "[compiler]") {
+  // Rows promised 16-byte aligned, 32 x 64 f32 tiles: one TMA copy a step
+  // into 128-byte aligned stages, an mbarrier each, the tensor map a
+  // by-value parameter the launch binds to x.
+  CompiledKernel c = pipelined_sum(3, dsl::inner_contiguous(16));
+  CHECK_THAT(c.stages[Stage::gpu],
+             Contains("nvgpu.tma.async.load") && Contains("num_barriers = 3") &&
+                 Contains("memref<3x32x64xf32, #gpu.address_space<workgroup>> "
+                          "{llvm.align = 128 : i64}") &&
+                 !Contains("nvgpu.device_async_copy"));
+  CHECK_THAT(c.ptx,
+             Contains("cp.async.bulk.tensor.2d.shared::cluster.global.tile."
+                      "mbarrier::complete_tx::bytes") &&
+                 Contains("mbarrier.arrive.expect_tx") &&
+                 Contains("mbarrier.try_wait.parity") &&
+                 Contains(".param .align 64 .b8 pipelined_sum_param_") &&
+                 Contains(".shared .align 128 .b8") &&
+                 !Contains("cp.async.cg") && !Contains("cp.async.wait_group"));
+  REQUIRE(c.abi.args.size() == 3);
+  const AbiArg &map = c.abi.args.back();
+  CHECK(map.kind == AbiArg::Kind::tensor_map);
+  CHECK(map.name == "x");
+  CHECK(map.rank == 2);
+  CHECK(map.box == std::vector<int64_t>{32, 64});
+  CHECK(map.swizzle == 0);
+  CHECK(c.abi.args[0].kind == AbiArg::Kind::tensor);
+  // One stage: cp.async (the pipeline's TMA form needs two or more).
+  CHECK_THAT(pipelined_sum(1, dsl::inner_contiguous(16)).ptx,
+             Contains("cp.async.cg") && !Contains("cp.async.bulk"));
 }
 
 TEST_CASE("kernels beyond 48 KB of shared memory take it dynamically",

@@ -134,6 +134,8 @@ void addGPUToNVVMPasses(OpPassManager &pm, bool hasNVGPU) {
   ConvertGpuOpsToNVVMOpsOptions nvvm;
   nvvm.indexBitwidth = 64;
   kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+  if (hasNVGPU)
+    kernels.addPass(tile::createTensorMapParams());
   GreedyRewriteConfig once;
   once.setMaxIterations(1);
   once.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);

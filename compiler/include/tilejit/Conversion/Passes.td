@@ -73,4 +73,23 @@ def ConvertGemmToNVGPU : Pass<"convert-tile-gemm-to-nvgpu", "::mlir::ModuleOp"> 
   ];
 }
 
+def TensorMapParams : Pass<"tile-tensor-map-params", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Pass a kernel's tensor maps by value, as grid constants.";
+  let description = [{
+    Runs after convert-gpu-to-nvvm. The last N arguments of an `llvm.func`
+    kernel with `tilejit.tensor_maps = N` are the `!llvm.ptr` tensor maps
+    tile-lower-pipelined appended; each becomes a 128-byte `llvm.byval`
+    parameter aligned to 64 and marked `nvvm.grid_constant`, so that the
+    TMA copies read the map where the launch put it (a copy in local
+    memory, what a by-value parameter whose address is taken gets
+    otherwise, is no tensor map to TMA). The attribute is removed.
+    `gpu.func` cannot carry these argument attributes through
+    convert-gpu-to-nvvm (nvvm.grid_constant is verified on kernels of the
+    LLVM dialect only).
+  }];
+  let dependentDialects = [
+    "::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect"
+  ];
+}
+
 #endif // TILEJIT_CONVERSION_PASSES_TD

@@ -96,6 +96,13 @@ static int64_t bufferBytes(MemRefType type) {
          16;
 }
 
+/// The alignment a shared tile asks for (`tilejit.align`: a TMA copy's
+/// destination, 128), at least 16.
+static int64_t tileAlignment(AllocSharedOp tile) {
+  auto align = tile->getAttrOfType<IntegerAttr>("tilejit.align");
+  return std::max<int64_t>(16, align ? align.getInt() : 16);
+}
+
 /// A block's static shared memory; kernels that need more take it as
 /// dynamic shared memory.
 static constexpr int64_t kStaticSharedBytes = 48 * 1024;
@@ -145,6 +152,11 @@ outlineKernel(func::FuncOp func, gpu::GPUModuleOp gpuModule, int64_t threads) {
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
     if (auto align = func.getArgAttr(i, TileDialect::getAlignAttrName()))
       kernel.setArgAttr(i, TileDialect::getAlignAttrName(), align);
+  // The tensor maps tile-lower-pipelined appended: their ABI lines and
+  // count (tile-tensor-map-params passes them by value).
+  for (StringRef name : {"tilejit.abi_extra", "tilejit.tensor_maps"})
+    if (Attribute attr = func->getAttr(name))
+      kernel->setAttr(name, attr);
   kernel.getBody().getBlocks().clear();
   kernel.getBody().takeBody(func.getBody());
   // A programmatic dependent launch: wait for the grid before, then let the
@@ -252,36 +264,64 @@ struct ConvertTileToGPUPass
                                           MemRefLayoutAttrInterface{},
                                           type.getMemorySpace()));
     }
-    int64_t total = scratchType ? bufferBytes(scratchType) : 0;
+    // The bytes of the buffers in the order they are laid out below, each
+    // at its alignment; more alignment than 16 (TMA destinations) also
+    // needs room to realign dynamic shared memory, whose base is only
+    // 16-byte aligned.
+    int64_t total = 0, widest = 16;
+    auto place = [&](MemRefType type, int64_t align) {
+      total = (total + align - 1) / align * align + bufferBytes(type);
+      widest = std::max(widest, align);
+    };
     for (auto &[op, type] : owned)
-      total += bufferBytes(type);
-    for (MemRefType type : tileTypes)
-      total += bufferBytes(type);
+      place(type, 16);
+    if (scratchType)
+      place(scratchType, 16);
+    for (auto [tile, type] : llvm::zip(tiles, tileTypes))
+      place(type, tileAlignment(tile));
+    const int64_t laidOut = total;
+    if (laidOut > kStaticSharedBytes && widest > 16)
+      total += widest - 16;
     if (failed(checkSharedBytes(kernel, total)))
       return failure();
 
     // Up to 48 KB: static buffers (workgroup attributions). Beyond, views
-    // of the block's dynamic shared memory, 16-byte aligned, whose size the
-    // kernel reports (tilejit.shared_bytes) for the launch to ask for.
-    Value dynamic;
+    // of the block's dynamic shared memory, realigned to the widest
+    // alignment, whose size the kernel reports (tilejit.shared_bytes) for
+    // the launch to ask for.
+    Value dynamic, shift;
     int64_t offset = 0;
-    if (total > kStaticSharedBytes) {
+    if (laidOut > kStaticSharedBytes) {
+      Location loc = kernel.getLoc();
       dynamic = gpu::DynamicSharedMemoryOp::create(
-          b, kernel.getLoc(),
+          b, loc,
           MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                           MemRefLayoutAttrInterface{}, space));
       kernel->setAttr("tilejit.shared_bytes", b.getI64IntegerAttr(total));
+      if (widest > 16) {
+        Value base =
+            memref::ExtractAlignedPointerAsIndexOp::create(b, loc, dynamic);
+        Value up = arith::AddIOp::create(
+            b, loc, base, arith::ConstantIndexOp::create(b, loc, widest - 1));
+        Value aligned = arith::AndIOp::create(
+            b, loc, up, arith::ConstantIndexOp::create(b, loc, -widest));
+        shift = arith::SubIOp::create(b, loc, aligned, base);
+      }
     }
-    auto addBuffer = [&](MemRefType type, Location loc) -> Value {
+    auto addBuffer = [&](MemRefType type, Location loc,
+                         int64_t align = 16) -> Value {
       if (dynamic) {
+        offset = (offset + align - 1) / align * align;
         Value at = arith::ConstantIndexOp::create(b, loc, offset);
+        if (shift)
+          at = arith::AddIOp::create(b, loc, at, shift);
         offset += bufferBytes(type);
         return memref::ViewOp::create(b, loc, type, dynamic, at, ValueRange{});
       }
       Value buffer = kernel.addWorkgroupAttribution(type, loc);
       kernel.setWorkgroupAttributionAttr(
           kernel.getNumWorkgroupAttributions() - 1,
-          LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(16));
+          LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(align));
       return buffer;
     };
     for (auto &[op, type] : owned)
@@ -297,7 +337,8 @@ struct ConvertTileToGPUPass
     // which may be a tile.
     SmallVector<Value> tileBuffers;
     for (auto [tile, paddedType] : llvm::zip(tiles, tileTypes))
-      tileBuffers.push_back(addBuffer(paddedType, tile.getLoc()));
+      tileBuffers.push_back(
+          addBuffer(paddedType, tile.getLoc(), tileAlignment(tile)));
     for (auto [tile, paddedType, buffer] :
          llvm::zip(tiles, tileTypes, tileBuffers)) {
       MemRefType type = tile.getType();

@@ -7,12 +7,16 @@
 // in Passes.td says which).
 //
 //===----------------------------------------------------------------------===//
+#include "PipelinedTma.h"
+
 #include "tilejit/Dialect/Tile/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -161,6 +165,12 @@ void lower(Plan &plan) {
   Value step = body.getArgument(0);
   const int64_t stages = loop.getStages();
 
+  // TMA where every copy can be one, else every thread's cp.async pieces.
+  const bool useTma =
+      llvm::all_of(llvm::zip(plan.copies, plan.tiles), [&](auto pair) {
+        return isTmaCopy(std::get<0>(pair), std::get<1>(pair), stages);
+      });
+
   // One buffer a stage for each copied tile.
   SmallVector<Value> buffers;
   for (AllocSharedOp tile : plan.tiles) {
@@ -168,27 +178,47 @@ void lower(Plan &plan) {
     MemRefType type = tile.getType();
     SmallVector<int64_t> shape{stages};
     llvm::append_range(shape, type.getShape());
-    buffers.push_back(AllocSharedOp::create(
+    auto buffer = AllocSharedOp::create(
         at, tile.getLoc(),
         MemRefType::get(shape, type.getElementType(),
                         MemRefLayoutAttrInterface{}, type.getMemorySpace()),
-        tile.getRowPadAttr()));
+        tile.getRowPadAttr());
+    if (useTma)
+      buffer->setAttr(kSharedAlignAttr, at.getI64IntegerAttr(128));
+    buffers.push_back(buffer);
   }
+
+  OpBuilder b(loop);
+  std::optional<TmaPipeline> tma;
+  if (useTma)
+    tma = setUpTma(b, loop, plan.copies, stages);
 
   // The copies of step `s` into buffer `slot`, issued (not awaited).
   auto issue = [&](OpBuilder &b, Value s, Value slot) {
-    IRMapping map;
-    map.map(step, s);
-    for (Operation *op : plan.originOps)
-      b.clone(*op, map);
-    for (auto [copy, buffer] : llvm::zip(plan.copies, buffers)) {
-      SmallVector<Value> indices;
-      for (Value index : copy.getIndices())
-        indices.push_back(map.lookupOrDefault(index));
-      CopyOp::create(b, copy.getLoc(), copy.getSource(), indices,
-                     slotView(b, copy.getLoc(), buffer, slot),
-                     /*async=*/true);
+    auto build = [&](OpBuilder &ib) {
+      IRMapping map;
+      map.map(step, s);
+      for (Operation *op : plan.originOps)
+        ib.clone(*op, map);
+      TmaStep copies;
+      for (auto [copy, buffer] : llvm::zip(plan.copies, buffers)) {
+        SmallVector<Value> indices;
+        for (Value index : copy.getIndices())
+          indices.push_back(map.lookupOrDefault(index));
+        copies.origins.push_back(indices);
+        copies.dests.push_back(slotView(ib, copy.getLoc(), buffer, slot));
+      }
+      return copies;
+    };
+    if (tma) {
+      issueTma(b, loc, *tma, slot, build);
+      return;
     }
+    TmaStep copies = build(b);
+    for (auto [copy, origin, dest] :
+         llvm::zip(plan.copies, copies.origins, copies.dests))
+      CopyOp::create(b, copy.getLoc(), copy.getSource(), origin, dest,
+                     /*async=*/true);
   };
   auto constant = [&](OpBuilder &b, int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
@@ -203,18 +233,29 @@ void lower(Plan &plan) {
     });
   };
 
-  OpBuilder b(loop);
   Value count = loop.getCount();
   // Steps 0 .. S - 2, one group each (empty past the count).
   for (int64_t s = 0; s + 1 < stages; ++s) {
     Value sv = constant(b, s);
     ifBelow(b, sv, count, [&](OpBuilder &tb) { issue(tb, sv, sv); });
-    NVVM::CpAsyncCommitGroupOp::create(b, loc);
+    if (!tma)
+      NVVM::CpAsyncCommitGroupOp::create(b, loc);
   }
   auto forOp = scf::ForOp::create(
       b, loc, constant(b, 0), count, constant(b, 1), loop.getInits(),
       [&](OpBuilder &fb, Location l, Value k, ValueRange carried) {
-        if (stages > 1) {
+        if (tma) {
+          // Every thread has left step k - 1: its stage may be refilled
+          // (with step k + S - 1) before step k's copies are awaited.
+          gpu::BarrierOp::create(fb, l);
+          Value next =
+              arith::AddIOp::create(fb, l, k, constant(fb, stages - 1));
+          ifBelow(fb, next, count, [&](OpBuilder &tb) {
+            issue(tb, next,
+                  arith::RemUIOp::create(tb, l, next, constant(tb, stages)));
+          });
+          waitTma(fb, l, *tma, k, stages);
+        } else if (stages > 1) {
           NVVM::CpAsyncWaitGroupOp::create(fb, l, stages - 2);
           gpu::BarrierOp::create(fb, l);
           Value next =

@@ -48,6 +48,20 @@ def LowerPipelined : Pass<"tile-lower-pipelined", "::mlir::ModuleOp"> {
     stage copies, waits and passes a barrier before the body and another
     after it. The loop-carried values become the scf.for's iter_args.
 
+    Where every copy of a loop of two or more stages can be one TMA copy
+    (its source a kernel argument with a unit inner stride and rows
+    promised 16-byte aligned; its tile of the source's rank, sides of at
+    most 256, rows of a multiple of 16 bytes, a multiple of 128 bytes in
+    all, not a tile.gemm operand), the loop runs on TMA instead: the kernel
+    takes a tensor map by value for each source and box (an `!llvm.ptr`
+    argument appended to it, its ABI line in `tilejit.abi_extra`, their
+    count in `tilejit.tensor_maps`), each stage an mbarrier initialised
+    before the loop, each stage's buffer 128-byte aligned
+    (`tilejit.align`). Step k passes a barrier (every thread has left step
+    k - 1), thread 0 expects the bytes of step k + S - 1 on its stage's
+    mbarrier and issues its `nvgpu.tma.async.load`s, and every thread
+    waits for phase k / S of the mbarrier of stage k mod S.
+
     The copies must sit at the body's top level, fill a tile allocated
     outside the loop that nothing else writes and nothing outside the
     loop uses, and take their origin from the step and values defined
@@ -58,7 +72,8 @@ def LowerPipelined : Pass<"tile-lower-pipelined", "::mlir::ModuleOp"> {
   let dependentDialects = [
     "::mlir::tile::TileDialect", "::mlir::scf::SCFDialect",
     "::mlir::memref::MemRefDialect", "::mlir::gpu::GPUDialect",
-    "::mlir::NVVM::NVVMDialect", "::mlir::arith::ArithDialect"
+    "::mlir::NVVM::NVVMDialect", "::mlir::arith::ArithDialect",
+    "::mlir::nvgpu::NVGPUDialect", "::mlir::LLVM::LLVMDialect"
   ];
 }
 
