@@ -7,6 +7,7 @@
 // TILEJIT_BENCH_JSON=FILE also writes the op rows as JSON (JsonReport).
 #include "bench_fused_gemm.h"
 #include "bench_jit.h"
+#include "bench_tma_transpose.h"
 #include "run.h"
 
 #include "tilejit/compiler/compile.h"
@@ -260,13 +261,15 @@ int main(int argc, char **argv) {
         return 2;
       }
     } else if (!mode.empty() && mode != "--compile" && mode != "--grid" &&
-               mode != "--fused-gemm") {
+               mode != "--fused-gemm" && mode != "--tma-transpose") {
       fmt::print(
           stderr,
           "tilejit_bench: unknown argument '{}'; expected none (every "
           "benchmark), --compile (the cold-compile table only), --grid "
           "(the per_token_cast grid only), --fused-gemm (the gemm with and "
-          "without a fused epilogue only) or --ops NAME[@TEXT][,...] "
+          "without a fused epilogue only), --tma-transpose "
+          "(batched_transpose through TMA pipelines against the op only) or "
+          "--ops NAME[@TEXT][,...] "
           "[--unchecked] (those ops' benchmark cases only, with TEXT in "
           "their label; --unchecked: no CPU reference, for rows whose "
           "reference takes minutes)\n",
@@ -295,6 +298,8 @@ int main(int argc, char **argv) {
       return bench_per_token_cast_grid() ? 0 : 1;
     if (mode == "--fused-gemm")
       return bench_fused_gemm() ? 0 : 1;
+    if (mode == "--tma-transpose")
+      return bench_tma_transpose() ? 0 : 1;
     JsonReport json(std::getenv("TILEJIT_BENCH_JSON"));
     json.device(fmt::format("{} ({} SMs)", device.name(), device.sm_count()));
     bool all_passed = bench_cases(only, checked, json);

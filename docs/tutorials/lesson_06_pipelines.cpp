@@ -4,9 +4,12 @@
 // Part 1 sums the columns of a matrix in chunks of 64, each chunk copied
 // into a shared tile by k.copy inside k.pipelined. With 3 stages the copy
 // of chunk k + 2 is in flight while the body reads chunk k: the compiler
-// gives the tile 3 buffers, issues each thread's 16-byte cp.async pieces
-// ahead, and orders them with cp.async group waits and one barrier a step
-// (tile-lower-pipelined; docs/tile-dialect.md). The body needs no barrier.
+// gives the tile 3 buffers and orders copies and reads with one barrier a
+// step (tile-lower-pipelined; docs/tile-dialect.md). The body needs no
+// barrier. With x's rows promised 16-byte aligned each chunk is one TMA
+// copy, issued by one thread and awaited on an mbarrier a stage (the kernel
+// takes a tensor map of x as a launch argument of its own); promised less,
+// every thread issues cp.async pieces and waits for their groups.
 //
 // Part 2 is the gemm of lesson 3 with an epilogue written as ordinary tile
 // ops after the loop: out = bf16(alpha * scale[r] * (a . b^T) + bias[c]).
@@ -20,10 +23,11 @@
 
 using namespace tilejit;
 
-// out (rows, 64) f32: out[r, j] = sum over c of x[r, 64 c + j].
-Kernel chunk_sum_kernel() {
+// out (rows, 64) f32: out[r, j] = sum over c of x[r, 64 c + j]; x's rows
+// promised aligned to `align` bytes.
+Kernel chunk_sum_kernel(int align) {
   dsl::KernelBuilder k("chunk_sum", /*threads=*/128);
-  auto x = k.tensor("x", DType::f32, 2, dsl::inner_contiguous(16));
+  auto x = k.tensor("x", DType::f32, 2, dsl::inner_contiguous(align));
   auto out = k.tensor("out", DType::f32, 2);
   auto zero = k.index(0), row = k.block_id(0) * k.index(32);
   auto tile = k.alloc_shared(DType::f32, {32, 64});
@@ -79,11 +83,21 @@ static size_t count(const std::string &text, const std::string &what) {
 }
 
 int main() {
-  CompiledKernel sum = compile(chunk_sum_kernel());
-  const size_t pieces = count(sum.ptx, "cp.async.cg.shared.global"),
+  CompiledKernel tma = compile(chunk_sum_kernel(16));
+  const size_t copies = count(tma.ptx, "cp.async.bulk.tensor.2d"),
+               mbarrier_waits = count(tma.ptx, "mbarrier.try_wait.parity");
+  std::printf("chunk_sum, rows 16-byte aligned: %zu TMA copies issued, %zu "
+              "mbarrier waits, %zu barriers; launch arguments:",
+              copies, mbarrier_waits, count(tma.ptx, "bar.sync"));
+  for (const AbiArg &arg : tma.abi.args)
+    std::printf(" %s %s", std::string(name_of(arg.kind)).c_str(),
+                arg.name.c_str());
+  std::printf("\n");
+  CompiledKernel sum = compile(chunk_sum_kernel(4));
+  const size_t pieces = count(sum.ptx, "cp.async.ca.shared.global"),
                waits = count(sum.ptx, "cp.async.wait_group");
-  std::printf("chunk_sum: %zu cp.async pieces issued, %zu group waits, "
-              "%zu barriers\n",
+  std::printf("chunk_sum, rows 4-byte aligned: %zu cp.async pieces issued, "
+              "%zu group waits, %zu barriers\n",
               pieces, waits, count(sum.ptx, "bar.sync"));
   CompiledKernel gemm = compile(fused_gemm_kernel());
   // The gemm's own 8 parameters: a's and b's tensor maps, c, M, N, K, c's
@@ -95,7 +109,8 @@ int main() {
   for (size_t i = 8; i < gemm.abi.args.size(); ++i)
     std::printf(" %s", gemm.abi.args[i].name.c_str());
   std::printf("\n");
-  if (pieces == 0 || waits == 0 ||
+  if (copies == 0 || mbarrier_waits == 0 || tma.abi.args.size() != 3 ||
+      pieces == 0 || waits == 0 ||
       gemm.ptx.find("wgmma.mma_async") == std::string::npos ||
       gemm.abi.args.size() != 8 + 1 + 4 + 4)
     return 1;

@@ -446,7 +446,12 @@ public:
   /// a barrier: afterwards every thread sees the tile. Like `store`, it needs
   /// a `barrier()` before it where other threads still read the tile. Inside
   /// `pipelined` it is issued stages ahead: TMA in the main loop of a
-  /// 384-thread gemm, cp.async anywhere else.
+  /// 384-thread gemm, and in a loop of two or more stages whose every copy
+  /// can be one TMA copy (`src` a tensor declared inner_contiguous(16); a
+  /// tile of `src`'s rank, sides of at most 256, rows of a multiple of 16
+  /// bytes, a multiple of 128 bytes in all, not a `gemm` operand: the
+  /// kernel then takes a tensor map of `src` as a launch argument of its
+  /// own), cp.async anywhere else.
   void copy(const Tensor &src, const std::vector<Value> &origin, Value shared,
             Loc loc = Loc::current());
   /// acc + a * b^T: shared tiles a (M x K) and b (N x K) of one type, an
@@ -468,8 +473,8 @@ public:
   /// body's top level, their origins computed from the step and values from
   /// outside, and their tiles used only in this loop. A 384-thread kernel
   /// whose loop multiplies two copied tiles becomes a warp-specialised TMA +
-  /// WGMMA gemm (see kernels/gemm); any other loop runs on cp.async with one
-  /// barrier a step (two for one stage).
+  /// WGMMA gemm (see kernels/gemm); any other loop runs on TMA (see `copy`)
+  /// or cp.async, with one barrier a step (two for one stage).
   std::vector<Value> pipelined(
       Value count, int stages, const std::vector<Value> &init,
       const std::function<std::vector<Value>(Value, std::vector<Value>)> &body,
