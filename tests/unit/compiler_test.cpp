@@ -485,6 +485,28 @@ TEST_CASE("pipelined copies run on TMA where each can be one", "[compiler]") {
   CHECK(map.box == std::vector<int64_t>{32, 64});
   CHECK(map.swizzle == 0);
   CHECK(c.abi.args[0].kind == AbiArg::Kind::tensor);
+  // Inside another loop: the mbarriers are invalidated after each run, to
+  // be initialised again by the next.
+  dsl::KernelBuilder k("nested_sum", 128);
+  auto x = k.tensor("x", DType::f32, 2, dsl::inner_contiguous(16));
+  auto out = k.tensor("out", DType::f32, 2);
+  auto zero = k.index(0);
+  auto tile = k.alloc_shared(DType::f32, {32, 64});
+  k.serial(zero, k.index(4), {}, [&](dsl::Value r, std::vector<dsl::Value>) {
+    auto row = r * k.index(32);
+    auto sum = k.pipelined(
+        k.index(8), 2, {k.full({32, 64}, 0, DType::f32)},
+        [&](dsl::Value step, std::vector<dsl::Value> acc) {
+          k.copy(x, {row, step * k.index(64)}, tile);
+          return std::vector{acc[0] + k.load(tile, {zero, zero}, {32, 64})};
+        });
+    k.store(sum[0], out, {row, zero});
+    return std::vector<dsl::Value>{};
+  });
+  const CompiledKernel nested = compile(k.build());
+  CHECK_THAT(nested.ptx, Contains("mbarrier.inval.shared.b64") &&
+                             Contains("cp.async.bulk.tensor.2d"));
+  CHECK_THAT(c.ptx, !Contains("mbarrier.inval"));
   // One stage: cp.async (the pipeline's TMA form needs two or more).
   CHECK_THAT(pipelined_sum(1, dsl::inner_contiguous(16)).ptx,
              Contains("cp.async.cg") && !Contains("cp.async.bulk"));

@@ -53,6 +53,8 @@
 // CHECK: tile.load %[[V]]
 // CHECK-NOT: gpu.barrier
 // CHECK: scf.yield
+// CHECK-NOT: nvvm.mbarrier.inval
+// CHECK: return
 func.func @transpose_like(%x: !g {tile.align = 16 : i64, tile.name = "x"}, %out: !g {tile.name = "out"}, %n: index) attributes {tile.threads = 128 : i32} {
   %c0 = arith.constant 0 : index
   %c64 = arith.constant 64 : index
@@ -76,20 +78,29 @@ func.func @transpose_like(%x: !g {tile.align = 16 : i64, tile.name = "x"}, %out:
 !f = tensor<32x64xf32>
 
 // Two copies of one tensor with one box share a map; the step's bytes are
-// both tiles'. Inside another loop, a barrier before the mbarriers are
-// initialised again.
+// both tiles'. Inside another loop, the loop ends with a barrier and
+// thread 0 invalidating the mbarriers, which the next run initialises again.
 // CHECK-LABEL: func.func @shared_map
 // CHECK-SAME: %{{[a-z0-9]+}}: !llvm.ptr)
 // CHECK-SAME: tilejit.abi_extra = ["arg tensor_map a f32 2 32 64 swizzle 0"], tilejit.tensor_maps = 1 : i64
 // CHECK: scf.for
-// CHECK-NEXT: gpu.barrier
-// CHECK-NEXT: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 2>
+// CHECK-NEXT: %[[BARS:.*]] = nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 2>
 // CHECK-COUNT-1: nvgpu.tma.prefetch.descriptor
 // CHECK-NOT: nvgpu.tma.prefetch.descriptor
 // CHECK: gpu.barrier
 // CHECK: arith.constant 16384 : index
 // CHECK: nvgpu.tma.async.load %[[D:[a-z0-9]+]][
 // CHECK-NEXT: nvgpu.tma.async.load %[[D]][
+// CHECK: %[[R:.*]] = scf.for
+// CHECK: scf.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: scf.if %{{.*}} {
+// CHECK: %[[P0:.*]] = nvgpu.mbarrier.get %[[BARS]][%{{.*}}] : <memorySpace = #gpu.address_space<workgroup>, num_barriers = 2> -> i64
+// CHECK-NEXT: %[[Q0:.*]] = llvm.inttoptr %[[P0]] : i64 to !llvm.ptr<3>
+// CHECK-NEXT: nvvm.mbarrier.inval %[[Q0]] : !llvm.ptr<3>
+// CHECK: nvvm.mbarrier.inval
+// CHECK: tile.store %[[R]]
 func.func @shared_map(%a: !g {tile.align = 16 : i64, tile.name = "a"}, %c: !g {tile.name = "c"}, %n: index) attributes {tile.threads = 128 : i32} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

@@ -292,6 +292,10 @@ void lower(Plan &plan) {
           next.push_back(map.lookupOrDefault(v));
         scf::YieldOp::create(fb, l, next);
       });
+  if (tma) {
+    b.setInsertionPointAfter(forOp);
+    endTma(b, loc, *tma);
+  }
   loop.replaceAllUsesWith(forOp.getResults());
   loop.erase();
   for (AllocSharedOp tile : plan.tiles)

@@ -5,6 +5,9 @@
 // brought those bytes; step k waits for phase k / S of barrier k mod S.
 // tile-lower-pipelined keeps its block barrier a step: the issuing thread
 // refills a stage only after every thread has left the step that read it.
+// A loop that may run again (inside another loop or branch) ends with a
+// barrier and the mbarriers' invalidation, so that its next run initialises
+// them afresh (PTX: an mbarrier is re-initialised only once invalid).
 //
 //===----------------------------------------------------------------------===//
 #include "PipelinedTma.h"
@@ -13,6 +16,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -138,10 +142,8 @@ TmaPipeline mlir::tile::setUpTma(OpBuilder &b, PipelinedOp loop,
   auto index = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
-  // Inside another loop or branch the loop may run again: its mbarriers are
-  // initialised again only once no thread still waits on them.
-  if (loop->getParentOp() != func.getOperation())
-    gpu::BarrierOp::create(b, loc);
+  tma.stages = stages;
+  tma.nested = loop->getParentOp() != func.getOperation();
   auto workgroup =
       gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
   tma.barriers = nvgpu::MBarrierCreateOp::create(
@@ -171,6 +173,23 @@ void mlir::tile::issueTma(OpBuilder &b, Location loc, const TmaPipeline &tma,
       SmallVector<Value> coordinates(llvm::reverse(origin));
       nvgpu::TmaAsyncLoadOp::create(lb, l, dest, tma.barriers, map, coordinates,
                                     slot, Value(), Value());
+    }
+    scf::YieldOp::create(lb, l);
+  });
+}
+
+void mlir::tile::endTma(OpBuilder &b, Location loc, const TmaPipeline &tma) {
+  if (!tma.nested)
+    return;
+  gpu::BarrierOp::create(b, loc);
+  scf::IfOp::create(b, loc, tma.leader, [&](OpBuilder &lb, Location l) {
+    auto shared = LLVM::LLVMPointerType::get(lb.getContext(), 3);
+    for (int64_t s = 0; s < tma.stages; ++s) {
+      Value at = nvgpu::MBarrierGetOp::create(
+          lb, l, lb.getI64Type(), tma.barriers,
+          arith::ConstantIndexOp::create(lb, l, s));
+      NVVM::MBarrierInvalOp::create(
+          lb, l, LLVM::IntToPtrOp::create(lb, l, shared, at));
     }
     scf::YieldOp::create(lb, l);
   });

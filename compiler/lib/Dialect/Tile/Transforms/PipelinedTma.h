@@ -39,6 +39,10 @@ struct TmaPipeline {
   Value leader;
   SmallVector<Value> maps;
   int64_t bytes = 0;
+  int64_t stages = 0;
+  /// The loop sits in another loop or branch: it may run again, and its
+  /// mbarriers are invalidated after it (endTma) to be initialised again.
+  bool nested = false;
 };
 
 /// Before `loop` (at `b`): appends a tensor map argument to the kernel for
@@ -58,6 +62,10 @@ struct TmaStep {
 /// issues the copies `step` builds (in its branch) into that stage.
 void issueTma(OpBuilder &b, Location loc, const TmaPipeline &tma, Value slot,
               function_ref<TmaStep(OpBuilder &)> step);
+
+/// After the loop (at `b`): where it may run again, once every thread has
+/// left it, the issuing thread invalidates its mbarriers.
+void endTma(OpBuilder &b, Location loc, const TmaPipeline &tma);
 
 /// Every thread waits until the copies of step `step` have landed.
 void waitTma(OpBuilder &b, Location loc, const TmaPipeline &tma, Value step,

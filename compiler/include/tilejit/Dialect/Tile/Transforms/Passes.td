@@ -60,7 +60,10 @@ def LowerPipelined : Pass<"tile-lower-pipelined", "::mlir::ModuleOp"> {
     (`tilejit.align`). Step k passes a barrier (every thread has left step
     k - 1), thread 0 expects the bytes of step k + S - 1 on its stage's
     mbarrier and issues its `nvgpu.tma.async.load`s, and every thread
-    waits for phase k / S of the mbarrier of stage k mod S.
+    waits for phase k / S of the mbarrier of stage k mod S. A loop inside
+    another loop or branch ends with a barrier and thread 0 invalidating
+    its mbarriers (`nvvm.mbarrier.inval`), which its next run initialises
+    again.
 
     The copies must sit at the body's top level, fill a tile allocated
     outside the loop that nothing else writes and nothing outside the
