@@ -1,6 +1,7 @@
 // bench_tma_transpose.cpp - batched_transpose's kernel with its tiles
-// through a TMA pipeline (BatchedTransposeSpec::tma_stages: 2 to 4 stages,
-// 4 to 16 tiles a block, 128 or 256 threads) against the op as it is called
+// through a TMA pipeline (BatchedTransposeSpec::tma_stages: tiles of 64 x
+// 64, 64 x 128 and 128 x 64, 2 to 4 stages, 2 to 16 tiles a block, 128 or
+// 256 threads) against the op as it is called
 // (tiles loaded into registers), at TileKernels' shapes, in one process:
 // each variant's output compared with the op's byte for byte, times against
 // a device copy of the same bytes. What decides whether the op takes the
@@ -33,6 +34,25 @@ struct Shape {
   DType dtype;
 };
 
+struct Variant {
+  int block_x, block_y, stages, tiles, threads;
+};
+
+/// 64 x 64 tiles at 2-4 stages, 4-16 tiles a block, 128 and 256 threads;
+/// 64 x 128 and 128 x 64 tiles at 3-4 stages, 2-8 tiles, 256 threads.
+std::vector<Variant> variants() {
+  std::vector<Variant> out;
+  for (int threads : {128, 256})
+    for (int tiles : {4, 8, 16})
+      for (int stages : {2, 3, 4})
+        out.push_back({64, 64, stages, tiles, threads});
+  for (auto [bx, by] : {std::pair{64, 128}, {128, 64}})
+    for (int tiles : {2, 4, 8})
+      for (int stages : {3, 4})
+        out.push_back({bx, by, stages, tiles, 256});
+  return out;
+}
+
 /// The faster of two timings of `fn` (5 warm-up calls, 20 timed).
 template <class Fn> double best_ms(Fn &&fn) {
   double ms = 1e30;
@@ -46,7 +66,7 @@ template <class Fn> double best_ms(Fn &&fn) {
 bool bench_tma_transpose() {
   fmt::print("\nbatched_transpose through a TMA pipeline (stages, tiles a "
              "block, threads) against the op's kernel (tiles in "
-             "registers):\n{:>16} {:>6} {:>22} {:>10} {:>9} {:>8} {:>8}  {}\n",
+             "registers):\n{:>16} {:>6} {:>24} {:>10} {:>9} {:>8} {:>8}  {}\n",
              "B x X x Y", "dtype", "kernel", "us", "GB/s", "% copy", "% op",
              "check");
   bool all_passed = true;
@@ -74,7 +94,7 @@ bool bench_tma_transpose() {
     const double copy_ms = harness::copy_roofline_ms(2.0 * bytes, options);
     auto row = [&](const std::string &kernel, double ms, double op_ms,
                    const std::string &check) {
-      fmt::print("{:>16} {:>6} {:>22} {:>10.1f} {:>9.0f} {:>7.1f}% {:>7.1f}%  "
+      fmt::print("{:>16} {:>6} {:>24} {:>10.1f} {:>9.0f} {:>7.1f}% {:>7.1f}%  "
                  "{}\n",
                  fmt::format("{}x{}x{}", s.b, s.x, s.y), name_of(s.dtype),
                  kernel, ms * 1e3, 2.0 * bytes / (ms * 1e6), 100 * copy_ms / ms,
@@ -87,36 +107,37 @@ bool bench_tma_transpose() {
     const double op_ms =
         best_ms([&] { transpose::batched_transpose(vx, vout); });
     row("op (registers)", op_ms, op_ms, "reference");
-    for (int threads : {128, 256})
-      for (int tiles : {4, 8, 16})
-        for (int stages : {2, 3, 4}) {
-          if (s.y % (64 * tiles) != 0)
-            continue;
-          transpose::BatchedTransposeSpec spec;
-          spec.dtype = s.dtype;
-          spec.vector_bytes = 16;
-          spec.tma_stages = stages;
-          spec.tiles_y = tiles;
-          spec.threads = threads;
-          const ops::LoadedKernel &kernel =
-              ops::load_kernel(ops::spec_key("bench_transpose_tma", spec), [&] {
-                return transpose::batched_transpose_kernel(spec);
-              });
-          ops::KernelArgs args;
-          args.tensor("x", vx);
-          args.tensor("out", vout);
-          auto launch = [&] {
-            ops::launch_kernel(kernel, args, "bench_transpose_tma", nullptr);
-          };
-          dout.upload(host.data(), bytes); // not the op's output any more
-          launch();
-          rt::synchronize(nullptr);
-          dout.download(got.data(), bytes);
-          const bool same = got == want;
-          all_passed &= same;
-          row(fmt::format("tma {} st, {} tiles, {} t", stages, tiles, threads),
-              best_ms(launch), op_ms, same ? "same bytes" : "DIFFERS");
-        }
+    for (const Variant &v : variants()) {
+      if (s.x % v.block_x != 0 || s.y % (v.block_y * v.tiles) != 0)
+        continue;
+      transpose::BatchedTransposeSpec spec;
+      spec.dtype = s.dtype;
+      spec.vector_bytes = 16;
+      spec.tma_stages = v.stages;
+      spec.tiles_y = v.tiles;
+      spec.threads = v.threads;
+      spec.block_x = v.block_x;
+      spec.block_y = v.block_y;
+      const ops::LoadedKernel &kernel =
+          ops::load_kernel(ops::spec_key("bench_transpose_tma", spec), [&] {
+            return transpose::batched_transpose_kernel(spec);
+          });
+      ops::KernelArgs args;
+      args.tensor("x", vx);
+      args.tensor("out", vout);
+      auto launch = [&] {
+        ops::launch_kernel(kernel, args, "bench_transpose_tma", nullptr);
+      };
+      dout.upload(host.data(), bytes); // not the op's output any more
+      launch();
+      rt::synchronize(nullptr);
+      dout.download(got.data(), bytes);
+      const bool same = got == want;
+      all_passed &= same;
+      row(fmt::format("{}x{} {}st {}tiles {}t", v.block_x, v.block_y, v.stages,
+                      v.tiles, v.threads),
+          best_ms(launch), op_ms, same ? "same bytes" : "DIFFERS");
+    }
   }
   return all_passed;
 }

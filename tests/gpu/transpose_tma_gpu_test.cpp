@@ -1,7 +1,8 @@
 // transpose_tma_gpu_test.cpp - batched_transpose's kernel with its tiles
 // through a TMA pipeline (BatchedTransposeSpec::tma_stages): 1-, 2- and
 // 4-byte elements (the 4-byte stages beyond 48 KB of shared memory), 2 to 4
-// stages, 1 to 8 tiles a block, against the CPU reference bit for bit.
+// stages, 1 to 8 tiles a block, tiles of 64 x 64, 64 x 128 and 128 x 64,
+// against the CPU reference bit for bit.
 #include "device_tensors.h"
 
 #include "common/jit.h"
@@ -22,8 +23,11 @@ using namespace tilejit;
 namespace {
 
 void run(DType dtype, int stages, int tiles, int threads,
-         std::initializer_list<int64_t> shape) {
+         std::initializer_list<int64_t> shape, int block_x = 64,
+         int block_y = 64) {
   transpose::BatchedTransposeSpec spec;
+  spec.block_x = block_x;
+  spec.block_y = block_y;
   spec.dtype = dtype;
   spec.vector_bytes = 16;
   spec.tma_stages = stages;
@@ -51,8 +55,9 @@ void run(DType dtype, int stages, int tiles, int threads,
   ops::launch_kernel(kernel, args, "test_transpose_tma", nullptr);
   rt::synchronize(nullptr);
   const ref::HostTensor got = device.get(out, want);
-  INFO(name_of(dtype) << ", " << stages << " stages, " << tiles
-                      << " tiles a block, " << threads << " threads");
+  INFO(name_of(dtype) << ", " << block_x << " x " << block_y << " tiles, "
+                      << stages << " stages, " << tiles << " tiles a block, "
+                      << threads << " threads");
   CHECK(std::memcmp(got.raw(), want.raw(), want.numel() * size_of(dtype)) == 0);
 }
 
@@ -66,4 +71,9 @@ TEST_CASE("batched_transpose's tiles through a TMA pipeline",
       run(dtype, stages, 4, 128, {3, 192, 512});
       run(dtype, stages, 8, 256, {1, 64, 1024});
     }
+  // Tiles of 64 x 128 and 128 x 64.
+  for (DType dtype : {DType::e4m3, DType::bf16}) {
+    run(dtype, 3, 2, 256, {2, 128, 512}, 64, 128);
+    run(dtype, 4, 4, 256, {2, 256, 256}, 128, 64);
+  }
 }

@@ -44,3 +44,25 @@ TEST_CASE("batched_transpose's TMA pipeline compiles for 1-, 2- and 4-byte "
       CHECK(c.abi.shared_bytes == 0);
   }
 }
+
+TEST_CASE("batched_transpose's TMA pipeline compiles for other tile shapes",
+          "[kernels][compiler]") {
+  for (auto [bx, by] : {std::pair{64, 128}, {128, 64}, {128, 128}})
+    for (DType dtype : {DType::e4m3, DType::bf16, DType::f32}) {
+      if (bx * by * size_of(dtype) > 32768)
+        continue; // three 64 KB stages and the transpose's buffer: too big
+      INFO(bx << " x " << by << " " << name_of(dtype));
+      transpose::BatchedTransposeSpec spec;
+      spec.dtype = dtype;
+      spec.vector_bytes = 16;
+      spec.tma_stages = 3;
+      spec.tiles_y = 4;
+      spec.threads = 256;
+      spec.block_x = bx;
+      spec.block_y = by;
+      const CompiledKernel c =
+          compile(transpose::batched_transpose_kernel(spec), CompileOptions{});
+      REQUIRE(c.abi.args.size() == 3);
+      CHECK(c.abi.args[2].box == std::vector<int64_t>{1, bx, by});
+    }
+}
