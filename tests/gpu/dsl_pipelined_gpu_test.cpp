@@ -191,6 +191,90 @@ void run_gemm(const GemmCase &c, int64_t rows) {
   CHECK(bad == 0);
 }
 
+struct TransposedCase {
+  DType a_dtype, b_dtype; // g and x
+  int stages;
+  int64_t k; // rows of g and x, in chunks of 64
+};
+
+/// out (32 x N) = g^T x summed over K, for g (K x 32) and x (K x N) whose
+/// rows run along K (a weight gradient's operands): each block 64 columns
+/// of x; K in chunks of 64 rows copied ahead as they are, multiplied with
+/// transpose_a and transpose_b.
+Kernel transposed_kernel(const TransposedCase &c) {
+  dsl::KernelBuilder k("pipelined_mma_t", 128);
+  auto g = k.tensor("g", c.a_dtype, 2, dsl::inner_contiguous(16));
+  auto x = k.tensor("x", c.b_dtype, 2, dsl::inner_contiguous(16));
+  auto out = k.tensor("out", DType::f32, 2);
+  k.grid({k.blocks(x, 1, 64)});
+  auto zero = k.index(0), n0 = k.block_id(0) * k.index(64);
+  auto sg = k.alloc_shared(c.a_dtype, {64, 32});
+  auto sx = k.alloc_shared(c.b_dtype, {64, 64});
+  auto steps = (k.dim(x, 0) + k.index(63)) / k.index(64);
+  auto acc = k.pipelined(
+      steps, c.stages, {k.full({32, 64}, 0, DType::f32)},
+      [&](dsl::Value step, std::vector<dsl::Value> carried) {
+        k.copy(g, {step * k.index(64), zero}, sg);
+        k.copy(x, {step * k.index(64), n0}, sx);
+        return std::vector{
+            k.gemm(sg, sx, carried[0],
+                   dsl::GemmOptions{.transpose_a = true, .transpose_b = true})};
+      });
+  k.store(acc[0], out, {zero, n0});
+  return k.build();
+}
+
+void run_transposed(const TransposedCase &c, int64_t n) {
+  const std::string name =
+      "test_pipelined_mma_t_" + std::string(name_of(c.a_dtype)) + "_" +
+      std::string(name_of(c.b_dtype)) + "_" + std::to_string(c.stages);
+  const ops::LoadedKernel &kernel = ops::load_kernel(
+      ops::make_key(name), [&] { return transposed_kernel(c); });
+  const bool tf32 = c.a_dtype == DType::f32 || c.b_dtype == DType::f32;
+  std::vector<float> g = test_values(c.k * 32, !tf32, 21),
+                     x = test_values(c.k * n, !tf32, 22);
+  // A bf16 operand holds bf16 values (what the tensor core widens).
+  for (auto [v, dtype] : {std::pair{&g, c.a_dtype}, {&x, c.b_dtype}})
+    if (dtype == DType::bf16)
+      for (float &e : *v)
+        e = ref::bf16_to_f32(ref::f32_to_bf16(e));
+  const std::vector<uint8_t> rg = encode(g, c.a_dtype),
+                             rx = encode(x, c.b_dtype);
+  const int64_t out_n = (n + 63) / 64 * 64;
+  std::vector<float> out(32 * out_n, -7.0f);
+  rt::DeviceBuffer dg(rg.size()), dx(rx.size()), dout(out.size() * 4);
+  dg.upload(rg.data(), rg.size());
+  dx.upload(rx.data(), rx.size());
+  dout.upload(out.data(), out.size() * 4);
+  const int64_t g_shape[2] = {c.k, 32}, x_shape[2] = {c.k, n},
+                out_shape[2] = {32, out_n};
+  ops::KernelArgs args;
+  args.tensor("g", rt::TensorView::contiguous(dg.ptr(), c.a_dtype, g_shape));
+  args.tensor("x", rt::TensorView::contiguous(dx.ptr(), c.b_dtype, x_shape));
+  args.tensor("out",
+              rt::TensorView::contiguous(dout.ptr(), DType::f32, out_shape));
+  ops::launch_kernel(kernel, args, name, nullptr);
+  rt::synchronize(nullptr);
+  dout.download(out.data(), out.size() * 4);
+  size_t bad = 0;
+  for (int64_t m = 0; m < 32; ++m)
+    for (int64_t j = 0; j < out_n; ++j) {
+      Tf32Dot want;
+      for (int64_t kk = 0; j < n && kk < c.k; ++kk) {
+        const double term = static_cast<double>(tf32 ? as_tf32(g[kk * 32 + m])
+                                                     : g[kk * 32 + m]) *
+                            (tf32 ? as_tf32(x[kk * n + j]) : x[kk * n + j]);
+        want.sum += term;
+        want.magnitude += std::fabs(term);
+      }
+      const float got = out[m * out_n + j];
+      if (!want.matches(got, tf32) && bad++ < 5)
+        UNSCOPED_INFO(name << " K " << c.k << " N " << n << " [" << m << ", "
+                           << j << "]: " << got << ", want " << want.sum);
+    }
+  CHECK(bad == 0);
+}
+
 } // namespace
 
 TEST_CASE("pipelined copies run ahead on cp.async", "[dsl][pipelined]") {
@@ -238,5 +322,18 @@ TEST_CASE("pipelined mma.sync gemm on 128 threads", "[dsl][pipelined][mma]") {
     run_gemm({DType::bf16, stages, 456}, 70); // K ends inside a chunk
     run_gemm({DType::f32, stages, 512}, 96);
     run_gemm({DType::f32, stages, 300}, 70);
+  }
+}
+
+TEST_CASE("a pipelined gemm of transposed operands (mma.sync)",
+          "[dsl][pipelined][mma]") {
+  // g^T x as a weight gradient's: f32 g with bf16 x (tf32), and bf16 both
+  // (m16n8k16); K a multiple of the chunk and not (zeros past the end);
+  // N ending inside a block's columns.
+  for (int stages : {1, 2, 3}) {
+    run_transposed({DType::f32, DType::bf16, stages, 512}, 128);
+    run_transposed({DType::f32, DType::bf16, stages, 200}, 100);
+    run_transposed({DType::bf16, DType::bf16, stages, 512}, 192);
+    run_transposed({DType::f32, DType::f32, stages, 136}, 64);
   }
 }

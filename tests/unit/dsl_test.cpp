@@ -600,6 +600,44 @@ TEST_CASE("gemm outside a pipelined loop compiles to mma.sync", "[compiler]") {
   }
 }
 
+TEST_CASE("gemm of transposed operands compiles to mma.sync", "[compiler]") {
+  // g^T x for g (64 x 32 f32) and x (64 x 64 bf16): tf32, each pair's
+  // elements loaded one by one.
+  dsl::KernelBuilder k("weight_grad", 128);
+  auto g = k.tensor("g", DType::f32, 2);
+  auto x = k.tensor("x", DType::bf16, 2);
+  auto out = k.tensor("out", DType::f32, 2);
+  auto sg = k.alloc_shared(DType::f32, {64, 32});
+  auto sx = k.alloc_shared(DType::bf16, {64, 64});
+  auto zero = k.index(0);
+  k.store(k.load(g, {zero, zero}, {64, 32}), sg, {zero, zero});
+  k.store(k.load(x, {zero, zero}, {64, 64}), sx, {zero, zero});
+  k.barrier();
+  auto acc = k.gemm(sg, sx, k.full({32, 64}, 0.0, DType::f32),
+                    dsl::GemmOptions{.tf32 = dsl::Tf32::rounded,
+                                     .transpose_a = true,
+                                     .transpose_b = true});
+  k.store(acc, out, {zero, zero});
+  CompiledKernel c = compile(k.build());
+  CHECK(c.ptx.find("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32") !=
+        std::string::npos);
+  CHECK(c.ptx.find("cvt.rna.tf32.f32") != std::string::npos);
+  // Its shapes, wrong: the author's line and the transposed product.
+  CHECK_THAT(error_of([](auto &bad, auto &) {
+               auto sa = bad.alloc_shared(DType::f32, {64, 32});
+               auto sb = bad.alloc_shared(DType::f32, {32, 64});
+               bad.gemm(
+                   sa, sb, bad.full({32, 64}, 0.0, DType::f32),
+                   dsl::GemmOptions{.transpose_a = true, .transpose_b = true});
+             }),
+             Contains("dsl_test.cpp:") &&
+                 Contains("error: 'tile.gemm' op shapes 'memref<64x32xf32, "
+                          "#gpu.address_space<workgroup>>', 'memref<32x64xf32, "
+                          "#gpu.address_space<workgroup>>' and "
+                          "'tensor<32x64xf32>' do not make acc(M x N) += (a(K "
+                          "x M))^T * b(K x N)"));
+}
+
 TEST_CASE("what the lowering cannot take is the author's error, at the line",
           "[compiler][error]") {
   auto error_of_compile = [](DType dtype, int64_t m, int64_t n) {

@@ -191,14 +191,20 @@ Value KernelBuilder::gemm(Value a, Value b, Value acc, Loc loc) {
 }
 
 Value KernelBuilder::gemm(Value a, Value b, Value acc, Tf32 tf32, Loc loc) {
+  return gemm(a, b, acc, GemmOptions{.tf32 = tf32}, loc);
+}
+
+Value KernelBuilder::gemm(Value a, Value b, Value acc, GemmOptions options,
+                          Loc loc) {
   Location l = impl_->loc(loc);
   if (!a.valid() || !b.valid() || !acc.valid())
     impl_->fail(loc, "gemm: an operand is an empty dsl::Value");
   for (const Value &v : {a, b, acc})
     impl_->checkOwn(v, loc, "gemm");
-  auto op =
-      tile::GemmOp::create(impl_->builder, l, unwrap(acc).getType(), unwrap(a),
-                           unwrap(b), unwrap(acc), tf32 == Tf32::rounded);
+  auto op = tile::GemmOp::create(impl_->builder, l, unwrap(acc).getType(),
+                                 unwrap(a), unwrap(b), unwrap(acc),
+                                 options.tf32 == Tf32::rounded,
+                                 options.transpose_a, options.transpose_b);
   return impl_->wrap(op, acc.dtype());
 }
 

@@ -250,3 +250,71 @@ func.func @f32_f16(%c: !g) attributes {tile.threads = 128 : i32} {
   tile.store %p, %c[%c0, %c0] : !acc, !g
   return
 }
+
+// -----
+
+!sa = memref<64x32xf32, #gpu.address_space<workgroup>>
+!sb = memref<64x64xbf16, #gpu.address_space<workgroup>>
+!acc = tensor<32x64xf32>
+!g = memref<?x?xf32, strided<[?, 1], offset: ?>>
+
+// Both operands transposed (a: K x M = 64 x 32 f32, b: K x N = 64 x 64
+// bf16; tf32): each pair's elements loaded one by one from rows 2 i and
+// 2 i + 1 of a step (index [k, m]), the rows padded to 36 f32 and 72 bf16
+// (4 mod 16 words: the lanes' loads on distinct banks), f32 rounded.
+// CHECK-LABEL: gpu.func @transposed
+// CHECK-SAME: memref<64x36xf32, #gpu.address_space<workgroup>>
+// CHECK-SAME: memref<64x72xbf16, #gpu.address_space<workgroup>>
+// CHECK: %[[A:.*]] = memref.subview %{{.*}}[0, 0] [64, 32] [1, 1] : memref<64x36xf32, #gpu.address_space<workgroup>> to memref<64x32xf32, strided<[36, 1]>, #gpu.address_space<workgroup>>
+// CHECK: %[[B:.*]] = memref.subview %{{.*}}[0, 0] [64, 64] [1, 1] : memref<64x72xbf16, #gpu.address_space<workgroup>> to memref<64x64xbf16, strided<[72, 1]>, #gpu.address_space<workgroup>>
+// CHECK: scf.for %[[K0:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// CHECK: %[[KCOL:.*]] = arith.addi %[[K0]], %{{.*}} : index
+// CHECK: %[[M:.*]] = arith.addi %{{.*}}, %{{.*}} : index
+// CHECK: memref.load %[[A]][%[[KCOL]], %[[M]]]
+// CHECK: %[[KCOL1:.*]] = arith.addi %[[KCOL]], %{{.*}} : index
+// CHECK: memref.load %[[A]][%[[KCOL1]], %[[M]]]
+// CHECK: nvvm.convert.float.to.tf32
+// CHECK-NOT: vector.load
+// CHECK: memref.load %[[B]][%[[KCOL]], %{{.*}}]
+// CHECK: nvvm.mma.sync
+// CHECK-SAME: shape = #nvvm.shape<m = 16, n = 8, k = 8>
+func.func @transposed(%c: !g) attributes {tile.threads = 128 : i32} {
+  %sa = tile.alloc_shared : !sa
+  %sb = tile.alloc_shared : !sb
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %init = tile.splat %zero : f32 -> !acc
+  %p = tile.gemm %sa, %sb, %init {round_tf32, transpose_a, transpose_b} : !sa, !sb, !acc
+  tile.store %p, %c[%c0, %c0] : !acc, !g
+  return
+}
+
+// -----
+
+!sa = memref<64x128xbf16, #gpu.address_space<workgroup>>
+!sb = memref<64x64xbf16, #gpu.address_space<workgroup>>
+!acc = tensor<128x64xf32>
+!g = memref<?x?xf32, strided<[?, 1], offset: ?>>
+
+// a transposed (64 x 128 bf16: rows of 64 words, padded by 8 to 68 words
+// = 4 mod 16), b as given (padded as before): m16n8k16, a's pairs from two
+// rows, b's pairs one 4-byte load each.
+// CHECK-LABEL: gpu.func @transposed_a
+// CHECK: to memref<64x136xbf16, #gpu.address_space<workgroup>>
+// CHECK: to memref<64x72xbf16, #gpu.address_space<workgroup>>
+// CHECK: scf.for
+// CHECK: memref.load %{{.*}} : memref<64x128xbf16, strided<[136, 1]>, #gpu.address_space<workgroup>>
+// CHECK: vector.load %{{.*}} : memref<64x64xbf16, strided<[72, 1]>, #gpu.address_space<workgroup>>, vector<2xbf16>
+// CHECK: nvvm.mma.sync
+// CHECK-SAME: shape = #nvvm.shape<m = 16, n = 8, k = 16>
+func.func @transposed_a(%c: !g) attributes {tile.threads = 128 : i32} {
+  %sa = tile.alloc_shared : !sa
+  %sb = tile.alloc_shared : !sb
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %init = tile.splat %zero : f32 -> !acc
+  %p = tile.gemm %sa, %sb, %init {transpose_a} : !sa, !sb, !acc
+  tile.store %p, %c[%c0, %c0] : !acc, !g
+  return
+}
+

@@ -115,6 +115,16 @@ enum class Bounds { checked, promised_inside };
 /// the bits, then truncating; mma.sync only).
 enum class Tf32 { truncated, rounded };
 
+/// How KernelBuilder::gemm reads its operands beyond the defaults (a: M x
+/// K, b: N x K, f32 operands truncated to tf32).
+struct GemmOptions {
+  Tf32 tf32 = Tf32::truncated;
+  /// a is given as its transpose, a K x M tile (b: K x N): the layout of a
+  /// tensor whose rows run along K, e.g. a weight gradient's activations
+  /// and output gradients, copied as they are. mma.sync only.
+  bool transpose_a = false, transpose_b = false;
+};
+
 /// Builds one kernel. Every call records the caller's source line, so a
 /// verifier error names the line of the kernel author's code.
 ///
@@ -451,7 +461,9 @@ public:
   /// tile of `src`'s rank, sides of at most 256, rows of a multiple of 16
   /// bytes, a multiple of 128 bytes in all, not a `gemm` operand: the
   /// kernel then takes a tensor map of `src` as a launch argument of its
-  /// own), cp.async anywhere else.
+  /// own, and a view of `src` with a zero stride, a broadcast TMA cannot
+  /// read, fails its launch with a UserError naming it), cp.async anywhere
+  /// else.
   void copy(const Tensor &src, const std::vector<Value> &origin, Value shared,
             Loc loc = Loc::current());
   /// acc + a * b^T: shared tiles a (M x K) and b (N x K) of one type, an
@@ -465,6 +477,11 @@ public:
   /// `barrier()` before it.
   Value gemm(Value a, Value b, Value acc, Loc loc = Loc::current());
   Value gemm(Value a, Value b, Value acc, Tf32 tf32, Loc loc = Loc::current());
+  /// The same with transposed operands (GemmOptions), e.g. acc (M x N) +=
+  /// g^T x for g (K x M) and x (K x N) shared tiles:
+  /// `k.gemm(sg, sx, acc, {.transpose_a = true, .transpose_b = true})`.
+  Value gemm(Value a, Value b, Value acc, GemmOptions options,
+             Loc loc = Loc::current());
   /// A loop of `count` steps (an index) carrying `init`; `body(step,
   /// carried)` returns the next carried values. The copies of the body run
   /// up to `stages - 1` steps ahead of the compute that reads them, each

@@ -133,6 +133,10 @@ FailureOr<GemmMatch> match(func::FuncOp kernel, PipelinedOp loop) {
   if (m.gemm.getRoundTf32())
     return fail(m.gemm, "round_tf32 is for mma.sync (WGMMA reads tf32 as "
                         "the bits of its f32 operands)");
+  if (m.gemm.getTransposeA() || m.gemm.getTransposeB())
+    return fail(m.gemm, "transposed operands are for mma.sync (a 128-thread "
+                        "kernel); the WGMMA kernel reads a as M x K and b as "
+                        "N x K");
   int64_t bk = sa.getDimSize(1), bn = sb.getDimSize(0);
   int64_t rowBytes = bk * sa.getElementTypeBitWidth() / 8;
   if (sa.getDimSize(0) != 128 || rowBytes != 128 || bn % 16 != 0 || bn < 16 ||

@@ -14,7 +14,9 @@
 //
 // A bf16 or f16 tile with an f32 one multiplies as tf32, its elements
 // widened as they are loaded; `round_tf32` rounds f32 elements with
-// cvt.rna.tf32.f32 (else the tensor core truncates their bits).
+// cvt.rna.tf32.f32 (else the tensor core truncates their bits). A
+// transposed operand (transpose_a/b: stored K x M or K x N) gives the same
+// fragments, each pair's two elements loaded one by one from two rows.
 //
 // Per 16 x 8 tile, with lane = 4 g + i, k = kStep / 2 the second half of a
 // step (the PTX ISA's "Matrix Fragments for mma.m16n8k8 / m16n8k16"):
@@ -133,7 +135,8 @@ struct GemmLowering : OpConversionPattern<GemmOp> {
     auto &b = rewriter;
     ArrayRef<int64_t> shape = op.getType().getShape();
     const int64_t m = shape[0], n = shape[1];
-    const int64_t k = op.getA().getType().getDimSize(1);
+    const bool ta = op.getTransposeA(), tb = op.getTransposeB();
+    const int64_t k = op.getA().getType().getDimSize(ta ? 0 : 1);
     const WarpGrid grid = chooseWarpGrid(m / 16, n / 8, mapping.threads / 32);
     const int64_t accs = grid.pm * grid.pn * 4;
     Type f32 = b.getF32Type();
@@ -211,19 +214,31 @@ struct GemmLowering : OpConversionPattern<GemmOp> {
             // taken alike for a and b is the same product, up to rounding),
             // so each tf32 pair is one load too.
             Value kCol = arith::AddIOp::create(lb, loc, k0, mul(lb, i, 2));
-            // The two elements of `tile` at (row, kCol + dk), loaded
-            // together (rows and columns are even: aligned to the pair).
-            auto loadPair = [&](Value tile, Value row, int64_t dk) -> Value {
+            // The two elements of operand `tile` at (row, kCol + dk):
+            // loaded together (rows and columns are even: aligned to the
+            // pair), or, from a transposed tile (K rows), one at a time.
+            auto loadPair = [&](Value tile, bool transposed, Value row,
+                                int64_t dk) -> Value {
               Type elt = cast<MemRefType>(tile.getType()).getElementType();
+              auto pairType = VectorType::get({2}, elt);
+              Value col = add(lb, kCol, dk);
+              if (transposed)
+                return vector::FromElementsOp::create(
+                    lb, loc, pairType,
+                    ValueRange{
+                        memref::LoadOp::create(lb, loc, tile,
+                                               ValueRange{col, row}),
+                        memref::LoadOp::create(
+                            lb, loc, tile, ValueRange{add(lb, col, 1), row})});
               const int64_t bytes = 2 * elt.getIntOrFloatBitWidth() / 8;
               return vector::LoadOp::create(
-                  lb, loc, VectorType::get({2}, elt), tile,
-                  ValueRange{row, add(lb, kCol, dk)}, /*nontemporal=*/false,
-                  llvm::MaybeAlign(bytes));
+                  lb, loc, pairType, tile, ValueRange{row, col},
+                  /*nontemporal=*/false, llvm::MaybeAlign(bytes));
             };
             // One 32-bit register of a 16-bit operand: a pair.
-            auto reg = [&](Value tile, Value row, int64_t dk) -> Value {
-              Value pair = loadPair(tile, row, dk);
+            auto reg = [&](Value tile, bool transposed, Value row,
+                           int64_t dk) -> Value {
+              Value pair = loadPair(tile, transposed, row, dk);
               if (cast<VectorType>(pair.getType()).getElementType().isF16())
                 return pair;
               Value word = vector::BitCastOp::create(
@@ -232,8 +247,9 @@ struct GemmLowering : OpConversionPattern<GemmOp> {
             };
             // The tf32 registers of K slots i and i + 4: f32 bits, rounded
             // when asked; 16-bit elements widened (exact in tf32).
-            auto tf32Regs = [&](Value tile, Value row) -> std::array<Value, 2> {
-              Value pair = loadPair(tile, row, 0);
+            auto tf32Regs = [&](Value tile, bool transposed,
+                                Value row) -> std::array<Value, 2> {
+              Value pair = loadPair(tile, transposed, row, 0);
               std::array<Value, 2> regs;
               for (int64_t e = 0; e < 2; ++e) {
                 Value x = vector::ExtractOp::create(lb, loc, pair, e);
@@ -257,26 +273,26 @@ struct GemmLowering : OpConversionPattern<GemmOp> {
                   add(lb, arith::AddIOp::create(lb, loc, rowBase, g), p * 16);
               Value r8 = add(lb, r0, 8);
               if (tf32) {
-                auto [a0, a2] = tf32Regs(adaptor.getA(), r0);
-                auto [a1, a3] = tf32Regs(adaptor.getA(), r8);
+                auto [a0, a2] = tf32Regs(adaptor.getA(), ta, r0);
+                auto [a1, a3] = tf32Regs(adaptor.getA(), ta, r8);
                 as.push_back({a0, a1, a2, a3});
                 continue;
               }
-              as.push_back({reg(adaptor.getA(), r0, 0),
-                            reg(adaptor.getA(), r8, 0),
-                            reg(adaptor.getA(), r0, half),
-                            reg(adaptor.getA(), r8, half)});
+              as.push_back({reg(adaptor.getA(), ta, r0, 0),
+                            reg(adaptor.getA(), ta, r8, 0),
+                            reg(adaptor.getA(), ta, r0, half),
+                            reg(adaptor.getA(), ta, r8, half)});
             }
             for (int64_t q = 0; q < grid.pn; ++q) {
               Value col =
                   add(lb, arith::AddIOp::create(lb, loc, colBase, g), q * 8);
               if (tf32) {
-                auto [b0, b1] = tf32Regs(adaptor.getB(), col);
+                auto [b0, b1] = tf32Regs(adaptor.getB(), tb, col);
                 bs.push_back({b0, b1});
                 continue;
               }
-              bs.push_back({reg(adaptor.getB(), col, 0),
-                            reg(adaptor.getB(), col, half)});
+              bs.push_back({reg(adaptor.getB(), tb, col, 0),
+                            reg(adaptor.getB(), tb, col, half)});
             }
             auto resultStruct = LLVM::LLVMStructType::getLiteral(
                 lb.getContext(), {f32, f32, f32, f32});
@@ -379,7 +395,7 @@ LogicalResult mlir::tile::checkMmaGemm(GemmOp op) {
         (isa<Float8E4M3FNType>(a.getElementType()) ? "f8E4M3FN" : "f8E5M2"));
   RankedTensorType acc = op.getType();
   const int64_t m = acc.getDimSize(0), n = acc.getDimSize(1),
-                k = a.getDimSize(1);
+                k = a.getDimSize(op.getTransposeA() ? 0 : 1);
   if (m % 16 != 0 || n % 8 != 0 || k % kind->kStep != 0)
     return fail("M, N and K must be multiples of 16, 8 and " +
                 Twine(kind->kStep) + ", got " + Twine(m) + " x " + Twine(n) +

@@ -285,6 +285,26 @@ func.func @gemm_shapes(%acc: tensor<128x256xf32>) {
 
 // -----
 
+func.func @gemm_transposed_shapes(%acc: tensor<32x64xf32>) {
+  %a = tile.alloc_shared : memref<32x64xf32, #gpu.address_space<workgroup>>
+  %b = tile.alloc_shared : memref<64x64xbf16, #gpu.address_space<workgroup>>
+  // expected-error @+1 {{'tile.gemm' op shapes 'memref<32x64xf32, #gpu.address_space<workgroup>>', 'memref<64x64xbf16, #gpu.address_space<workgroup>>' and 'tensor<32x64xf32>' do not make acc(M x N) += (a(K x M))^T * b(K x N)}}
+  %r = tile.gemm %a, %b, %acc {transpose_a, transpose_b} : memref<32x64xf32, #gpu.address_space<workgroup>>, memref<64x64xbf16, #gpu.address_space<workgroup>>, tensor<32x64xf32>
+  return
+}
+
+// -----
+
+func.func @gemm_transposed_fp8(%acc: tensor<64x64xf32>) {
+  %a = tile.alloc_shared : memref<128x64xf8E4M3FN, #gpu.address_space<workgroup>>
+  %b = tile.alloc_shared : memref<64x128xf8E4M3FN, #gpu.address_space<workgroup>>
+  // expected-error @+1 {{'tile.gemm' op transposed operands are read by mma.sync, which takes no fp8; got 'f8E4M3FN' and 'f8E4M3FN'}}
+  %r = tile.gemm %a, %b, %acc {transpose_a} : memref<128x64xf8E4M3FN, #gpu.address_space<workgroup>>, memref<64x128xf8E4M3FN, #gpu.address_space<workgroup>>, tensor<64x64xf32>
+  return
+}
+
+// -----
+
 func.func @gemm_dtype(%acc: tensor<128x256xf32>) {
   %a = tile.alloc_shared : memref<128x64xbf16, #gpu.address_space<workgroup>>
   %b = tile.alloc_shared : memref<256x64xf16, #gpu.address_space<workgroup>>

@@ -112,6 +112,16 @@ func.func @mixed_gemm(%acc: tensor<32x32xf32>) -> tensor<32x32xf32> {
   return %r : tensor<32x32xf32>
 }
 
+// Operands given as their transposes (K x M, K x N).
+// CHECK-LABEL: func.func @transposed_gemm
+func.func @transposed_gemm(%acc: tensor<32x64xf32>) -> tensor<32x64xf32> {
+  %a = tile.alloc_shared : memref<64x32xf32, #gpu.address_space<workgroup>>
+  %b = tile.alloc_shared : memref<64x64xbf16, #gpu.address_space<workgroup>>
+  // CHECK: tile.gemm %{{.*}}, %{{.*}}, %{{.*}} {round_tf32, transpose_a, transpose_b} : memref<64x32xf32, #gpu.address_space<workgroup>>, memref<64x64xbf16, #gpu.address_space<workgroup>>, tensor<32x64xf32>
+  %r = tile.gemm %a, %b, %acc {round_tf32, transpose_a, transpose_b} : memref<64x32xf32, #gpu.address_space<workgroup>>, memref<64x64xbf16, #gpu.address_space<workgroup>>, tensor<32x64xf32>
+  return %r : tensor<32x64xf32>
+}
+
 // CHECK-LABEL: func.func @shuffle
 func.func @shuffle(%t: tensor<2x128x4xf32>) -> tensor<2x128x4xf32> {
   // CHECK: tile.shuffle_xor %{{.*}} dim 1 mask 16 : tensor<2x128x4xf32>

@@ -360,11 +360,15 @@ LogicalResult GemmOp::verify() {
   if (a.getRank() != 2 || b.getRank() != 2 || acc.getRank() != 2)
     return emitOpError() << "operands must be 2-D (a: M x K, b: N x K, acc: "
                             "M x N)";
-  if (a.getDimSize(1) != b.getDimSize(1) ||
-      acc.getDimSize(0) != a.getDimSize(0) ||
-      acc.getDimSize(1) != b.getDimSize(0))
+  const bool ta = getTransposeA(), tb = getTransposeB();
+  // M x K and N x K, whichever way a and b are stored.
+  const int64_t m = a.getDimSize(ta ? 1 : 0), ka = a.getDimSize(ta ? 0 : 1),
+                n = b.getDimSize(tb ? 1 : 0), kb = b.getDimSize(tb ? 0 : 1);
+  if (ka != kb || acc.getDimSize(0) != m || acc.getDimSize(1) != n)
     return emitOpError() << "shapes " << a << ", " << b << " and " << acc
-                         << " do not make acc(M x N) += a(M x K) * b(N x K)^T";
+                         << " do not make acc(M x N) += "
+                         << (ta ? "(a(K x M))^T" : "a(M x K)") << " * "
+                         << (tb ? "b(K x N)" : "b(N x K)^T");
   Type elt = a.getElementType(), eltB = b.getElementType();
   auto half = [](Type t) { return t.isBF16() || t.isF16(); };
   const bool mixed = (half(elt) && eltB.isF32()) || (elt.isF32() && half(eltB));
@@ -374,6 +378,11 @@ LogicalResult GemmOp::verify() {
                             "(multiplied as tf32), both fp8 (f8E4M3FN, "
                             "f8E5M2) or one bf16 or f16 and one f32 "
                             "(multiplied as tf32), got "
+                         << elt << " and " << eltB;
+  if ((ta || tb) && (isa<Float8E4M3FNType, Float8E5M2Type>(elt) ||
+                     isa<Float8E4M3FNType, Float8E5M2Type>(eltB)))
+    return emitOpError() << "transposed operands are read by mma.sync, which "
+                            "takes no fp8; got "
                          << elt << " and " << eltB;
   if (getRoundTf32() && !elt.isF32() && !eltB.isF32())
     return emitOpError() << "round_tf32 requires an f32 operand, got " << elt

@@ -19,14 +19,24 @@ using namespace mlir::tile;
 
 namespace {
 
-/// Whether `tile`, or a view of it (a pipelined loop's stage buffers),
-/// is an operand of a tile.gemm.
-bool feedsGemm(Value tile) {
-  return llvm::any_of(tile.getUsers(), [&](Operation *user) {
-    if (auto view = dyn_cast<memref::SubViewOp>(user))
-      return view.getSource() == tile && feedsGemm(view.getResult());
-    return isa<GemmOp>(user);
-  });
+/// How a tile.gemm reads `tile`, or a view of it (a pipelined loop's stage
+/// buffers): not at all, as given (K the rows' dimension) or transposed (K
+/// the rows).
+enum class GemmUse { none, rows, transposed };
+GemmUse gemmUse(Value tile) {
+  for (Operation *user : tile.getUsers()) {
+    if (auto view = dyn_cast<memref::SubViewOp>(user)) {
+      if (view.getSource() != tile)
+        continue;
+      if (GemmUse use = gemmUse(view.getResult()); use != GemmUse::none)
+        return use;
+    }
+    if (auto gemm = dyn_cast<GemmOp>(user))
+      return (gemm.getA() == tile ? gemm.getTransposeA() : gemm.getTransposeB())
+                 ? GemmUse::transposed
+                 : GemmUse::rows;
+  }
+  return GemmUse::none;
 }
 
 /// Elements added to each row of an mma.sync operand: a fragment load
@@ -37,15 +47,26 @@ bool feedsGemm(Value tile) {
 /// tile (8-byte pairs: a half-warp's 4 rows on 32 banks); both stay 16-byte
 /// aligned. K a multiple of 16 takes 8 elements (16 or 32 bytes), K = 8
 /// (mod 16) none.
+///
+/// A transposed operand (K rows of M or N elements) is read an element at
+/// a time, at rows k0 + 2 i (+ 1) and columns g: rows of a number of words
+/// that is 4 (mod 16) put lane (g, i) on bank 8 i + g (f32) or 8 i + g / 2
+/// (16-bit, two lanes to a word), all distinct; the pad is that many
+/// words less the row's, a multiple of 16 bytes.
 int64_t mmaRowPad(AllocSharedOp tile) {
-  if (!feedsGemm(tile.getResult()))
+  const GemmUse use = gemmUse(tile.getResult());
+  if (use == GemmUse::none)
     return 0;
-  const int64_t k = tile.getType().getShape().back();
+  const int64_t row = tile.getType().getShape().back();
   const unsigned bits = tile.getType().getElementTypeBitWidth();
   // Not an mma.sync operand type or K step: the lowering reports the gemm.
-  if ((bits != 16 && bits != 32) || k % 8 != 0)
+  if ((bits != 16 && bits != 32) || row % 8 != 0)
     return 0;
-  return k % 16 == 0 ? 8 : 0;
+  if (use == GemmUse::transposed) {
+    const int64_t words = row * bits / 32;
+    return ((4 - words) % 16 + 16) % 16 * 32 / bits;
+  }
+  return row % 16 == 0 ? 8 : 0;
 }
 
 struct AssignSharedLayoutsPass

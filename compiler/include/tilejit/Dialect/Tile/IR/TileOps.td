@@ -499,7 +499,7 @@ def Tile_CopyOp : Tile_Op<"copy", [MemoryEffects<[MemRead, MemWrite]>]> {
 
 def Tile_GemmOp : Tile_Op<"gemm", [MemoryEffects<[MemRead]>,
     AllTypesMatch<["acc", "result"]>]> {
-  let summary = "acc + a * b^T for shared tiles a (M x K) and b (N x K).";
+  let summary = "acc + a * b^T for shared tiles a (M x K) and b (N x K), or their transposes.";
   let description = [{
     Both operands are K-major shared tiles of one type (bf16, f16, f32
     multiplied as tf32, or fp8), or, for mma.sync, one bf16 or f16 and the
@@ -507,7 +507,11 @@ def Tile_GemmOp : Tile_Op<"gemm", [MemoryEffects<[MemRead]>,
     accumulator is an f32 fragment (M x N). The tensor core multiplies an
     f32 operand's bits as tf32, which drops the low 13 mantissa bits;
     `round_tf32` (mma.sync only) rounds each f32 operand to the nearest
-    tf32 instead, ties away from zero (`cvt.rna.tf32.f32`). In the main loop of a pipelined kernel it lowers to
+    tf32 instead, ties away from zero (`cvt.rna.tf32.f32`).
+    `transpose_a` (`transpose_b`), mma.sync only: a is given as its
+    transpose, a K x M (b: K x N) tile, the layout of a tensor whose rows
+    run along K (a weight gradient's operands), read element by element.
+    In the main loop of a pipelined kernel it lowers to
     `wgmma.mma_async` over 64-row slices of the accumulator, one per
     consumer warpgroup; anywhere else to warp-level `mma.sync` m16n8k16
     (bf16, f16) or m16n8k8 (tf32) over 16 x 8 tiles of the accumulator
@@ -518,10 +522,12 @@ def Tile_GemmOp : Tile_Op<"gemm", [MemoryEffects<[MemRead]>,
     ```mlir
     %r = tile.gemm %sa, %sb, %acc : memref<128x64xbf16, #gpu.address_space<workgroup>>, memref<256x64xbf16, #gpu.address_space<workgroup>>, tensor<128x256xf32>
     %t = tile.gemm %sx, %sw, %acc {round_tf32} : memref<32x128xbf16, #gpu.address_space<workgroup>>, memref<32x128xf32, #gpu.address_space<workgroup>>, tensor<32x32xf32>
+    %g = tile.gemm %sg, %sx, %acc {transpose_a, transpose_b} : memref<64x32xf32, #gpu.address_space<workgroup>>, memref<64x64xbf16, #gpu.address_space<workgroup>>, tensor<32x64xf32>
     ```
   }];
   let arguments = (ins Tile_SharedTile:$a, Tile_SharedTile:$b,
-                       Tile_Fragment:$acc, UnitAttr:$round_tf32);
+                       Tile_Fragment:$acc, UnitAttr:$round_tf32,
+                       UnitAttr:$transpose_a, UnitAttr:$transpose_b);
   let results = (outs Tile_Fragment:$result);
   let assemblyFormat = [{
     $a `,` $b `,` $acc attr-dict `:` type($a) `,` type($b) `,` type($acc)

@@ -89,7 +89,10 @@ def AssignSharedLayouts : Pass<"tile-assign-shared-layouts", "::mlir::ModuleOp">
     rows g < 8 and i < 4, 4 bytes of a 16-bit tile or 8 bytes of an f32
     tile; rows of 8 (mod 16) elements start an odd multiple of 4 (16-bit)
     or 8 (f32) banks apart, so K a multiple of 16 gets 8 elements (16 or 32
-    bytes) and K = 8 (mod 16) none. convert-tile-to-gpu
+    bytes) and K = 8 (mod 16) none. A transposed operand (K rows; the
+    gemm's transpose_a/b), read an element at a time at rows 2 i (+ 1) and
+    columns g, gets rows of 4 (mod 16) words: lane (g, i) on bank 8 i + g
+    (f32) or 8 i + g / 2 (16-bit). convert-tile-to-gpu
     allocates each tile with its row_pad. Tiles of a TMA + WGMMA kernel are
     laid out (128-byte swizzle) by convert-tile-gemm-to-nvgpu, which runs
     first.
