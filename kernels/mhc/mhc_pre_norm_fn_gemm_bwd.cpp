@@ -20,6 +20,9 @@ MhcNormFnBwdSpec spec(const ops::Call &c) {
   s.accumulate = c.has("x_grad") ? 1 : 0;
   s.vector_bytes =
       ops::vector_bytes(c, {"residual", "fn", "x_grad", "x_grad_out"});
+  s.stages = static_cast<int32_t>(c.integer("stages"));
+  if (ops::rows_aligned(c.tensor("out_mul_grad"), 16))
+    s.mul_grad_bytes = 16;
   return s;
 }
 
@@ -66,6 +69,11 @@ const ops::OpDef &mhc_pre_norm_fn_gemm_bwd_op() {
                                Layout::contiguous, "may be x_grad"),
                    ops::output("fn_grad", {DType::f32}, "M3, K",
                                Layout::contiguous, "written, not added to")},
+       .params = {ops::integer(
+           "stages", 0, 0, 3,
+           "fn_grad's token chunks of out_mul_grad and x in flight "
+           "(cp.async, k.pipelined), multiplied as they lie (mma.sync on "
+           "transposed operands); 0: transposed through registers")},
        .dim_rules = stream_rules(),
        .cli_shape = "T, mhc, H",
        .default_shape = {8192, 4, 4096},

@@ -6,7 +6,9 @@
 // columns, acc = x_grad (or 0) + mgr . fnr (K = the 32 mixes, 24 .. 31
 // zero), then + 2 x sqrsum_grad (a value a token), bf16. fn_grad: a block 64
 // columns, mgr^T . x summed over the tokens in steps of 64, each step's product
-// from zero (the carried sum stays out of the mma's shared-memory round trip).
+// from zero (the carried sum stays out of the mma's shared-memory round trip);
+// each step's tiles transposed through registers, or (stages) copied ahead
+// as they lie and multiplied transposed.
 #include "mhc/mhc_pre_norm_fn_gemm_bwd.h"
 
 #include "tilejit/compiler/dsl.h"
@@ -62,7 +64,45 @@ Kernel mhc_pre_norm_fn_x_grad_kernel(const MhcNormFnBwdSpec &s) {
   return k.build();
 }
 
+namespace {
+
+/// fn_grad with `stages` of token chunks copied ahead as they lie: (T, M3)
+/// and (T, Kd) tiles, K the rows, multiplied transposed.
+Kernel fn_grad_pipelined(const MhcNormFnBwdSpec &s) {
+  using dsl::Value;
+  constexpr int64_t tokens = 64;
+  dsl::KernelBuilder k("mhc_pre_norm_fn_fn_grad", 128);
+  k.programmatic_launch();
+  const auto f32 = DType::f32, bf16 = DType::bf16;
+  auto mul_grad = k.tensor("out_mul_grad", f32, 2,
+                           dsl::inner_contiguous(s.mul_grad_bytes)); // (T, M3)
+  auto x = k.tensor("residual_rows", bf16, 2,
+                    dsl::vectors_of(s.vector_bytes)); // (T, Kd)
+  auto fn_grad = k.tensor("fn_grad", f32, 2);         // (M3, Kd)
+  k.grid({k.blocks(x, 1, kCols)});
+  auto c0 = k.block_id(0) * k.index(kCols), zero = k.index(0);
+  auto sa = k.alloc_shared(f32, {tokens, kMixes}); // mixes M3 .. 31: zeros
+  auto sb = k.alloc_shared(bf16, {tokens, kCols});
+  auto steps = (k.dim(x, 0) + k.index(tokens - 1)) / k.index(tokens);
+  auto none = k.full({kMixes, kCols}, 0, f32);
+  const dsl::GemmOptions transposed{
+      .tf32 = dsl::Tf32::rounded, .transpose_a = true, .transpose_b = true};
+  auto acc = k.pipelined(steps, s.stages, {none},
+                         [&](Value i, std::vector<Value> carried) {
+                           k.copy(mul_grad, {i * k.index(tokens), zero}, sa);
+                           k.copy(x, {i * k.index(tokens), c0}, sb);
+                           return std::vector<Value>{
+                               carried[0] + k.gemm(sa, sb, none, transposed)};
+                         })[0];
+  k.store(k.relayout(acc, 1), fn_grad, {zero, c0}); // mixes 24 .. 31 dropped
+  return k.build();
+}
+
+} // namespace
+
 Kernel mhc_pre_norm_fn_fn_grad_kernel(const MhcNormFnBwdSpec &s) {
+  if (s.stages > 0)
+    return fn_grad_pipelined(s);
   using dsl::Value;
   constexpr int64_t tokens = 64;
   dsl::KernelBuilder k("mhc_pre_norm_fn_fn_grad", 128);

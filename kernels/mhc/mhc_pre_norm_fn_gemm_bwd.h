@@ -17,8 +17,15 @@ const ops::OpDef &mhc_pre_norm_fn_gemm_bwd_op();
 struct MhcNormFnBwdSpec {
   int32_t accumulate = 1;   ///< x_grad given: added to
   int32_t vector_bytes = 0; ///< 16: every row 16-byte aligned
+  /// fn_grad: 0, each token step's tiles transposed through registers into
+  /// shared memory; 1 to 3, copied that many stages ahead as they lie and
+  /// multiplied transposed (the op's `stages`).
+  int32_t stages = 0;
+  /// 16: out_mul_grad's rows are 16-byte aligned (16-byte copies), else 4.
+  int32_t mul_grad_bytes = 4;
 };
-TILEJIT_SPEC_FIELDS(MhcNormFnBwdSpec, accumulate, vector_bytes)
+TILEJIT_SPEC_FIELDS(MhcNormFnBwdSpec, accumulate, vector_bytes, stages,
+                    mul_grad_bytes)
 
 /// The kernels in the DSL (mhc_pre_norm_fn_gemm_bwd.dsl.cpp).
 Kernel mhc_pre_norm_fn_x_grad_kernel(const MhcNormFnBwdSpec &spec);

@@ -1,7 +1,8 @@
 // mhc_pre_norm_fn_gemm_bwd_test.cpp - the case table: TileKernels'
 // pre_norm_fn backward shapes (4096 and 8192 tokens, H 1280 to 7168, mhc 4),
 // a partial token and column tile, 1 and 2 streams, no x_grad to add to,
-// few and no tokens, the benchmark shape, mistakes. The reference sums in
+// few and no tokens, fn_grad pipelined at 1 to 3 stages, the benchmark
+// shape (with and without), mistakes. The reference sums in
 // float64 with the kernel's TF32 operands: x_grad within bf16's
 // assert_close defaults (TileKernels' bound), fn_grad within its atol 3e-2,
 // rtol 1e-3.
@@ -31,8 +32,31 @@ TILEJIT_OP_TEST(mhc_pre_norm_fn_gemm_bwd) {
                      .shape = {300, 4, 1280},
                      .set = {{"M3", "4"}}});
   t.cases.push_back({.label = "no tokens", .shape = {0, 4, 1280}});
-  t.cases.push_back(
-      {.label = "", .shape = {8192, 4, 7168}, .kind = Case::bench});
+  // fn_grad's tiles copied 1 to 3 stages ahead and multiplied transposed:
+  // TileKernels' shape, partial token and column tiles, no x_grad, mhc 2
+  // and 1 (rows of 8 and 3 mixes: 16- and 4-byte copies), few and no
+  // tokens, mhc_head's fn.
+  for (const char *stages : {"1", "2", "3"}) {
+    std::vector<Case> cases = {
+        {.shape = {4096, 4, 2560}},
+        {.shape = {77, 4, 1040}},
+        {.shape = {300, 4, 1280}, .set = {{"x_grad", "none"}}},
+        {.shape = {100, 2, 512}},
+        {.shape = {100, 1, 256}},
+        {.shape = {5, 4, 64}},
+        {.shape = {300, 4, 1280}, .set = {{"M3", "4"}}},
+        {.shape = {0, 4, 1280}}};
+    for (Case &c : cases) {
+      c.label = std::string("stages ") + stages;
+      c.set["stages"] = stages;
+      t.cases.push_back(c);
+    }
+  }
+  for (const char *stages : {"0", "2"})
+    t.cases.push_back({.label = std::string("stages ") + stages,
+                       .shape = {8192, 4, 7168},
+                       .set = {{"stages", stages}},
+                       .kind = Case::bench});
 
   const auto x = fake(DType::bf16, {8, 4, 64}, {}, 0x300000);
   t.errors = {{"fn of another H",
