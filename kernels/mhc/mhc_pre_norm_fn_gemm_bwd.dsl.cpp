@@ -64,75 +64,58 @@ Kernel mhc_pre_norm_fn_x_grad_kernel(const MhcNormFnBwdSpec &s) {
   return k.build();
 }
 
-namespace {
-
-/// fn_grad with `stages` of token chunks copied ahead as they lie: (T, M3)
-/// and (T, Kd) tiles, K the rows, multiplied transposed.
-Kernel fn_grad_pipelined(const MhcNormFnBwdSpec &s) {
+Kernel mhc_pre_norm_fn_fn_grad_kernel(const MhcNormFnBwdSpec &s) {
   using dsl::Value;
   constexpr int64_t tokens = 64;
   dsl::KernelBuilder k("mhc_pre_norm_fn_fn_grad", 128);
   k.programmatic_launch();
   const auto f32 = DType::f32, bf16 = DType::bf16;
+  const bool pipelined = s.stages > 0;
+  // Copied, mul_grad's rows are contiguous (the op's declaration); loaded,
+  // they need not be aligned (one element a thread, in a layout of its own,
+  // so that x's loads keep wide vectors).
   auto mul_grad = k.tensor("out_mul_grad", f32, 2,
-                           dsl::inner_contiguous(s.mul_grad_bytes)); // (T, M3)
+                           pipelined ? dsl::inner_contiguous(s.mul_grad_bytes)
+                                     : dsl::Access{}); // (T, M3)
   auto x = k.tensor("residual_rows", bf16, 2,
                     dsl::vectors_of(s.vector_bytes)); // (T, Kd)
   auto fn_grad = k.tensor("fn_grad", f32, 2);         // (M3, Kd)
   k.grid({k.blocks(x, 1, kCols)});
   auto c0 = k.block_id(0) * k.index(kCols), zero = k.index(0);
-  auto sa = k.alloc_shared(f32, {tokens, kMixes}); // mixes M3 .. 31: zeros
-  auto sb = k.alloc_shared(bf16, {tokens, kCols});
   auto steps = (k.dim(x, 0) + k.index(tokens - 1)) / k.index(tokens);
   auto none = k.full({kMixes, kCols}, 0, f32);
-  const dsl::GemmOptions transposed{
-      .tf32 = dsl::Tf32::rounded, .transpose_a = true, .transpose_b = true};
-  auto acc = k.pipelined(steps, s.stages, {none},
-                         [&](Value i, std::vector<Value> carried) {
-                           k.copy(mul_grad, {i * k.index(tokens), zero}, sa);
-                           k.copy(x, {i * k.index(tokens), c0}, sb);
-                           return std::vector<Value>{
-                               carried[0] + k.gemm(sa, sb, none, transposed)};
-                         })[0];
-  k.store(k.relayout(acc, 1), fn_grad, {zero, c0}); // mixes 24 .. 31 dropped
-  return k.build();
-}
-
-} // namespace
-
-Kernel mhc_pre_norm_fn_fn_grad_kernel(const MhcNormFnBwdSpec &s) {
-  if (s.stages > 0)
-    return fn_grad_pipelined(s);
-  using dsl::Value;
-  constexpr int64_t tokens = 64;
-  dsl::KernelBuilder k("mhc_pre_norm_fn_fn_grad", 128);
-  k.programmatic_launch();
-  const auto f32 = DType::f32, bf16 = DType::bf16;
-  const dsl::Access access = dsl::vectors_of(s.vector_bytes);
-  auto mul_grad = k.tensor("out_mul_grad", f32, 2);    // (T, M3)
-  auto x = k.tensor("residual_rows", bf16, 2, access); // (T, Kd)
-  auto fn_grad = k.tensor("fn_grad", f32, 2);          // (M3, Kd)
-  k.grid({k.blocks(x, 1, kCols)});
-  auto c0 = k.block_id(0) * k.index(kCols), zero = k.index(0);
-  auto sa = k.alloc_shared(f32, {kMixes, tokens});
-  auto sb = k.alloc_shared(bf16, {kCols, tokens});
-  auto steps = (k.dim(x, 0) + k.index(tokens - 1)) / k.index(tokens);
-  auto none = k.full({kMixes, kCols}, 0, f32);
-  auto acc =
-      k.serial(zero, steps, {none}, [&](Value i, std::vector<Value> carried) {
-        auto t0 = i * k.index(tokens);
-        // mul_grad's rows need not be aligned: one element a thread, in a
-        // layout of its own, so that x's loads keep wide vectors.
-        auto a = k.transpose(
-            k.relayout(k.load(mul_grad, {t0, zero}, {tokens, kMixes}), 1));
-        auto b = k.transpose(k.load(x, {t0, c0}, {tokens, kCols}));
-        k.barrier(); // the last step's gemm has read the tiles
-        k.store(a, sa, {zero, zero});
-        k.store(b, sb, {zero, zero});
-        k.barrier();
-        return std::vector<Value>{carried[0] +
-                                  k.gemm(sa, sb, none, dsl::Tf32::rounded)};
-      })[0];
+  Value acc;
+  if (pipelined) {
+    // The tiles as they lie (K = the tokens, the rows), copied ahead and
+    // multiplied transposed; mixes M3 .. 31 copied as zeros.
+    auto sa = k.alloc_shared(f32, {tokens, kMixes});
+    auto sb = k.alloc_shared(bf16, {tokens, kCols});
+    const dsl::GemmOptions transposed{
+        .tf32 = dsl::Tf32::rounded, .transpose_a = true, .transpose_b = true};
+    acc = k.pipelined(steps, s.stages, {none},
+                      [&](Value i, std::vector<Value> carried) {
+                        k.copy(mul_grad, {i * k.index(tokens), zero}, sa);
+                        k.copy(x, {i * k.index(tokens), c0}, sb);
+                        return std::vector<Value>{
+                            carried[0] + k.gemm(sa, sb, none, transposed)};
+                      })[0];
+  } else {
+    auto sa = k.alloc_shared(f32, {kMixes, tokens});
+    auto sb = k.alloc_shared(bf16, {kCols, tokens});
+    acc =
+        k.serial(zero, steps, {none}, [&](Value i, std::vector<Value> carried) {
+          auto t0 = i * k.index(tokens);
+          auto a = k.transpose(
+              k.relayout(k.load(mul_grad, {t0, zero}, {tokens, kMixes}), 1));
+          auto b = k.transpose(k.load(x, {t0, c0}, {tokens, kCols}));
+          k.barrier(); // the last step's gemm has read the tiles
+          k.store(a, sa, {zero, zero});
+          k.store(b, sb, {zero, zero});
+          k.barrier();
+          return std::vector<Value>{carried[0] +
+                                    k.gemm(sa, sb, none, dsl::Tf32::rounded)};
+        })[0];
+  }
   k.store(k.relayout(acc, 1), fn_grad, {zero, c0}); // mixes 24 .. 31 dropped
   return k.build();
 }

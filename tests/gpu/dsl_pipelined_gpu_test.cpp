@@ -44,6 +44,18 @@ std::vector<uint8_t> encode(const std::vector<float> &v, DType dtype) {
   return raw;
 }
 
+/// Launches `kernel` by its ABI with `args` and an f32 "out" of
+/// `out_shape` in `dout`, waits, and reads it back into `out`.
+void launch_into(const ops::LoadedKernel &kernel, ops::KernelArgs &args,
+                 const std::string &name, rt::DeviceBuffer &dout,
+                 std::vector<float> &out, const int64_t (&out_shape)[2]) {
+  args.tensor("out",
+              rt::TensorView::contiguous(dout.ptr(), DType::f32, out_shape));
+  ops::launch_kernel(kernel, args, name, nullptr);
+  rt::synchronize(nullptr);
+  dout.download(out.data(), out.size() * 4);
+}
+
 struct SumCase {
   DType dtype;
   int stages;
@@ -99,11 +111,7 @@ void run_sum(const SumCase &c) {
   const int64_t x_shape[2] = {c.rows, c.cols}, out_shape[2] = {out_rows, 64};
   ops::KernelArgs args;
   args.tensor("x", rt::TensorView::contiguous(dx.ptr(), c.dtype, x_shape));
-  args.tensor("out",
-              rt::TensorView::contiguous(dout.ptr(), DType::f32, out_shape));
-  ops::launch_kernel(kernel, args, name, nullptr);
-  rt::synchronize(nullptr);
-  dout.download(out.data(), out.size() * 4);
+  launch_into(kernel, args, name, dout, out, out_shape);
   size_t bad = 0;
   for (int64_t r = 0; r < out_rows; ++r)
     for (int64_t j = 0; j < 64; ++j) {
@@ -251,11 +259,7 @@ void run_transposed(const TransposedCase &c, int64_t n) {
   ops::KernelArgs args;
   args.tensor("g", rt::TensorView::contiguous(dg.ptr(), c.a_dtype, g_shape));
   args.tensor("x", rt::TensorView::contiguous(dx.ptr(), c.b_dtype, x_shape));
-  args.tensor("out",
-              rt::TensorView::contiguous(dout.ptr(), DType::f32, out_shape));
-  ops::launch_kernel(kernel, args, name, nullptr);
-  rt::synchronize(nullptr);
-  dout.download(out.data(), out.size() * 4);
+  launch_into(kernel, args, name, dout, out, out_shape);
   size_t bad = 0;
   for (int64_t m = 0; m < 32; ++m)
     for (int64_t j = 0; j < out_n; ++j) {

@@ -244,26 +244,25 @@ void lower(Plan &plan) {
   auto forOp = scf::ForOp::create(
       b, loc, constant(b, 0), count, constant(b, 1), loop.getInits(),
       [&](OpBuilder &fb, Location l, Value k, ValueRange carried) {
-        if (tma) {
-          // Every thread has left step k - 1: its stage may be refilled
-          // (with step k + S - 1) before step k's copies are awaited.
-          gpu::BarrierOp::create(fb, l);
+        // The copies of step k + S - 1, if there is one, into its stage.
+        auto issueAhead = [&] {
           Value next =
               arith::AddIOp::create(fb, l, k, constant(fb, stages - 1));
           ifBelow(fb, next, count, [&](OpBuilder &tb) {
             issue(tb, next,
                   arith::RemUIOp::create(tb, l, next, constant(tb, stages)));
           });
+        };
+        if (tma) {
+          // Every thread has left step k - 1: its stage may be refilled
+          // before step k's copies are awaited.
+          gpu::BarrierOp::create(fb, l);
+          issueAhead();
           waitTma(fb, l, *tma, k, stages);
         } else if (stages > 1) {
           NVVM::CpAsyncWaitGroupOp::create(fb, l, stages - 2);
           gpu::BarrierOp::create(fb, l);
-          Value next =
-              arith::AddIOp::create(fb, l, k, constant(fb, stages - 1));
-          ifBelow(fb, next, count, [&](OpBuilder &tb) {
-            issue(tb, next,
-                  arith::RemUIOp::create(tb, l, next, constant(tb, stages)));
-          });
+          issueAhead();
           NVVM::CpAsyncCommitGroupOp::create(fb, l);
         } else {
           issue(fb, k, constant(fb, 0));
