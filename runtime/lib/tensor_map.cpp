@@ -39,8 +39,9 @@ CUtensorMap encode_tensor_map(const TensorView &t, const char *name,
   const int rank = t.rank;
   const int64_t elt = static_cast<int64_t>(size_of(t.dtype));
   const CUtensorMapDataType type = tma_dtype(t.dtype, name);
+  const bool empty = t.numel() == 0;
   if (rank < 1 || rank > 5 ||
-      (t.shape[rank - 1] > 1 && t.strides[rank - 1] != 1))
+      (!empty && t.shape[rank - 1] > 1 && t.strides[rank - 1] != 1))
     throw UserError(fmt::format("tensor map for '{}': {} must have rank 1 "
                                 "to 5 and unit inner stride",
                                 name, t.to_string()));
@@ -61,30 +62,32 @@ CUtensorMap encode_tensor_map(const TensorView &t, const char *name,
                                 name, fmt::join(box, ", "), name_of(t.dtype),
                                 swizzle_bytes));
   // TMA's order: innermost dimension first. A dimension of one element
-  // takes the dense stride (its own may be anything).
+  // takes the dense stride (its own may be anything). TMA takes no size 0:
+  // a view without elements is mapped as one element at its base, which a
+  // kernel's copies never reach (they run over the tensor's extent).
   cuuint64_t dims[5], strides[4];
   cuuint32_t box_dims[5], element_strides[5];
-  int64_t dense = t.shape[rank - 1] * elt;
+  int64_t dense = (empty ? 1 : t.shape[rank - 1]) * elt;
   for (int i = 0; i < rank; ++i) {
     const int d = rank - 1 - i;
     if (t.shape[d] >= (int64_t{1} << 31))
       throw UserError(fmt::format("tensor map for '{}': {} has a dimension "
                                   "of 2^31 or more elements",
                                   name, t.to_string()));
-    dims[i] = static_cast<cuuint64_t>(t.shape[d]);
+    const int64_t size = empty ? 1 : t.shape[d];
+    dims[i] = static_cast<cuuint64_t>(size);
     box_dims[i] = static_cast<cuuint32_t>(box[d]);
     element_strides[i] = 1;
     if (i == 0)
       continue;
-    int64_t bytes =
-        t.shape[d] > 1 ? t.strides[d] * elt : (dense + 15) / 16 * 16;
+    int64_t bytes = size > 1 ? t.strides[d] * elt : (dense + 15) / 16 * 16;
     if (bytes % 16 != 0 || bytes <= 0 || bytes >= (int64_t{1} << 40))
       throw UserError(fmt::format("tensor map for '{}': {} has stride[{}] of "
                                   "{} bytes; requires a positive multiple of "
                                   "16 below 2^40",
                                   name, t.to_string(), d, bytes));
     strides[i - 1] = static_cast<cuuint64_t>(bytes);
-    dense = bytes * t.shape[d];
+    dense = bytes * size;
   }
   CUtensorMap map;
   CUresult r = driver().cuTensorMapEncodeTiled(

@@ -389,6 +389,15 @@ TEST_CASE("encode_tensor_map: its checks need no driver", "[runtime]") {
   CHECK_THAT(message_of([&] { encode_tensor_map(x, "x", narrow, 0); }),
              Equals("tensor map for 'x': box [1, 64, 4] of bf16 is not "
                     "encodable (swizzle 0)"));
+  // No elements: past every check (TMA takes no size 0: one element is
+  // mapped), to the driver where there is one.
+  const int64_t none[3] = {2, 0, 64};
+  try {
+    encode_tensor_map(TensorView::contiguous(0x10000, DType::bf16, none), "x",
+                      box, 0);
+  } catch (const std::exception &e) {
+    CHECK_THAT(e.what(), StartsWith("no CUDA driver"));
+  }
   CHECK_THAT(message_of([&] {
                encode_tensor_map(
                    TensorView::contiguous(0x10000, DType::f64, shape), "x", box,
