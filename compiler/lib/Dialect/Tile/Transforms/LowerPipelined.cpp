@@ -3,8 +3,9 @@
 // Checks each loop (its copies, their tiles and origins), gives every copied
 // tile one buffer a stage, issues the first stages' copies before the loop
 // and each later step's copies stages - 1 steps ahead inside it, with the
-// cp.async group waits and barriers that order them (the pass's description
-// in Passes.td says which).
+// cp.async group waits and barriers that order them, or, where every copy
+// of the loop can be one TMA copy, the mbarriers of PipelinedTma.cpp (the
+// pass's description in Passes.td says which).
 //
 //===----------------------------------------------------------------------===//
 #include "PipelinedTma.h"
