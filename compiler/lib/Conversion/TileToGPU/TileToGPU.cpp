@@ -264,13 +264,14 @@ struct ConvertTileToGPUPass
                                           MemRefLayoutAttrInterface{},
                                           type.getMemorySpace()));
     }
-    // The bytes of the buffers in the order they are laid out below, each
-    // at its alignment; more alignment than 16 (TMA destinations) also
-    // needs room to realign dynamic shared memory, whose base is only
-    // 16-byte aligned.
+    // Each buffer's offset, in the order they are allocated below, at its
+    // alignment; more alignment than 16 (TMA destinations) also needs room
+    // to realign dynamic shared memory, whose base is only 16-byte aligned.
     int64_t total = 0, widest = 16;
+    SmallVector<int64_t> offsets;
     auto place = [&](MemRefType type, int64_t align) {
-      total = (total + align - 1) / align * align + bufferBytes(type);
+      offsets.push_back((total + align - 1) / align * align);
+      total = offsets.back() + bufferBytes(type);
       widest = std::max(widest, align);
     };
     for (auto &[op, type] : owned)
@@ -290,7 +291,7 @@ struct ConvertTileToGPUPass
     // alignment, whose size the kernel reports (tilejit.shared_bytes) for
     // the launch to ask for.
     Value dynamic, shift;
-    int64_t offset = 0;
+    const int64_t *offset = offsets.begin();
     if (laidOut > kStaticSharedBytes) {
       Location loc = kernel.getLoc();
       dynamic = gpu::DynamicSharedMemoryOp::create(
@@ -311,11 +312,9 @@ struct ConvertTileToGPUPass
     auto addBuffer = [&](MemRefType type, Location loc,
                          int64_t align = 16) -> Value {
       if (dynamic) {
-        offset = (offset + align - 1) / align * align;
-        Value at = arith::ConstantIndexOp::create(b, loc, offset);
+        Value at = arith::ConstantIndexOp::create(b, loc, *offset++);
         if (shift)
           at = arith::AddIOp::create(b, loc, at, shift);
-        offset += bufferBytes(type);
         return memref::ViewOp::create(b, loc, type, dynamic, at, ValueRange{});
       }
       Value buffer = kernel.addWorkgroupAttribution(type, loc);
