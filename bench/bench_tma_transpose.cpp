@@ -110,14 +110,9 @@ bool bench_tma_transpose() {
     for (const Variant &v : variants()) {
       if (s.x % v.block_x != 0 || s.y % (v.block_y * v.tiles) != 0)
         continue;
-      transpose::BatchedTransposeSpec spec;
-      spec.dtype = s.dtype;
-      spec.vector_bytes = 16;
-      spec.tma_stages = v.stages;
-      spec.tiles_y = v.tiles;
-      spec.threads = v.threads;
-      spec.block_x = v.block_x;
-      spec.block_y = v.block_y;
+      const transpose::BatchedTransposeSpec spec =
+          transpose::batched_transpose_tma_spec(
+              s.dtype, v.stages, v.tiles, v.threads, v.block_x, v.block_y);
       const ops::LoadedKernel &kernel =
           ops::load_kernel(ops::spec_key("bench_transpose_tma", spec), [&] {
             return transpose::batched_transpose_kernel(spec);

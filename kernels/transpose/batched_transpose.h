@@ -45,6 +45,21 @@ struct BatchedTransposeSpec {
 TILEJIT_SPEC_FIELDS(BatchedTransposeSpec, dtype, block_x, block_y, tiles_y,
                     threads, vector_bytes, tma_stages)
 
+/// The spec of the TMA form for rows 16-byte aligned: `tiles` tiles of
+/// block_x x block_y a block through `stages` stages, `threads` a block.
+inline BatchedTransposeSpec
+batched_transpose_tma_spec(DType dtype, int32_t stages, int32_t tiles,
+                           int32_t threads, int32_t block_x = 64,
+                           int32_t block_y = 64) {
+  return {.dtype = dtype,
+          .block_x = block_x,
+          .block_y = block_y,
+          .tiles_y = tiles,
+          .threads = threads,
+          .vector_bytes = 16,
+          .tma_stages = stages};
+}
+
 /// The kernel in the DSL (batched_transpose.dsl.cpp).
 Kernel batched_transpose_kernel(const BatchedTransposeSpec &spec);
 

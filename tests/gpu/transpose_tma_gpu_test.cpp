@@ -25,14 +25,9 @@ namespace {
 void run(DType dtype, int stages, int tiles, int threads,
          std::initializer_list<int64_t> shape, int block_x = 64,
          int block_y = 64) {
-  transpose::BatchedTransposeSpec spec;
-  spec.block_x = block_x;
-  spec.block_y = block_y;
-  spec.dtype = dtype;
-  spec.vector_bytes = 16;
-  spec.tma_stages = stages;
-  spec.tiles_y = tiles;
-  spec.threads = threads;
+  const transpose::BatchedTransposeSpec spec =
+      transpose::batched_transpose_tma_spec(dtype, stages, tiles, threads,
+                                            block_x, block_y);
   const ops::LoadedKernel &kernel =
       ops::load_kernel(ops::spec_key("test_transpose_tma", spec), [&] {
         return transpose::batched_transpose_kernel(spec);

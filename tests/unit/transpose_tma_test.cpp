@@ -16,14 +16,8 @@ TEST_CASE("batched_transpose's TMA pipeline compiles for 1-, 2- and 4-byte "
           "[kernels][compiler]") {
   for (DType dtype : {DType::e4m3, DType::bf16, DType::f32}) {
     INFO(name_of(dtype));
-    transpose::BatchedTransposeSpec spec;
-    spec.dtype = dtype;
-    spec.vector_bytes = 16;
-    spec.tma_stages = 4;
-    spec.tiles_y = 8;
-    spec.threads = 128;
-    const CompiledKernel c =
-        compile(transpose::batched_transpose_kernel(spec), CompileOptions{});
+    const CompiledKernel c = compile(transpose::batched_transpose_kernel(
+        transpose::batched_transpose_tma_spec(dtype, 4, 8, 128)));
     CHECK(c.ptx.find("cp.async.bulk.tensor.3d.shared::cluster.global.tile."
                      "mbarrier::complete_tx::bytes") != std::string::npos);
     CHECK(c.ptx.find("mbarrier.try_wait.parity") != std::string::npos);
@@ -52,16 +46,8 @@ TEST_CASE("batched_transpose's TMA pipeline compiles for other tile shapes",
       if (bx * by * size_of(dtype) > 32768)
         continue; // three 64 KB stages and the transpose's buffer: too big
       INFO(bx << " x " << by << " " << name_of(dtype));
-      transpose::BatchedTransposeSpec spec;
-      spec.dtype = dtype;
-      spec.vector_bytes = 16;
-      spec.tma_stages = 3;
-      spec.tiles_y = 4;
-      spec.threads = 256;
-      spec.block_x = bx;
-      spec.block_y = by;
-      const CompiledKernel c =
-          compile(transpose::batched_transpose_kernel(spec), CompileOptions{});
+      const CompiledKernel c = compile(transpose::batched_transpose_kernel(
+          transpose::batched_transpose_tma_spec(dtype, 3, 4, 256, bx, by)));
       REQUIRE(c.abi.args.size() == 3);
       CHECK(c.abi.args[2].box == std::vector<int64_t>{1, bx, by});
     }
