@@ -85,6 +85,7 @@ EngramGateBwdSpec bwd_spec(const ops::Call &c) {
   s.vector_bytes = ops::vector_bytes(c, {"grad_out", "hidden_states", "k", "v",
                                          "weight_fused", "grad_x", "grad_k",
                                          "grad_v", "grad_w_partial"});
+  s.stages = static_cast<int32_t>(c.integer("stages"));
   return s;
 }
 
@@ -196,7 +197,10 @@ const ops::OpDef &engram_gate_bwd_op() {
        .params = {ops::real("clamp_value", 1e-6, 0.0,
                             "the forward's clamp_value"),
                   ops::integer("num_sms", 132, 1, 1 << 16,
-                               "persistent blocks (grad_w_partial's rows)")},
+                               "persistent blocks (grad_w_partial's rows)"),
+                  ops::integer("stages", 0, 0, 2,
+                               "each pass's chunks in flight (cp.async, "
+                               "k.pipelined); 0: loads a chunk at a time")},
        .dim_rules = {{.dim = "hc", .min = 4, .max = 4},
                      {.dim = "D", .min = 256, .multiple = 256}},
        .cli_shape = "T, hc, D",

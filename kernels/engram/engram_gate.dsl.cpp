@@ -102,6 +102,10 @@ Kernel engram_gate_fwd_kernel(const EngramGateFwdSpec &s) {
 // grad_x = bf16(go + dL/dP (k w - x P rstd_x^2 / D)), grad_k = bf16(dL/dP
 // (x w - k P rstd_k^2 / D)), grad_v = bf16(sum over heads of go g), and
 // dL/dP x k added to the block's grad_w row in place (zeroed first).
+// `stages` 0: each pass a loop of loads (a chunk's loads in flight at a
+// time); 1 or 2: each pass a k.pipelined loop whose chunks (and, in the
+// second pass, the grad_w row's) are copied to shared memory that many
+// stages ahead.
 namespace tilejit::engram {
 
 Kernel engram_gate_bwd_kernel(const EngramGateBwdSpec &s) {
@@ -135,36 +139,53 @@ Kernel engram_gate_bwd_kernel(const EngramGateBwdSpec &s) {
   auto per = (tokens + blocks - k.index(1)) / blocks;
   auto begin = k.min(b * per, tokens), end = k.min(begin + per, tokens);
   auto f = [&](Value a) { return k.cast(a, f32); };
-  auto at = [&](int64_t c) { return k.index(c * chunk); };
   auto d = k.constant(static_cast<double>(s.hidden), f32);
   auto inv_sqrt_d =
       k.constant(1.0 / std::sqrt(static_cast<double>(s.hidden)), f32);
   auto zero_f = k.constant(0, f32), one = k.constant(1, f32);
-  // The block's grad_w row: zeros (also where it has no tokens), then each
-  // token's terms added in place (L2-resident; each element read and
-  // written by one thread, in token order).
   auto chunk_loop = [&](const std::function<void(Value)> &body) {
     k.serial(zero, k.index(chunks), {}, [&](Value c, std::vector<Value>) {
       body(c * k.index(chunk));
       return std::vector<Value>{};
     });
   };
+  // 8 consecutive columns of a head a thread (16-byte bf16 loads), from
+  // the tensor or from a chunk's copy in shared memory.
+  auto tile = [&](const dsl::Tensor &src, Value t, Value d0) {
+    return k.relayout(k.load(src, {t, zero, d0}, box), 8);
+  };
+  auto shared_tile = [&](Value buffer) {
+    return k.relayout(k.load(buffer, {zero, zero, zero}, box), 8);
+  };
+  // The block's grad_w row: zeros (also where it has no tokens), then each
+  // token's terms added in place (L2-resident; each element read and
+  // written by one thread, in token order).
   chunk_loop([&](Value d0) {
     k.store(k.full(box, 0, f32), gw, {b, zero, d0});
   });
   k.barrier();
   k.serial(begin, end, {}, [&](Value t, std::vector<Value>) {
-    // 8 consecutive columns of a head a thread (16-byte bf16 loads).
-    auto tile = [&](const dsl::Tensor &src, Value d0) {
-      return k.relayout(k.load(src, {t, zero, d0}, box), 8);
-    };
-    auto part = k.serial(zero, k.index(chunks), {k.full(box, 0, f32)},
+    // Pass 1: dL/dg's per-thread partial sums of go * v.
+    Value part = k.full(box, 0, f32);
+    if (s.stages == 0) {
+      part = k.serial(zero, k.index(chunks), {part},
+                      [&](Value c, std::vector<Value> a) {
+                        auto d0 = c * k.index(chunk);
+                        return std::vector<Value>{
+                            k.fma(f(tile(go, t, d0)), f(tile(v, t, d0)), a[0])};
+                      })[0];
+    } else {
+      auto sgo = k.alloc_shared(bf16, box), sv = k.alloc_shared(bf16, box);
+      part = k.pipelined(k.index(chunks), s.stages, {part},
                          [&](Value c, std::vector<Value> a) {
                            auto d0 = c * k.index(chunk);
-                           return std::vector<Value>{
-                               k.fma(f(tile(go, d0)), f(tile(v, d0)), a[0])};
-                         });
-    auto dldg = k.broadcast(k.reduce_sum(part[0], 2), box);
+                           k.copy(go, {t, zero, d0}, sgo);
+                           k.copy(v, {t, zero, d0}, sv);
+                           return std::vector<Value>{k.fma(
+                               f(shared_tile(sgo)), f(shared_tile(sv)), a[0])};
+                         })[0];
+    }
+    auto dldg = k.broadcast(k.reduce_sum(part, 2), box);
     // A saved value of each head in its columns: the heads' scalars picked
     // by the row (head) index.
     auto head = k.relayout(k.iota(box, 1), 8);
@@ -188,10 +209,13 @@ Kernel engram_gate_bwd_kernel(const EngramGateBwdSpec &s) {
       dldp = k.select(*is_image, zero_f, dldp);
     }
     auto ax = p * rx * rx / d, ak = p * rk * rk / d;
-    chunk_loop([&](Value d0) {
-      auto goc = tile(go, d0);
-      auto gof = f(goc), xc = f(tile(x, d0)), kc = f(tile(kk, d0));
-      auto wc = tile(w, d0);
+    // Pass 2: a chunk's gradients from its tiles; returns the grad_w row's
+    // chunk with this token's terms added.
+    // (The tiles are read in this order: `src(i)` is grad_out, x, k, w and
+    // the row's chunk for i = 0 to 4.)
+    auto grads = [&](Value d0, const std::function<Value(int)> &src) {
+      Value goc = src(0), gof = f(goc), xc = f(src(1)), kc = f(src(2));
+      Value wc = src(3);
       Value grad_x = k.cast(gof + dldp * (kc * wc - xc * ax), bf16);
       Value grad_k = k.cast(dldp * (xc * wc - kc * ak), bf16);
       Value grad_v = k.cast(k.reduce_sum(gof * g, 1), bf16);
@@ -203,9 +227,32 @@ Kernel engram_gate_bwd_kernel(const EngramGateBwdSpec &s) {
       k.store(grad_x, gx, {t, zero, d0});
       k.store(grad_k, gk, {t, zero, d0});
       k.store(grad_v, gv, {t, zero, d0});
-      auto row = k.relayout(k.load(gw, {b, zero, d0}, box), 8);
-      k.store(k.fma(dldp * xc, kc, row), gw, {b, zero, d0});
-    });
+      k.store(k.fma(dldp * xc, kc, src(4)), gw, {b, zero, d0});
+    };
+    if (s.stages == 0) {
+      chunk_loop([&](Value d0) {
+        const dsl::Tensor *from[] = {&go, &x, &kk, &w, &gw};
+        grads(d0, [&](int i) { return tile(*from[i], i == 4 ? b : t, d0); });
+      });
+    } else {
+      // The row's chunk is copied too: its last store (the block's previous
+      // token) came before this loop's barriers.
+      auto sgo = k.alloc_shared(bf16, box), sx = k.alloc_shared(bf16, box);
+      auto sk = k.alloc_shared(bf16, box), sw = k.alloc_shared(f32, box);
+      auto srow = k.alloc_shared(f32, box);
+      k.pipelined(k.index(chunks), s.stages, {},
+                  [&](Value c, std::vector<Value>) {
+                    auto d0 = c * k.index(chunk);
+                    k.copy(go, {t, zero, d0}, sgo);
+                    k.copy(x, {t, zero, d0}, sx);
+                    k.copy(kk, {t, zero, d0}, sk);
+                    k.copy(w, {t, zero, d0}, sw);
+                    k.copy(gw, {b, zero, d0}, srow);
+                    const Value from[] = {sgo, sx, sk, sw, srow};
+                    grads(d0, [&](int i) { return shared_tile(from[i]); });
+                    return std::vector<Value>{};
+                  });
+    }
     return std::vector<Value>{};
   });
   return k.build();

@@ -27,8 +27,8 @@ TILEJIT_SPEC_FIELDS(EngramGateFwdSpec, heads, hidden, chunk, save, image,
 const ops::OpDef &engram_gate_bwd_op();
 
 /// Static parameters of the backward: num_sms persistent blocks, each the
-/// tokens [b * ceil(T / num_sms), ...) in turn, its grad_w_partial row in
-/// registers; a token's heads (hc == 4) in (1, hc, chunk) tiles.
+/// tokens [b * ceil(T / num_sms), ...) in turn, its grad_w_partial row
+/// added to in place; a token's heads (hc == 4) in (1, hc, chunk) tiles.
 struct EngramGateBwdSpec {
   int32_t heads = 4;
   int32_t hidden = 7168; ///< D
@@ -36,9 +36,12 @@ struct EngramGateBwdSpec {
   int32_t image = 0;     ///< image_token_mask passed
   int32_t threads = 512;
   int32_t vector_bytes = 0; ///< 16: every row 16-byte aligned
+  /// 0: each pass a loop of loads; 1 or 2: each pass's chunks copied to
+  /// shared memory that many stages ahead (the op's `stages`).
+  int32_t stages = 0;
 };
 TILEJIT_SPEC_FIELDS(EngramGateBwdSpec, heads, hidden, chunk, image, threads,
-                    vector_bytes)
+                    vector_bytes, stages)
 
 /// The kernels in the DSL (engram_gate.dsl.cpp).
 Kernel engram_gate_fwd_kernel(const EngramGateFwdSpec &spec);

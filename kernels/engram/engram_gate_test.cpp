@@ -107,10 +107,37 @@ TILEJIT_OP_TEST(engram_gate_bwd) {
   t.cases.push_back(
       {.label = "", .shape = {777, 4, 256}, .set = {{"num_sms", "16"}}});
   t.cases.push_back({.label = "no tokens", .shape = {0, 4, 2048}});
+  // Each pass's chunks copied 1 or 2 stages ahead: D of 7 and 2 chunks
+  // and of one partial chunk, the kv form, image tokens, empty blocks, no
+  // tokens.
+  for (const char *stages : {"1", "2"}) {
+    const size_t first = t.cases.size();
+    t.cases.push_back({.label = "", .shape = {4001, 4, 7168}});
+    t.cases.push_back({.label = "", .shape = {4001, 4, 2048}});
+    add_21_cases(t);
+    t.cases.push_back({.label = "",
+                       .shape = {100, 4, 2560},
+                       .set = {{"clamp_value", "0.01"}}});
+    t.cases.push_back(
+        {.label = "", .shape = {777, 4, 256}, .set = {{"num_sms", "16"}}});
+    t.cases.push_back({.label = "", .shape = {0, 4, 2048}});
+    for (size_t i = first; i < t.cases.size(); ++i) {
+      t.cases[i].label =
+          (t.cases[i].label.empty() ? "" : t.cases[i].label + ", ") +
+          "stages " + stages;
+      t.cases[i].set["stages"] = stages;
+    }
+  }
   t.cases.push_back({.label = "",
                      .shape = {8001, 4, 7168},
                      .kind = Case::bench,
                      .peer_us = 880.94});
+  for (const char *stages : {"1", "2"})
+    t.cases.push_back({.label = std::string("stages ") + stages,
+                       .shape = {8001, 4, 7168},
+                       .set = {{"stages", stages}},
+                       .kind = Case::bench,
+                       .peer_us = 880.94});
   auto call = [](int64_t hc) {
     std::vector<rt::TensorView> v;
     CUdeviceptr at = 0x100000;
