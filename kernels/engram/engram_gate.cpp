@@ -53,6 +53,7 @@ EngramGateFwdSpec spec(const ops::Call &c) {
   s.save = c.has("dot") ? 1 : 0;
   s.vector_bytes =
       ops::vector_bytes(c, {"hidden_states", "k", "v", "weight_fused", "out"});
+  s.stages = static_cast<int32_t>(c.integer("stages"));
   return s;
 }
 
@@ -73,6 +74,13 @@ void views(const ops::Call &c, const EngramGateFwdSpec &,
     if (c.has(name))
       args.tensor(name, rt::TensorView::strided(c.tensor(name).data, DType::f32,
                                                 saved_shape, dense));
+}
+
+/// Both passes' chunks copied ahead (forward and backward alike).
+ops::ParamDecl stages_param() {
+  return ops::integer("stages", 0, 0, 2,
+                      "each pass's chunks in flight (cp.async, k.pipelined); "
+                      "0: loads a chunk at a time");
 }
 
 ops::TensorDecl saved(const char *name, const char *doc) {
@@ -135,7 +143,8 @@ const ops::OpDef &engram_gate_fwd_op() {
             saved("rstd_x", "1 / rms(x)"), saved("rstd_k", "1 / rms(k)")},
        .params = {ops::real("eps", 1e-20, 0.0, "inside the rstds' sqrt"),
                   ops::real("clamp_value", 1e-6, 0.0,
-                            "the least |z| under the signed sqrt")},
+                            "the least |z| under the signed sqrt"),
+                  stages_param()},
        .dim_rules = {{.dim = "D", .min = 256, .multiple = 256}},
        .cli_shape = "T, hc, D",
        .default_shape = {8001, 4, 7168},
@@ -198,9 +207,7 @@ const ops::OpDef &engram_gate_bwd_op() {
                             "the forward's clamp_value"),
                   ops::integer("num_sms", 132, 1, 1 << 16,
                                "persistent blocks (grad_w_partial's rows)"),
-                  ops::integer("stages", 0, 0, 2,
-                               "each pass's chunks in flight (cp.async, "
-                               "k.pipelined); 0: loads a chunk at a time")},
+                  stages_param()},
        .dim_rules = {{.dim = "hc", .min = 4, .max = 4},
                      {.dim = "D", .min = 256, .multiple = 256}},
        .cli_shape = "T, hc, D",

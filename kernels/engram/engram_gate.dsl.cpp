@@ -47,16 +47,41 @@ Kernel engram_gate_fwd_kernel(const EngramGateFwdSpec &s) {
     return k.load(src, {t, zero, c * k.index(chunk)}, box);
   };
   auto f = [&](Value v) { return k.cast(v, f32); };
+  auto shared_tile = [&](Value buffer) {
+    return k.load(buffer, {zero, zero, zero}, box);
+  };
   // Pass 1: per-thread sums over the chunks (a loop: a chunk's loads in
-  // flight at a time, few registers).
+  // flight at a time, few registers; or its chunks copied to shared memory
+  // `stages` ahead).
   Value acc = k.full(box, 0, f32);
-  auto sums = k.serial(zero, k.index(chunks), {acc, acc, acc},
+  // (w's tile read after the squares, as `w()`.)
+  auto add = [&](Value xc, Value kc, const std::function<Value()> &w,
+                 std::vector<Value> a) {
+    Value xx = k.fma(xc, xc, a[0]), kk2 = k.fma(kc, kc, a[1]);
+    return std::vector<Value>{xx, kk2, k.fma(xc * w(), kc, a[2])};
+  };
+  std::vector<Value> sums;
+  if (s.stages == 0) {
+    sums = k.serial(zero, k.index(chunks), {acc, acc, acc},
+                    [&](Value c, std::vector<Value> a) {
+                      auto xc = f(tile(x, c)), kc = f(tile(kk, c));
+                      return add(
+                          xc, kc, [&] { return tile(w, c); }, a);
+                    });
+  } else {
+    auto sx = k.alloc_shared(bf16, box), sk = k.alloc_shared(bf16, box);
+    auto sw = k.alloc_shared(f32, box);
+    sums = k.pipelined(k.index(chunks), s.stages, {acc, acc, acc},
                        [&](Value c, std::vector<Value> a) {
-                         auto xc = f(tile(x, c)), kc = f(tile(kk, c));
-                         return std::vector<Value>{
-                             k.fma(xc, xc, a[0]), k.fma(kc, kc, a[1]),
-                             k.fma(xc * tile(w, c), kc, a[2])};
+                         auto d0 = c * k.index(chunk);
+                         k.copy(x, {t, zero, d0}, sx);
+                         k.copy(kk, {t, zero, d0}, sk);
+                         k.copy(w, {t, zero, d0}, sw);
+                         auto xc = f(shared_tile(sx)), kc = f(shared_tile(sk));
+                         return add(
+                             xc, kc, [&] { return shared_tile(sw); }, a);
                        });
+  }
   Value sx = sums[0], sk = sums[1], p = sums[2];
   auto d = k.constant(static_cast<double>(s.hidden), f32);
   auto dot = k.reduce_sum(p, 2); // (1, heads, 1)
@@ -80,14 +105,32 @@ Kernel engram_gate_fwd_kernel(const EngramGateFwdSpec &s) {
     is_image = k.ne(k.load_scalar(*image, {t}), k.constant(0, DType::u8));
   // Pass 2: x again (an L2 hit: the block read it just now).
   auto gate = k.broadcast(g, box);
-  k.serial(zero, k.index(chunks), {}, [&](Value c, std::vector<Value>) {
-    auto xc = tile(x, c);
-    Value o = k.cast(k.fma(gate, f(tile(v, c)), f(xc)), bf16);
+  // (v's tile read after x's is widened, as `v()`.)
+  auto output = [&](Value c, Value xc, const std::function<Value()> &v) {
+    Value xf = f(xc);
+    Value o = k.cast(k.fma(gate, f(v()), xf), bf16);
     if (is_image)
       o = k.select(*is_image, xc, o);
     k.store(o, out, {t, zero, c * k.index(chunk)});
     return std::vector<Value>{};
-  });
+  };
+  if (s.stages == 0) {
+    k.serial(zero, k.index(chunks), {}, [&](Value c, std::vector<Value>) {
+      auto xc = tile(x, c);
+      return output(c, xc, [&] { return tile(v, c); });
+    });
+  } else {
+    // In place too: a chunk is copied before its output is stored.
+    auto sx = k.alloc_shared(bf16, box), sv = k.alloc_shared(bf16, box);
+    k.pipelined(k.index(chunks), s.stages, {},
+                [&](Value c, std::vector<Value>) {
+                  auto d0 = c * k.index(chunk);
+                  k.copy(x, {t, zero, d0}, sx);
+                  k.copy(v, {t, zero, d0}, sv);
+                  auto xc = shared_tile(sx);
+                  return output(c, xc, [&] { return shared_tile(sv); });
+                });
+  }
   return k.build();
 }
 

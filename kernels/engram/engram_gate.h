@@ -20,9 +20,12 @@ struct EngramGateFwdSpec {
   int32_t image = 0;     ///< image_token_mask passed
   int32_t threads = 512;
   int32_t vector_bytes = 0; ///< 16: every row 16-byte aligned
+  /// 0: each pass a loop of loads; 1 or 2: each pass's chunks copied to
+  /// shared memory that many stages ahead (the op's `stages`).
+  int32_t stages = 0;
 };
 TILEJIT_SPEC_FIELDS(EngramGateFwdSpec, heads, hidden, chunk, save, image,
-                    threads, vector_bytes)
+                    threads, vector_bytes, stages)
 
 const ops::OpDef &engram_gate_bwd_op();
 

@@ -2,9 +2,12 @@
 // TileKernels' shapes (4 heads, D from 2048 to 7168), without the saved
 // values, 2.1's kv form (k and v as strided views of one (T, hc + 1, D)
 // tensor) and image tokens, 1 and 3 heads, D = 256, one token, no tokens,
-// TileKernels' two benchmark shapes with its times, mistakes. All within
+// TileKernels' two benchmark shapes with its times, the same at stages 1
+// and 2 (chunks copied ahead), mistakes. All within
 // TileKernels' calc_diff bound 2e-10 of the float64 reference.
 #include "op_test.h"
+
+#include <functional>
 
 namespace tilejit::harness {
 
@@ -21,6 +24,20 @@ void add_21_cases(OpTest &t) {
                      .shape = {1001, 4, 2048},
                      .set = {{"image_token_mask", "passed"}},
                      .fills = {{"image_token_mask", bytes_in(0, 1)}}});
+}
+
+/// The cases that `add` appends again at stages 1 and 2 (each pass's chunks
+/// copied ahead), labelled so.
+void add_staged(OpTest &t, const std::function<void(OpTest &)> &add) {
+  for (const char *stages : {"1", "2"}) {
+    const size_t first = t.cases.size();
+    add(t);
+    for (size_t i = first; i < t.cases.size(); ++i) {
+      Case &c = t.cases[i];
+      c.label = (c.label.empty() ? "" : c.label + ", ") + "stages " + stages;
+      c.set["stages"] = stages;
+    }
+  }
 }
 
 } // namespace
@@ -44,6 +61,16 @@ TILEJIT_OP_TEST(engram_gate_fwd) {
   t.cases.push_back({.label = "", .shape = {500, 4, 256}});
   t.cases.push_back({.label = "", .shape = {1, 4, 7168}});
   t.cases.push_back({.label = "no tokens", .shape = {0, 4, 2048}});
+  // D of 7 chunks and of 5 half chunks, no saved values, 2.1's forms, 3
+  // heads (a row of zeros in each copy), one and no tokens.
+  add_staged(t, [&](OpTest &t) {
+    t.cases.push_back({.label = "", .shape = {4001, 4, 7168}});
+    t.cases.push_back({.label = "", .shape = {999, 4, 2560}, .set = no_saved});
+    add_21_cases(t);
+    t.cases.push_back({.label = "", .shape = {300, 3, 1280}});
+    t.cases.push_back({.label = "", .shape = {1, 4, 7168}});
+    t.cases.push_back({.label = "", .shape = {0, 4, 2048}});
+  });
   t.cases.push_back({.label = "save=1",
                      .shape = {8001, 4, 7168},
                      .kind = Case::bench,
@@ -53,6 +80,12 @@ TILEJIT_OP_TEST(engram_gate_fwd) {
                      .set = no_saved,
                      .kind = Case::bench,
                      .peer_us = 385.36});
+  for (const char *stages : {"1", "2"})
+    t.cases.push_back({.label = std::string("save=1, stages ") + stages,
+                       .shape = {8001, 4, 7168},
+                       .set = {{"stages", stages}},
+                       .kind = Case::bench,
+                       .peer_us = 390.10});
   auto call = [](int64_t d, bool all_saved) {
     std::vector<rt::TensorView> v = {
         fake(DType::bf16, {8, 4, d}),
@@ -110,8 +143,7 @@ TILEJIT_OP_TEST(engram_gate_bwd) {
   // Each pass's chunks copied 1 or 2 stages ahead: D of 7 and 2 chunks
   // and of one partial chunk, the kv form, image tokens, empty blocks, no
   // tokens.
-  for (const char *stages : {"1", "2"}) {
-    const size_t first = t.cases.size();
+  add_staged(t, [](OpTest &t) {
     t.cases.push_back({.label = "", .shape = {4001, 4, 7168}});
     t.cases.push_back({.label = "", .shape = {4001, 4, 2048}});
     add_21_cases(t);
@@ -121,13 +153,7 @@ TILEJIT_OP_TEST(engram_gate_bwd) {
     t.cases.push_back(
         {.label = "", .shape = {777, 4, 256}, .set = {{"num_sms", "16"}}});
     t.cases.push_back({.label = "", .shape = {0, 4, 2048}});
-    for (size_t i = first; i < t.cases.size(); ++i) {
-      t.cases[i].label =
-          (t.cases[i].label.empty() ? "" : t.cases[i].label + ", ") +
-          "stages " + stages;
-      t.cases[i].set["stages"] = stages;
-    }
-  }
+  });
   t.cases.push_back({.label = "",
                      .shape = {8001, 4, 7168},
                      .kind = Case::bench,
