@@ -34,10 +34,10 @@ void engram_gate_forward(const rt::TensorView &x, const rt::TensorView &k,
                                  saved.gate_score,
                                  saved.rstd_x,
                                  saved.rstd_k};
-  const ops::ParamValue params[] = {static_cast<double>(eps),
-                                    static_cast<double>(clamp_value)};
   const ops::OpDef &fw = engram::fused_weight_op();
   const ops::OpDef &fwd = engram::engram_gate_fwd_op();
+  const std::vector<ops::ParamValue> params = fwd.with_defaults(
+      {static_cast<double>(eps), static_cast<double>(clamp_value)});
   const ops::Call first = fw.bind(fused, {}), second = fwd.bind(gate, params);
   fw.run(first, stream);
   fwd.run(second, stream);
@@ -67,14 +67,14 @@ void engram_gate_backward(
                                 grad_k,
                                 grad_v,
                                 grad_w_partial};
-  const ops::ParamValue bwd_params[] = {
-      static_cast<double>(clamp_value),
-      grad_w_partial.rank > 0 ? grad_w_partial.shape[0] : int64_t{0}};
+  const ops::OpDef &gate = engram::engram_gate_bwd_op();
+  const std::vector<ops::ParamValue> bwd_params = gate.with_defaults(
+      {static_cast<double>(clamp_value),
+       grad_w_partial.rank > 0 ? grad_w_partial.shape[0] : int64_t{0}});
   const rt::TensorView reduce[] = {grad_w_partial,    weight_hidden,
                                    weight_embed,      grad_weight_hidden,
                                    grad_weight_embed, grad_weight_hidden,
                                    grad_weight_embed};
-  const ops::OpDef &gate = engram::engram_gate_bwd_op();
   const ops::OpDef &sum = engram::grad_w_reduce_op();
   const ops::Call first = gate.bind(bwd, bwd_params),
                   second = sum.bind(reduce, {});
