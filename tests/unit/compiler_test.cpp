@@ -510,6 +510,13 @@ TEST_CASE("pipelined copies run on TMA where each can be one", "[compiler]") {
   // One stage: cp.async (the pipeline's TMA form needs two or more).
   CHECK_THAT(pipelined_sum(1, dsl::inner_contiguous(16)).ptx,
              Contains("cp.async.cg") && !Contains("cp.async.bulk"));
+  // A tensor declared as a view that may repeat elements (a zero stride,
+  // which TMA cannot read): cp.async, no tensor map.
+  CompiledKernel repeats =
+      pipelined_sum(3, dsl::repeating(dsl::inner_contiguous(16)));
+  CHECK_THAT(repeats.ptx,
+             Contains("cp.async.cg") && !Contains("cp.async.bulk"));
+  CHECK(repeats.abi.args.size() == 2);
 }
 
 TEST_CASE("kernels beyond 48 KB of shared memory take it dynamically",

@@ -30,7 +30,8 @@ struct KernelBuilder::Impl {
   mlir::func::FuncOp func;
   mlir::OpBuilder builder;
   std::vector<std::string> argNames;
-  std::vector<int> argAlign; ///< per argument; 0 for scalars
+  std::vector<int> argAlign;    ///< per argument; 0 for scalars
+  std::vector<bool> argRepeats; ///< per argument: Access::repeats
   Loc last; ///< location of the latest builder call, for operators
   KernelBuilder *self = nullptr;
 

@@ -117,6 +117,7 @@ Tensor KernelBuilder::tensor(std::string_view name, DType dtype, int rank,
   BlockArgument arg = impl_->func.getBody().addArgument(type, l);
   impl_->argNames.emplace_back(name);
   impl_->argAlign.push_back(align);
+  impl_->argRepeats.push_back(access.repeats);
   Tensor t;
   t.builder_ = this;
   t.value_ = mlir::Value(arg).getAsOpaquePointer();
@@ -132,6 +133,7 @@ Value KernelBuilder::scalar(std::string_view name, DType dtype, Loc loc) {
       toMLIRType(impl_->context.get(), dtype), l);
   impl_->argNames.emplace_back(name);
   impl_->argAlign.push_back(0);
+  impl_->argRepeats.push_back(false);
   return impl_->wrap(arg, dtype);
 }
 
@@ -402,6 +404,9 @@ Kernel KernelBuilder::build(Loc loc) {
     if (impl_->argAlign[i] > 0)
       func.setArgAttr(i, tile::TileDialect::getAlignAttrName(),
                       b.getI64IntegerAttr(impl_->argAlign[i]));
+    if (impl_->argRepeats[i])
+      func.setArgAttr(i, tile::TileDialect::getRepeatsAttrName(),
+                      b.getUnitAttr());
   }
   {
     DiagnosticCollector diags(impl_->context.get());

@@ -5,7 +5,8 @@
 // each stage's buffer 128-byte aligned; step k passes a barrier, thread 0
 // expects step k + S - 1's bytes and issues its copies (coordinates
 // innermost first), and every thread waits for phase k / S of stage k mod S.
-// Loops with a copy TMA cannot make stay on cp.async.
+// Loops with a copy TMA cannot make (unaligned rows, a view that may repeat
+// elements, gemm operands) stay on cp.async.
 
 !g = memref<?x?x?xbf16, strided<[?, ?, 1], offset: ?>>
 !s = memref<1x64x64xbf16, #gpu.address_space<workgroup>>
@@ -141,6 +142,38 @@ func.func @shared_map(%a: !g {tile.align = 16 : i64, tile.name = "a"}, %c: !g {t
 // CHECK-NOT: nvgpu
 // CHECK: return
 func.func @unaligned(%a: !g {tile.align = 8 : i64, tile.name = "a"}, %c: !g, %n: index) attributes {tile.threads = 128 : i32} {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %sa = tile.alloc_shared : !s
+  %zero = arith.constant 0.0 : f32
+  %init = tile.splat %zero : f32 -> !f
+  %r = tile.pipelined %n, %init {stages = 2 : i64} : !f -> !f {
+  ^bb0(%s: index, %acc: !f):
+    %k0 = arith.muli %s, %c64 : index
+    tile.copy %a[%c0, %k0], %sa : !g, !s
+    %x = tile.load %sa[%c0, %c0] : !s -> !f
+    %y = arith.addf %acc, %x : !f
+    tile.yield %y : !f
+  }
+  tile.store %r, %c[%c0, %c0] : !f, !g
+  return
+}
+
+// -----
+
+!g = memref<?x?xf32, strided<[?, 1], offset: ?>>
+!s = memref<32x64xf32, #gpu.address_space<workgroup>>
+!f = tensor<32x64xf32>
+
+// A view that may repeat elements (a zero stride, which TMA cannot read):
+// cp.async, no tensor map.
+// CHECK-LABEL: func.func @repeats
+// CHECK-NOT: !llvm.ptr
+// CHECK-NOT: tilejit.abi_extra
+// CHECK: tile.copy {{.*}} {async}
+// CHECK-NOT: nvgpu
+// CHECK: return
+func.func @repeats(%a: !g {tile.align = 16 : i64, tile.repeats, tile.name = "a"}, %c: !g, %n: index) attributes {tile.threads = 128 : i32} {
   %c0 = arith.constant 0 : index
   %c64 = arith.constant 64 : index
   %sa = tile.alloc_shared : !s

@@ -89,6 +89,10 @@ struct Access {
   /// The base address and the start of every row (every index with a last
   /// coordinate of 0) are multiples of this many bytes (0: element size).
   int align_bytes = 0;
+  /// Some stride may be 0 (a view that repeats rows, e.g. a weight read by
+  /// every token): `copy` in a pipeline then stays on cp.async (TMA cannot
+  /// read such a view).
+  bool repeats = false;
 };
 
 /// `Access` for row-major rows aligned to `align_bytes`: what a contiguous
@@ -101,6 +105,12 @@ inline Access inner_contiguous(int align_bytes = 16) {
 /// vector width, which the host sets only where the rows are aligned.
 inline Access vectors_of(int bytes) {
   return bytes ? inner_contiguous(bytes) : Access{};
+}
+
+/// `access` for a view that may repeat rows (Access::repeats).
+inline Access repeating(Access access) {
+  access.repeats = true;
+  return access;
 }
 
 /// Whether a load or store checks each element against the tensor's sizes
@@ -457,13 +467,13 @@ public:
   /// a `barrier()` before it where other threads still read the tile. Inside
   /// `pipelined` it is issued stages ahead: TMA in the main loop of a
   /// 384-thread gemm, and in a loop of two or more stages whose every copy
-  /// can be one TMA copy (`src` a tensor declared inner_contiguous(16); a
-  /// tile of `src`'s rank, sides of at most 256, rows of a multiple of 16
-  /// bytes, a multiple of 128 bytes in all, not a `gemm` operand: the
-  /// kernel then takes a tensor map of `src` as a launch argument of its
-  /// own, and a view of `src` with a zero stride, a broadcast TMA cannot
-  /// read, fails its launch with a UserError naming it), cp.async anywhere
-  /// else.
+  /// can be one TMA copy (`src` a tensor declared inner_contiguous(16) and
+  /// not `repeating`; a tile of `src`'s rank, sides of at most 256, rows of
+  /// a multiple of 16 bytes, a multiple of 128 bytes in all, not a `gemm`
+  /// operand: the kernel then takes a tensor map of `src` as a launch
+  /// argument of its own, and a view of `src` with a zero stride, which
+  /// TMA cannot read, fails its launch with a UserError naming it: declare
+  /// such a tensor `repeating`), cp.async anywhere else.
   void copy(const Tensor &src, const std::vector<Value> &origin, Value shared,
             Loc loc = Loc::current());
   /// acc + a * b^T: shared tiles a (M x K) and b (N x K) of one type, an

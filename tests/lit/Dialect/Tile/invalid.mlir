@@ -94,6 +94,20 @@ func.func @align_scalar(%s: f32 {tile.align = 16 : i64}) attributes {tile.thread
 
 // -----
 
+// expected-error @+1 {{'tile.repeats' of argument 0 must be a unit attribute of a memref}}
+func.func @repeats_scalar(%s: f32 {tile.repeats}) attributes {tile.threads = 32 : i32} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tile.repeats' of argument 0 must be a unit attribute of a memref}}
+func.func @repeats_value(%x: memref<?xf32> {tile.repeats = 1 : i64}) attributes {tile.threads = 32 : i32} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{unknown tile dialect argument attribute 'tile.speed'}}
 func.func @arg_unknown(%x: memref<?xf32> {tile.speed = 1 : i64}) {
   return

@@ -74,6 +74,14 @@ LogicalResult TileDialect::verifyRegionArgAttribute(Operation *op,
              << "'tile.name' of argument " << argIndex << " must be a string";
     return success();
   }
+  if (attr.getName() == getRepeatsAttrName()) {
+    if (!isa<UnitAttr>(attr.getValue()) ||
+        !isa<MemRefType>(
+            op->getRegion(regionIndex).getArgument(argIndex).getType()))
+      return op->emitError() << "'tile.repeats' of argument " << argIndex
+                             << " must be a unit attribute of a memref";
+    return success();
+  }
   if (attr.getName() != getAlignAttrName())
     return op->emitError() << "unknown tile dialect argument attribute '"
                            << attr.getName().getValue() << "'";

@@ -72,6 +72,8 @@ bool mlir::tile::isTmaCopy(CopyOp copy, AllocSharedOp tile, int64_t stages) {
   auto source = cast<MemRefType>(arg.getType());
   MemRefType type = tile.getType();
   ArrayRef<int64_t> shape = type.getShape();
+  if (func.getArgAttr(arg.getArgNumber(), TileDialect::getRepeatsAttrName()))
+    return false;
   if (!source.isLastDimUnitStride() || !align || align.getInt() < 16 ||
       dtypeName(type.getElementType()).empty() || tile.getRowPad() ||
       type.getRank() != source.getRank() || type.getRank() > 5 ||

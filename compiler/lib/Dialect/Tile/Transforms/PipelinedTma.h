@@ -26,7 +26,8 @@ inline constexpr llvm::StringLiteral kTensorMapsAttr = "tilejit.tensor_maps";
 
 /// Whether `copy` (into `tile`, in a loop of `stages`) can be one TMA copy:
 /// two or more stages; its source a kernel argument with a unit inner stride
-/// and rows promised 16-byte aligned (`tile.align`), of 1-, 2- or 4-byte
+/// and rows promised 16-byte aligned (`tile.align`), not marked as a view
+/// that may repeat elements (`tile.repeats`), of 1-, 2- or 4-byte
 /// elements; the tile of the source's rank (at most 5), each side at most
 /// 256, rows of a multiple of 16 bytes, a multiple of 128 bytes in all (each
 /// stage's buffer 128-byte aligned), unpadded and not read by a tile.gemm.

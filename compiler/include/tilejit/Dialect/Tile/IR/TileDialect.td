@@ -53,6 +53,10 @@ def Tile_Dialect : Dialect {
     /// Argument attribute of a global tensor: its base address and row
     /// starts are multiples of this many bytes (a promise the host checks).
     static constexpr ::llvm::StringLiteral getAlignAttrName() { return "tile.align"; }
+    /// Unit argument attribute of a global tensor whose view may repeat
+    /// elements (a stride of 0, e.g. a weight read by every token): TMA
+    /// cannot read such a view, so pipelined copies of it stay on cp.async.
+    static constexpr ::llvm::StringLiteral getRepeatsAttrName() { return "tile.repeats"; }
     /// Name of the attribute that gives a kernel's launch grid: three strings,
     /// each a product of `ceil(NAME[DIM] / N)`, `NAME[DIM]` and integers
     /// (NAME a tensor argument's `tile.name`), which the host evaluates.
