@@ -26,8 +26,10 @@ Kernel engram_gate_fwd_kernel(const EngramGateFwdSpec &s) {
   const dsl::Access access = dsl::vectors_of(s.vector_bytes);
   auto x = k.tensor("hidden_states", bf16, 3, access); // (T, hc, D)
   auto kk = k.tensor("k", bf16, 3, access);            // (T, hc, D)
-  auto v = k.tensor("v_rows", bf16, 3, access);        // head stride 0
-  auto w = k.tensor("weight_rows", f32, 3, access);    // token stride 0
+  // v (T, D) as (T, hc, D) with head stride 0, the weight (hc, D) with
+  // token stride 0: views that repeat rows.
+  auto v = k.tensor("v_rows", bf16, 3, dsl::repeating(access));
+  auto w = k.tensor("weight_rows", f32, 3, dsl::repeating(access));
   auto out = k.tensor("out", bf16, 3, access);
   std::optional<dsl::Tensor> image;
   if (s.image)
@@ -160,9 +162,11 @@ Kernel engram_gate_bwd_kernel(const EngramGateBwdSpec &s) {
   auto go = k.tensor("grad_out", bf16, 3, access);     // (T, hc, D)
   auto x = k.tensor("hidden_states", bf16, 3, access); // (T, hc, D)
   auto kk = k.tensor("k", bf16, 3, access);            // (T, hc, D)
-  auto v = k.tensor("v_rows", bf16, 3, access);        // head stride 0
-  auto w = k.tensor("weight_rows", f32, 3, access);    // token stride 0
-  std::vector<dsl::Tensor> saved;                      // (T, hc)
+  // v (T, D) as (T, hc, D) with head stride 0, the weight (hc, D) with
+  // token stride 0: views that repeat rows.
+  auto v = k.tensor("v_rows", bf16, 3, dsl::repeating(access));
+  auto w = k.tensor("weight_rows", f32, 3, dsl::repeating(access));
+  std::vector<dsl::Tensor> saved; // (T, hc)
   for (const char *name : {"dot", "gate_score", "rstd_x", "rstd_k"})
     saved.push_back(k.tensor(name, f32, 2));
   std::optional<dsl::Tensor> image;
