@@ -70,10 +70,11 @@ const ops::OpDef &mhc_pre_norm_fn_gemm_bwd_op() {
                    ops::output("fn_grad", {DType::f32}, "M3, K",
                                Layout::contiguous, "written, not added to")},
        .params = {ops::integer(
-           "stages", 0, 0, 3,
+           "stages", 2, 0, 3,
            "fn_grad's token chunks of out_mul_grad and x in flight "
            "(cp.async, k.pipelined), multiplied as they lie (mma.sync on "
-           "transposed operands); 0: transposed through registers")},
+           "transposed operands); 0: transposed through registers (1.26x "
+           "the time of 2 at 8192x4x7168 on an H100)")},
        .dim_rules = stream_rules(),
        .cli_shape = "T, mhc, H",
        .default_shape = {8192, 4, 4096},

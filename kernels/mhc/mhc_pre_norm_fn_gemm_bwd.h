@@ -19,8 +19,8 @@ struct MhcNormFnBwdSpec {
   int32_t vector_bytes = 0; ///< 16: every row 16-byte aligned
   /// fn_grad: 0, each token step's tiles transposed through registers into
   /// shared memory; 1 to 3, copied that many stages ahead as they lie and
-  /// multiplied transposed (the op's `stages`).
-  int32_t stages = 0;
+  /// multiplied transposed (the op's `stages`, default 2).
+  int32_t stages = 2;
   /// 16: out_mul_grad's rows are 16-byte aligned (16-byte copies), else 4.
   int32_t mul_grad_bytes = 4;
 };
