@@ -78,9 +78,10 @@ void views(const ops::Call &c, const EngramGateFwdSpec &,
 
 /// Both passes' chunks copied ahead (forward and backward alike).
 ops::ParamDecl stages_param() {
-  return ops::integer("stages", 0, 0, 2,
+  return ops::integer("stages", 2, 0, 2,
                       "each pass's chunks in flight (cp.async, k.pipelined); "
-                      "0: loads a chunk at a time");
+                      "0: loads a chunk at a time (3-5% slower at "
+                      "8001x4x7168 on an H100)");
 }
 
 ops::TensorDecl saved(const char *name, const char *doc) {

@@ -21,8 +21,8 @@ struct EngramGateFwdSpec {
   int32_t threads = 512;
   int32_t vector_bytes = 0; ///< 16: every row 16-byte aligned
   /// 0: each pass a loop of loads; 1 or 2: each pass's chunks copied to
-  /// shared memory that many stages ahead (the op's `stages`).
-  int32_t stages = 0;
+  /// shared memory that many stages ahead (the op's `stages`, default 2).
+  int32_t stages = 2;
 };
 TILEJIT_SPEC_FIELDS(EngramGateFwdSpec, heads, hidden, chunk, save, image,
                     threads, vector_bytes, stages)
@@ -40,8 +40,8 @@ struct EngramGateBwdSpec {
   int32_t threads = 512;
   int32_t vector_bytes = 0; ///< 16: every row 16-byte aligned
   /// 0: each pass a loop of loads; 1 or 2: each pass's chunks copied to
-  /// shared memory that many stages ahead (the op's `stages`).
-  int32_t stages = 0;
+  /// shared memory that many stages ahead (the op's `stages`, default 2).
+  int32_t stages = 2;
 };
 TILEJIT_SPEC_FIELDS(EngramGateBwdSpec, heads, hidden, chunk, image, threads,
                     vector_bytes, stages)

@@ -2,8 +2,8 @@
 // TileKernels' shapes (4 heads, D from 2048 to 7168), without the saved
 // values, 2.1's kv form (k and v as strided views of one (T, hc + 1, D)
 // tensor) and image tokens, 1 and 3 heads, D = 256, one token, no tokens,
-// TileKernels' two benchmark shapes with its times, the same at stages 1
-// and 2 (chunks copied ahead), mistakes. All within
+// TileKernels' two benchmark shapes with its times, the same at stages 0
+// and 1 (the default 2 copies each pass's chunks ahead), mistakes. All within
 // TileKernels' calc_diff bound 2e-10 of the float64 reference.
 #include "op_test.h"
 
@@ -26,10 +26,11 @@ void add_21_cases(OpTest &t) {
                      .fills = {{"image_token_mask", bytes_in(0, 1)}}});
 }
 
-/// The cases that `add` appends again at stages 1 and 2 (each pass's chunks
-/// copied ahead), labelled so.
+/// The cases that `add` appends again at stages 0 (a chunk's loads at a
+/// time) and 1 (the default is 2: each pass's chunks copied ahead),
+/// labelled so.
 void add_staged(OpTest &t, const std::function<void(OpTest &)> &add) {
-  for (const char *stages : {"1", "2"}) {
+  for (const char *stages : {"0", "1"}) {
     const size_t first = t.cases.size();
     add(t);
     for (size_t i = first; i < t.cases.size(); ++i) {
@@ -80,7 +81,7 @@ TILEJIT_OP_TEST(engram_gate_fwd) {
                      .set = no_saved,
                      .kind = Case::bench,
                      .peer_us = 385.36});
-  for (const char *stages : {"1", "2"})
+  for (const char *stages : {"0", "1"})
     t.cases.push_back({.label = std::string("save=1, stages ") + stages,
                        .shape = {8001, 4, 7168},
                        .set = {{"stages", stages}},
@@ -140,7 +141,7 @@ TILEJIT_OP_TEST(engram_gate_bwd) {
   t.cases.push_back(
       {.label = "", .shape = {777, 4, 256}, .set = {{"num_sms", "16"}}});
   t.cases.push_back({.label = "no tokens", .shape = {0, 4, 2048}});
-  // Each pass's chunks copied 1 or 2 stages ahead: D of 7 and 2 chunks
+  // A chunk's loads at a time (0) and one stage: D of 7 and 2 chunks
   // and of one partial chunk, the kv form, image tokens, empty blocks, no
   // tokens.
   add_staged(t, [](OpTest &t) {
@@ -158,7 +159,7 @@ TILEJIT_OP_TEST(engram_gate_bwd) {
                      .shape = {8001, 4, 7168},
                      .kind = Case::bench,
                      .peer_us = 880.94});
-  for (const char *stages : {"1", "2"})
+  for (const char *stages : {"0", "1"})
     t.cases.push_back({.label = std::string("stages ") + stages,
                        .shape = {8001, 4, 7168},
                        .set = {{"stages", stages}},
