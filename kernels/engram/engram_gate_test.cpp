@@ -41,6 +41,17 @@ void add_staged(OpTest &t, const std::function<void(OpTest &)> &add) {
   }
 }
 
+/// Benchmark rows of TileKernels' shape at stages 0 and 1 beside the
+/// default's (`prefix` before the label's "stages N").
+void add_stage_benches(OpTest &t, const std::string &prefix, double peer_us) {
+  for (const char *stages : {"0", "1"})
+    t.cases.push_back({.label = prefix + "stages " + stages,
+                       .shape = {8001, 4, 7168},
+                       .set = {{"stages", stages}},
+                       .kind = Case::bench,
+                       .peer_us = peer_us});
+}
+
 } // namespace
 
 TILEJIT_OP_TEST(engram_gate_fwd) {
@@ -81,12 +92,7 @@ TILEJIT_OP_TEST(engram_gate_fwd) {
                      .set = no_saved,
                      .kind = Case::bench,
                      .peer_us = 385.36});
-  for (const char *stages : {"0", "1"})
-    t.cases.push_back({.label = std::string("save=1, stages ") + stages,
-                       .shape = {8001, 4, 7168},
-                       .set = {{"stages", stages}},
-                       .kind = Case::bench,
-                       .peer_us = 390.10});
+  add_stage_benches(t, "save=1, ", 390.10);
   auto call = [](int64_t d, bool all_saved) {
     std::vector<rt::TensorView> v = {
         fake(DType::bf16, {8, 4, d}),
@@ -132,39 +138,25 @@ TILEJIT_OP_TEST(engram_gate_bwd) {
              {"gate_score", uniform(0.05, 0.95)},
              {"rstd_x", uniform(0.8, 1.25)},
              {"rstd_k", uniform(0.8, 1.25)}};
-  for (int64_t d : {2048, 4096, 7168})
-    t.cases.push_back({.label = "", .shape = {4001, 4, d}});
-  add_21_cases(t);
-  t.cases.push_back({.label = "fewer tokens than blocks",
-                     .shape = {100, 4, 2560},
-                     .set = {{"clamp_value", "0.01"}}});
-  t.cases.push_back(
-      {.label = "", .shape = {777, 4, 256}, .set = {{"num_sms", "16"}}});
-  t.cases.push_back({.label = "no tokens", .shape = {0, 4, 2048}});
-  // A chunk's loads at a time (0) and one stage: D of 7 and 2 chunks
-  // and of one partial chunk, the kv form, image tokens, empty blocks, no
-  // tokens.
-  add_staged(t, [](OpTest &t) {
-    t.cases.push_back({.label = "", .shape = {4001, 4, 7168}});
-    t.cases.push_back({.label = "", .shape = {4001, 4, 2048}});
+  // At the default stages (2), then at 0 (a chunk's loads at a time) and 1.
+  auto cases = [](OpTest &t) {
+    for (int64_t d : {2048, 4096, 7168})
+      t.cases.push_back({.label = "", .shape = {4001, 4, d}});
     add_21_cases(t);
-    t.cases.push_back({.label = "",
+    t.cases.push_back({.label = "fewer tokens than blocks",
                        .shape = {100, 4, 2560},
                        .set = {{"clamp_value", "0.01"}}});
     t.cases.push_back(
         {.label = "", .shape = {777, 4, 256}, .set = {{"num_sms", "16"}}});
-    t.cases.push_back({.label = "", .shape = {0, 4, 2048}});
-  });
+    t.cases.push_back({.label = "no tokens", .shape = {0, 4, 2048}});
+  };
+  cases(t);
+  add_staged(t, cases);
   t.cases.push_back({.label = "",
                      .shape = {8001, 4, 7168},
                      .kind = Case::bench,
                      .peer_us = 880.94});
-  for (const char *stages : {"0", "1"})
-    t.cases.push_back({.label = std::string("stages ") + stages,
-                       .shape = {8001, 4, 7168},
-                       .set = {{"stages", stages}},
-                       .kind = Case::bench,
-                       .peer_us = 880.94});
+  add_stage_benches(t, "", 880.94);
   auto call = [](int64_t hc) {
     std::vector<rt::TensorView> v;
     CUdeviceptr at = 0x100000;
