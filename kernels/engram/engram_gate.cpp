@@ -32,14 +32,16 @@ void check(const ops::Call &c) {
 }
 
 /// A token's (hc, chunk) tiles, forward and backward alike: hc, D, the
-/// largest power of two up to 1024 that divides D (D % 256 == 0), 8
-/// columns of each head a thread (512 threads at hc 4), 2.1's image tokens.
+/// largest power of two up to 1024 (512 at 3 or 4 stages, whose buffers
+/// would not fit) that divides D (D % 256 == 0), 8 columns of each head a
+/// thread (512 threads at hc 4), 2.1's image tokens, the stages.
 template <class Spec> Spec token_tiles(const ops::Call &c) {
   Spec s;
   s.heads = static_cast<int32_t>(c.dim("hc"));
   s.hidden = static_cast<int32_t>(c.dim("D"));
   s.image = c.has("image_token_mask") ? 1 : 0;
-  s.chunk = 1024;
+  s.stages = static_cast<int32_t>(c.integer("stages"));
+  s.chunk = s.stages >= 3 ? 512 : 1024;
   while (s.hidden % s.chunk != 0)
     s.chunk /= 2;
   const int64_t heads = std::bit_ceil(static_cast<uint32_t>(s.heads));
@@ -53,7 +55,6 @@ EngramGateFwdSpec spec(const ops::Call &c) {
   s.save = c.has("dot") ? 1 : 0;
   s.vector_bytes =
       ops::vector_bytes(c, {"hidden_states", "k", "v", "weight_fused", "out"});
-  s.stages = static_cast<int32_t>(c.integer("stages"));
   return s;
 }
 
@@ -78,10 +79,10 @@ void views(const ops::Call &c, const EngramGateFwdSpec &,
 
 /// Both passes' chunks copied ahead (forward and backward alike).
 ops::ParamDecl stages_param() {
-  return ops::integer("stages", 2, 0, 2,
-                      "each pass's chunks in flight (cp.async, k.pipelined); "
-                      "0: loads a chunk at a time (3-5% slower at "
-                      "8001x4x7168 on an H100)");
+  return ops::integer("stages", 2, 0, 4,
+                      "each pass's chunks in flight (cp.async, k.pipelined; "
+                      "at 3 and 4, chunks of 512 columns); 0: loads a chunk "
+                      "at a time (3-5% slower at 8001x4x7168 on an H100)");
 }
 
 ops::TensorDecl saved(const char *name, const char *doc) {
@@ -94,7 +95,6 @@ EngramGateBwdSpec bwd_spec(const ops::Call &c) {
   s.vector_bytes = ops::vector_bytes(c, {"grad_out", "hidden_states", "k", "v",
                                          "weight_fused", "grad_x", "grad_k",
                                          "grad_v", "grad_w_partial"});
-  s.stages = static_cast<int32_t>(c.integer("stages"));
   return s;
 }
 

@@ -148,7 +148,7 @@ Kernel engram_gate_fwd_kernel(const EngramGateFwdSpec &s) {
 // (x w - k P rstd_k^2 / D)), grad_v = bf16(sum over heads of go g), and
 // dL/dP x k added to the block's grad_w row in place (zeroed first).
 // `stages` 0: each pass a loop of loads (a chunk's loads in flight at a
-// time); 1 or 2: each pass a k.pipelined loop whose chunks (and, in the
+// time); 1 to 4: each pass a k.pipelined loop whose chunks (and, in the
 // second pass, the grad_w row's) are copied to shared memory that many
 // stages ahead.
 namespace tilejit::engram {

@@ -20,7 +20,7 @@ struct EngramGateFwdSpec {
   int32_t image = 0;     ///< image_token_mask passed
   int32_t threads = 512;
   int32_t vector_bytes = 0; ///< 16: every row 16-byte aligned
-  /// 0: each pass a loop of loads; 1 or 2: each pass's chunks copied to
+  /// 0: each pass a loop of loads; 1 to 4: each pass's chunks copied to
   /// shared memory that many stages ahead (the op's `stages`, default 2).
   int32_t stages = 2;
 };
@@ -39,7 +39,7 @@ struct EngramGateBwdSpec {
   int32_t image = 0;     ///< image_token_mask passed
   int32_t threads = 512;
   int32_t vector_bytes = 0; ///< 16: every row 16-byte aligned
-  /// 0: each pass a loop of loads; 1 or 2: each pass's chunks copied to
+  /// 0: each pass a loop of loads; 1 to 4: each pass's chunks copied to
   /// shared memory that many stages ahead (the op's `stages`, default 2).
   int32_t stages = 2;
 };

@@ -2,8 +2,8 @@
 // TileKernels' shapes (4 heads, D from 2048 to 7168), without the saved
 // values, 2.1's kv form (k and v as strided views of one (T, hc + 1, D)
 // tensor) and image tokens, 1 and 3 heads, D = 256, one token, no tokens,
-// TileKernels' two benchmark shapes with its times, the same at stages 0
-// and 1 (the default 2 copies each pass's chunks ahead), mistakes. All within
+// TileKernels' two benchmark shapes with its times, the same at stages 0,
+// 1 and 3 (the default 2 copies each pass's chunks ahead), mistakes. All within
 // TileKernels' calc_diff bound 2e-10 of the float64 reference.
 #include "op_test.h"
 
@@ -27,10 +27,10 @@ void add_21_cases(OpTest &t) {
 }
 
 /// The cases that `add` appends again at stages 0 (a chunk's loads at a
-/// time) and 1 (the default is 2: each pass's chunks copied ahead),
-/// labelled so.
+/// time), 1 and 3 (chunks of 512 columns; the default is 2: each pass's
+/// chunks copied ahead), labelled so.
 void add_staged(OpTest &t, const std::function<void(OpTest &)> &add) {
-  for (const char *stages : {"0", "1"}) {
+  for (const char *stages : {"0", "1", "3"}) {
     const size_t first = t.cases.size();
     add(t);
     for (size_t i = first; i < t.cases.size(); ++i) {
@@ -41,10 +41,10 @@ void add_staged(OpTest &t, const std::function<void(OpTest &)> &add) {
   }
 }
 
-/// Benchmark rows of TileKernels' shape at stages 0 and 1 beside the
+/// Benchmark rows of TileKernels' shape at stages 0, 1, 3 and 4 beside the
 /// default's (`prefix` before the label's "stages N").
 void add_stage_benches(OpTest &t, const std::string &prefix, double peer_us) {
-  for (const char *stages : {"0", "1"})
+  for (const char *stages : {"0", "1", "3", "4"})
     t.cases.push_back({.label = prefix + "stages " + stages,
                        .shape = {8001, 4, 7168},
                        .set = {{"stages", stages}},
@@ -138,7 +138,8 @@ TILEJIT_OP_TEST(engram_gate_bwd) {
              {"gate_score", uniform(0.05, 0.95)},
              {"rstd_x", uniform(0.8, 1.25)},
              {"rstd_k", uniform(0.8, 1.25)}};
-  // At the default stages (2), then at 0 (a chunk's loads at a time) and 1.
+  // At the default stages (2), then at 0 (a chunk's loads at a time), 1
+  // and 3.
   auto cases = [](OpTest &t) {
     for (int64_t d : {2048, 4096, 7168})
       t.cases.push_back({.label = "", .shape = {4001, 4, d}});
