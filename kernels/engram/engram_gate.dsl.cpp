@@ -15,6 +15,70 @@
 
 namespace tilejit::engram {
 
+namespace {
+
+/// A tensor a chunk pass reads: its tiles at (row, 0, the chunk's start).
+struct ChunkSource {
+  const dsl::Tensor *tensor;
+  dsl::Value row;
+  DType dtype;
+};
+
+/// Reads the chunk's tile of source `i` (at stages 0 a load where it is
+/// read; else the copy's shared tile).
+using ChunkRead = std::function<dsl::Value(int)>;
+
+/// One pass over a token's `chunks` chunks of `box` (its last side the
+/// chunk): `body(d0, read, carried)` gets the chunk's first column, its
+/// tiles (relaid out to `vector` elements a thread where not 0) and the
+/// carried values, and returns the next. At stages 0 a loop of loads (a
+/// chunk's loads in flight at a time); else k.pipelined, every source's
+/// chunk copied to shared memory `stages` ahead.
+std::vector<dsl::Value>
+chunk_pass(dsl::KernelBuilder &k, int64_t chunks, int stages,
+           const std::vector<int64_t> &box, int vector,
+           const std::vector<ChunkSource> &sources,
+           std::vector<dsl::Value> init,
+           const std::function<std::vector<dsl::Value>(
+               dsl::Value, const ChunkRead &, std::vector<dsl::Value>)> &body) {
+  using dsl::Value;
+  const Value zero = k.index(0);
+  auto laid_out = [&](Value tile) {
+    return vector ? k.relayout(tile, vector) : tile;
+  };
+  if (stages == 0)
+    return k.serial(
+        zero, k.index(chunks), std::move(init),
+        [&](Value c, std::vector<Value> carried) {
+          Value d0 = c * k.index(box.back());
+          return body(
+              d0,
+              [&](int i) {
+                const ChunkSource &src = sources[i];
+                return laid_out(k.load(*src.tensor, {src.row, zero, d0}, box));
+              },
+              std::move(carried));
+        });
+  std::vector<Value> buffers;
+  for (const ChunkSource &src : sources)
+    buffers.push_back(k.alloc_shared(src.dtype, box));
+  return k.pipelined(
+      k.index(chunks), stages, std::move(init),
+      [&](Value c, std::vector<Value> carried) {
+        Value d0 = c * k.index(box.back());
+        for (size_t i = 0; i < sources.size(); ++i)
+          k.copy(*sources[i].tensor, {sources[i].row, zero, d0}, buffers[i]);
+        return body(
+            d0,
+            [&](int i) {
+              return laid_out(k.load(buffers[i], {zero, zero, zero}, box));
+            },
+            std::move(carried));
+      });
+}
+
+} // namespace
+
 Kernel engram_gate_fwd_kernel(const EngramGateFwdSpec &s) {
   using dsl::Value;
   dsl::KernelBuilder k("engram_gate_fwd", s.threads);
@@ -45,45 +109,17 @@ Kernel engram_gate_fwd_kernel(const EngramGateFwdSpec &s) {
   const std::vector<int64_t> box = {1, heads, chunk};
   k.grid({k.blocks(x, 0)});
   auto t = k.block_id(0), zero = k.index(0);
-  auto tile = [&](const dsl::Tensor &src, Value c) {
-    return k.load(src, {t, zero, c * k.index(chunk)}, box);
-  };
   auto f = [&](Value v) { return k.cast(v, f32); };
-  auto shared_tile = [&](Value buffer) {
-    return k.load(buffer, {zero, zero, zero}, box);
-  };
-  // Pass 1: per-thread sums over the chunks (a loop: a chunk's loads in
-  // flight at a time, few registers; or its chunks copied to shared memory
-  // `stages` ahead).
+  // Pass 1: per-thread sums over the chunks.
   Value acc = k.full(box, 0, f32);
-  // (w's tile read after the squares, as `w()`.)
-  auto add = [&](Value xc, Value kc, const std::function<Value()> &w,
-                 std::vector<Value> a) {
-    Value xx = k.fma(xc, xc, a[0]), kk2 = k.fma(kc, kc, a[1]);
-    return std::vector<Value>{xx, kk2, k.fma(xc * w(), kc, a[2])};
-  };
-  std::vector<Value> sums;
-  if (s.stages == 0) {
-    sums = k.serial(zero, k.index(chunks), {acc, acc, acc},
-                    [&](Value c, std::vector<Value> a) {
-                      auto xc = f(tile(x, c)), kc = f(tile(kk, c));
-                      return add(
-                          xc, kc, [&] { return tile(w, c); }, a);
-                    });
-  } else {
-    auto sx = k.alloc_shared(bf16, box), sk = k.alloc_shared(bf16, box);
-    auto sw = k.alloc_shared(f32, box);
-    sums = k.pipelined(k.index(chunks), s.stages, {acc, acc, acc},
-                       [&](Value c, std::vector<Value> a) {
-                         auto d0 = c * k.index(chunk);
-                         k.copy(x, {t, zero, d0}, sx);
-                         k.copy(kk, {t, zero, d0}, sk);
-                         k.copy(w, {t, zero, d0}, sw);
-                         auto xc = f(shared_tile(sx)), kc = f(shared_tile(sk));
-                         return add(
-                             xc, kc, [&] { return shared_tile(sw); }, a);
-                       });
-  }
+  auto sums = chunk_pass(
+      k, chunks, s.stages, box, 0,
+      {{&x, t, bf16}, {&kk, t, bf16}, {&w, t, f32}}, {acc, acc, acc},
+      [&](Value, const ChunkRead &read, std::vector<Value> a) {
+        auto xc = f(read(0)), kc = f(read(1));
+        Value xx = k.fma(xc, xc, a[0]), kk2 = k.fma(kc, kc, a[1]);
+        return std::vector<Value>{xx, kk2, k.fma(xc * read(2), kc, a[2])};
+      });
   Value sx = sums[0], sk = sums[1], p = sums[2];
   auto d = k.constant(static_cast<double>(s.hidden), f32);
   auto dot = k.reduce_sum(p, 2); // (1, heads, 1)
@@ -107,32 +143,16 @@ Kernel engram_gate_fwd_kernel(const EngramGateFwdSpec &s) {
     is_image = k.ne(k.load_scalar(*image, {t}), k.constant(0, DType::u8));
   // Pass 2: x again (an L2 hit: the block read it just now).
   auto gate = k.broadcast(g, box);
-  // (v's tile read after x's is widened, as `v()`.)
-  auto output = [&](Value c, Value xc, const std::function<Value()> &v) {
-    Value xf = f(xc);
-    Value o = k.cast(k.fma(gate, f(v()), xf), bf16);
-    if (is_image)
-      o = k.select(*is_image, xc, o);
-    k.store(o, out, {t, zero, c * k.index(chunk)});
-    return std::vector<Value>{};
-  };
-  if (s.stages == 0) {
-    k.serial(zero, k.index(chunks), {}, [&](Value c, std::vector<Value>) {
-      auto xc = tile(x, c);
-      return output(c, xc, [&] { return tile(v, c); });
-    });
-  } else {
-    // In place too: a chunk is copied before its output is stored.
-    auto sx = k.alloc_shared(bf16, box), sv = k.alloc_shared(bf16, box);
-    k.pipelined(k.index(chunks), s.stages, {},
-                [&](Value c, std::vector<Value>) {
-                  auto d0 = c * k.index(chunk);
-                  k.copy(x, {t, zero, d0}, sx);
-                  k.copy(v, {t, zero, d0}, sv);
-                  auto xc = shared_tile(sx);
-                  return output(c, xc, [&] { return shared_tile(sv); });
-                });
-  }
+  // (In place too: a chunk is read before its output is stored.)
+  chunk_pass(k, chunks, s.stages, box, 0, {{&x, t, bf16}, {&v, t, bf16}}, {},
+             [&](Value d0, const ChunkRead &read, std::vector<Value>) {
+               Value xc = read(0), xf = f(xc);
+               Value o = k.cast(k.fma(gate, f(read(1)), xf), bf16);
+               if (is_image)
+                 o = k.select(*is_image, xc, o);
+               k.store(o, out, {t, zero, d0});
+               return std::vector<Value>{};
+             });
   return k.build();
 }
 
@@ -190,48 +210,22 @@ Kernel engram_gate_bwd_kernel(const EngramGateBwdSpec &s) {
   auto inv_sqrt_d =
       k.constant(1.0 / std::sqrt(static_cast<double>(s.hidden)), f32);
   auto zero_f = k.constant(0, f32), one = k.constant(1, f32);
-  auto chunk_loop = [&](const std::function<void(Value)> &body) {
-    k.serial(zero, k.index(chunks), {}, [&](Value c, std::vector<Value>) {
-      body(c * k.index(chunk));
-      return std::vector<Value>{};
-    });
-  };
-  // 8 consecutive columns of a head a thread (16-byte bf16 loads), from
-  // the tensor or from a chunk's copy in shared memory.
-  auto tile = [&](const dsl::Tensor &src, Value t, Value d0) {
-    return k.relayout(k.load(src, {t, zero, d0}, box), 8);
-  };
-  auto shared_tile = [&](Value buffer) {
-    return k.relayout(k.load(buffer, {zero, zero, zero}, box), 8);
-  };
   // The block's grad_w row: zeros (also where it has no tokens), then each
   // token's terms added in place (L2-resident; each element read and
   // written by one thread, in token order).
-  chunk_loop([&](Value d0) {
-    k.store(k.full(box, 0, f32), gw, {b, zero, d0});
+  k.serial(zero, k.index(chunks), {}, [&](Value c, std::vector<Value>) {
+    k.store(k.full(box, 0, f32), gw, {b, zero, c * k.index(chunk)});
+    return std::vector<Value>{};
   });
   k.barrier();
   k.serial(begin, end, {}, [&](Value t, std::vector<Value>) {
     // Pass 1: dL/dg's per-thread partial sums of go * v.
-    Value part = k.full(box, 0, f32);
-    if (s.stages == 0) {
-      part = k.serial(zero, k.index(chunks), {part},
-                      [&](Value c, std::vector<Value> a) {
-                        auto d0 = c * k.index(chunk);
-                        return std::vector<Value>{
-                            k.fma(f(tile(go, t, d0)), f(tile(v, t, d0)), a[0])};
-                      })[0];
-    } else {
-      auto sgo = k.alloc_shared(bf16, box), sv = k.alloc_shared(bf16, box);
-      part = k.pipelined(k.index(chunks), s.stages, {part},
-                         [&](Value c, std::vector<Value> a) {
-                           auto d0 = c * k.index(chunk);
-                           k.copy(go, {t, zero, d0}, sgo);
-                           k.copy(v, {t, zero, d0}, sv);
-                           return std::vector<Value>{k.fma(
-                               f(shared_tile(sgo)), f(shared_tile(sv)), a[0])};
-                         })[0];
-    }
+    Value part = chunk_pass(
+        k, chunks, s.stages, box, 8, {{&go, t, bf16}, {&v, t, bf16}},
+        {k.full(box, 0, f32)},
+        [&](Value, const ChunkRead &read, std::vector<Value> a) {
+          return std::vector<Value>{k.fma(f(read(0)), f(read(1)), a[0])};
+        })[0];
     auto dldg = k.broadcast(k.reduce_sum(part, 2), box);
     // A saved value of each head in its columns: the heads' scalars picked
     // by the row (head) index.
@@ -256,50 +250,34 @@ Kernel engram_gate_bwd_kernel(const EngramGateBwdSpec &s) {
       dldp = k.select(*is_image, zero_f, dldp);
     }
     auto ax = p * rx * rx / d, ak = p * rk * rk / d;
-    // Pass 2: a chunk's gradients from its tiles; returns the grad_w row's
-    // chunk with this token's terms added.
-    // (The tiles are read in this order: `src(i)` is grad_out, x, k, w and
-    // the row's chunk for i = 0 to 4.)
-    auto grads = [&](Value d0, const std::function<Value(int)> &src) {
-      Value goc = src(0), gof = f(goc), xc = f(src(1)), kc = f(src(2));
-      Value wc = src(3);
-      Value grad_x = k.cast(gof + dldp * (kc * wc - xc * ax), bf16);
-      Value grad_k = k.cast(dldp * (xc * wc - kc * ak), bf16);
-      Value grad_v = k.cast(k.reduce_sum(gof * g, 1), bf16);
-      if (is_image) { // grad_out bit for bit, and zeros
-        grad_x = k.select(*is_image, goc, grad_x);
-        grad_k = k.select(*is_image, k.full(box, 0, bf16), grad_k);
-        grad_v = k.select(*is_image, k.full({1, 1, chunk}, 0, bf16), grad_v);
-      }
-      k.store(grad_x, gx, {t, zero, d0});
-      k.store(grad_k, gk, {t, zero, d0});
-      k.store(grad_v, gv, {t, zero, d0});
-      k.store(k.fma(dldp * xc, kc, src(4)), gw, {b, zero, d0});
-    };
-    if (s.stages == 0) {
-      chunk_loop([&](Value d0) {
-        const dsl::Tensor *from[] = {&go, &x, &kk, &w, &gw};
-        grads(d0, [&](int i) { return tile(*from[i], i == 4 ? b : t, d0); });
-      });
-    } else {
-      // The row's chunk is copied too: its last store (the block's previous
-      // token) came before this loop's barriers.
-      auto sgo = k.alloc_shared(bf16, box), sx = k.alloc_shared(bf16, box);
-      auto sk = k.alloc_shared(bf16, box), sw = k.alloc_shared(f32, box);
-      auto srow = k.alloc_shared(f32, box);
-      k.pipelined(k.index(chunks), s.stages, {},
-                  [&](Value c, std::vector<Value>) {
-                    auto d0 = c * k.index(chunk);
-                    k.copy(go, {t, zero, d0}, sgo);
-                    k.copy(x, {t, zero, d0}, sx);
-                    k.copy(kk, {t, zero, d0}, sk);
-                    k.copy(w, {t, zero, d0}, sw);
-                    k.copy(gw, {b, zero, d0}, srow);
-                    const Value from[] = {sgo, sx, sk, sw, srow};
-                    grads(d0, [&](int i) { return shared_tile(from[i]); });
-                    return std::vector<Value>{};
-                  });
-    }
+    // Pass 2: a chunk's gradients, and this token's terms added to the
+    // grad_w row's chunk (copied too at stages > 0: its last store, the
+    // block's previous token, came before this pass's barriers).
+    chunk_pass(k, chunks, s.stages, box, 8,
+               {{&go, t, bf16},
+                {&x, t, bf16},
+                {&kk, t, bf16},
+                {&w, t, f32},
+                {&gw, b, f32}},
+               {}, [&](Value d0, const ChunkRead &read, std::vector<Value>) {
+                 Value goc = read(0), gof = f(goc), xc = f(read(1)),
+                       kc = f(read(2));
+                 Value wc = read(3);
+                 Value grad_x = k.cast(gof + dldp * (kc * wc - xc * ax), bf16);
+                 Value grad_k = k.cast(dldp * (xc * wc - kc * ak), bf16);
+                 Value grad_v = k.cast(k.reduce_sum(gof * g, 1), bf16);
+                 if (is_image) { // grad_out bit for bit, and zeros
+                   grad_x = k.select(*is_image, goc, grad_x);
+                   grad_k = k.select(*is_image, k.full(box, 0, bf16), grad_k);
+                   grad_v = k.select(*is_image, k.full({1, 1, chunk}, 0, bf16),
+                                     grad_v);
+                 }
+                 k.store(grad_x, gx, {t, zero, d0});
+                 k.store(grad_k, gk, {t, zero, d0});
+                 k.store(grad_v, gv, {t, zero, d0});
+                 k.store(k.fma(dldp * xc, kc, read(4)), gw, {b, zero, d0});
+                 return std::vector<Value>{};
+               });
     return std::vector<Value>{};
   });
   return k.build();
