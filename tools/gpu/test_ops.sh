@@ -4,6 +4,8 @@
 # takes about 260 s), and beside them one process for every other GPU test
 # (~[ops]~[big]: DSL, runtime, scale_copy). A line per process with its
 # Catch2 summary; logs in $out/test-<n>.log. OPS=a,b tests those ops alone.
+# Ops in $SOLO (default mhc_multilayer_recompute, whose ten-layer cases at
+# 8192 x 4 x 8192 take minutes of CPU reference) get a process each.
 # Exits 1 when any process fails.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -12,10 +14,17 @@ all=$(bin/tilejit list | awk '/^[a-z]/{print $1}')
 ops=${OPS:+$(echo "${OPS//,/ }" | tr ' ' '\n')}
 ops=${ops:-$all}
 jobs=${JOBS:-4}
+solo=$(echo "${SOLO-mhc_multilayer_recompute}" | tr ', ' '\n\n' | grep -xF "$ops")
+rest=$(echo "$ops" | grep -vxF "${solo:-@}")
 summary() { grep -E 'test cases?|tests? passed|No tests ran' "$1" | tail -1; }
 pids=()
+groups=()
 for ((g = 0; g < jobs; g++)); do
-  mine=$(echo "$ops" | awk -v g=$g -v n=$jobs '(NR - 1) % n == g')
+  groups+=("$(echo "$rest" | awk -v g=$g -v n=$jobs '(NR - 1) % n == g')")
+done
+for op in $solo; do groups+=("$op"); done
+for ((g = 0; g < ${#groups[@]}; g++)); do
+  mine=${groups[$g]}
   [ -n "$mine" ] || continue
   skip=$(echo "$all" | grep -vxF "$mine" | paste -sd,)
   ( TILEJIT_TEST_SKIP_OPS=$skip timeout "${OP_S:-500}" bin/tilejit_gpu_tests \
