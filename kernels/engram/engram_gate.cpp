@@ -92,6 +92,19 @@ ops::TensorDecl saved(const char *name, const char *doc) {
 
 EngramGateBwdSpec bwd_spec(const ops::Call &c) {
   auto s = token_tiles<EngramGateBwdSpec>(c);
+  if (c.integer("registers") != 0) {
+    // The most threads (at most 256) whose chunk of 4 columns each
+    // divides D (D % 256 == 0), while the row fits 128 floats a thread.
+    int32_t threads = 256;
+    while (s.hidden % (4 * threads) != 0)
+      threads /= 2;
+    if (int64_t{s.heads} * s.hidden / threads <= 128) {
+      s.registers = 1;
+      s.threads = threads;
+      s.chunk = 4 * threads;
+      s.stages = 0;
+    }
+  }
   s.vector_bytes = ops::vector_bytes(c, {"grad_out", "hidden_states", "k", "v",
                                          "weight_fused", "grad_x", "grad_k",
                                          "grad_v", "grad_w_partial"});
@@ -208,7 +221,12 @@ const ops::OpDef &engram_gate_bwd_op() {
                             "the forward's clamp_value"),
                   ops::integer("num_sms", 132, 1, 1 << 16,
                                "persistent blocks (grad_w_partial's rows)"),
-                  stages_param()},
+                  stages_param(),
+                  ops::integer(
+                      "registers", 1, 0, 1,
+                      "1: each block's grad_w row in registers, 256 threads "
+                      "(where hc * D / threads <= 128; `stages` then unused); "
+                      "0: added to in global memory token by token")},
        .dim_rules = {{.dim = "hc", .min = 4, .max = 4},
                      {.dim = "D", .min = 256, .multiple = 256}},
        .cli_shape = "T, hc, D",

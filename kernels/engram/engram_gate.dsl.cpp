@@ -173,7 +173,15 @@ Kernel engram_gate_fwd_kernel(const EngramGateFwdSpec &s) {
 // stages ahead.
 namespace tilejit::engram {
 
+namespace {
+
+Kernel engram_gate_bwd_registers_kernel(const EngramGateBwdSpec &s);
+
+} // namespace
+
 Kernel engram_gate_bwd_kernel(const EngramGateBwdSpec &s) {
+  if (s.registers)
+    return engram_gate_bwd_registers_kernel(s);
   using dsl::Value;
   dsl::KernelBuilder k("engram_gate_bwd", s.threads);
   k.programmatic_launch();
@@ -283,4 +291,132 @@ Kernel engram_gate_bwd_kernel(const EngramGateBwdSpec &s) {
   return k.build();
 }
 
+} // namespace tilejit::engram
+
+// The backward with each block's grad_w row in registers (`registers`, where
+// hc D / threads <= 128 floats): a thread holds all four heads of 4
+// consecutive columns of every chunk (chunk = 4 threads), so grad_v's sum
+// over the heads stays in the thread, and the block's grad_w row is D /
+// chunk carried (1, hc, chunk) tiles, stored once after its last token. The
+// chunk loops are unrolled while the kernel is built (each chunk's tiles
+// are their own values), their loads straight from global memory; a token
+// costs one block reduction (dL/dg).
+namespace tilejit::engram {
+namespace {
+
+Kernel engram_gate_bwd_registers_kernel(const EngramGateBwdSpec &s) {
+  using dsl::Value;
+  dsl::KernelBuilder k("engram_gate_bwd", s.threads);
+  k.programmatic_launch();
+  const auto f32 = DType::f32, bf16 = DType::bf16;
+  const dsl::Access access = dsl::vectors_of(s.vector_bytes);
+  auto go = k.tensor("grad_out", bf16, 3, access);     // (T, hc, D)
+  auto x = k.tensor("hidden_states", bf16, 3, access); // (T, hc, D)
+  auto kk = k.tensor("k", bf16, 3, access);            // (T, hc, D)
+  auto v = k.tensor("v_rows", bf16, 3, dsl::repeating(access));
+  auto w = k.tensor("weight_rows", f32, 3, dsl::repeating(access));
+  std::vector<dsl::Tensor> saved; // (T, hc)
+  for (const char *name : {"dot", "gate_score", "rstd_x", "rstd_k"})
+    saved.push_back(k.tensor(name, f32, 2));
+  std::optional<dsl::Tensor> image;
+  if (s.image)
+    image = k.tensor("image_token_mask", DType::u8, 1);
+  auto gx = k.tensor("grad_x", bf16, 3, access);
+  auto gk = k.tensor("grad_k", bf16, 3, access);
+  auto gv = k.tensor("grad_v_rows", bf16, 3, access);   // (T, 1, D)
+  auto gw = k.tensor("grad_w_partial", f32, 3, access); // (B, hc, D)
+  auto clamp = k.scalar("clamp_value", f32);
+  const int64_t chunk = s.chunk, chunks = s.hidden / s.chunk;
+  const std::vector<int64_t> box = {1, s.heads, chunk};
+  k.grid({k.blocks(gw, 0)});
+  auto b = k.block_id(0), zero = k.index(0);
+  auto tokens = k.dim(go, 0), blocks = k.dim(gw, 0);
+  auto per = (tokens + blocks - k.index(1)) / blocks;
+  auto begin = k.min(b * per, tokens), end = k.min(begin + per, tokens);
+  auto f = [&](Value a) { return k.cast(a, f32); };
+  // A chunk's tile: 4 columns of every head a thread; inside the tensor
+  // (hc == 4, chunk | D, t < T).
+  auto mine = [&](Value tile) { return k.relayout(tile, 4); };
+  auto at = [&](int64_t c) { return k.index(c * chunk); };
+  auto load = [&](const dsl::Tensor &src, Value row, int64_t c) {
+    return mine(k.load(src, {row, zero, at(c)}, box,
+                       dsl::Bounds::promised_inside));
+  };
+  auto d = k.constant(static_cast<double>(s.hidden), f32);
+  auto inv_sqrt_d =
+      k.constant(1.0 / std::sqrt(static_cast<double>(s.hidden)), f32);
+  auto zero_f = k.constant(0, f32), one = k.constant(1, f32);
+  const Value none = mine(k.full(box, 0, f32));
+  auto rows = k.serial(
+      begin, end, std::vector<Value>(chunks, none),
+      [&](Value t, std::vector<Value> acc) {
+        // dL/dg's per-thread sums of go * v (a loop: its loads unrolled
+        // beside the row would spill it).
+        Value part = k.serial(
+            zero, k.index(chunks), {none},
+            [&](Value c, std::vector<Value> a) {
+              auto tile = [&](const dsl::Tensor &src) {
+                return f(mine(k.load(src, {t, zero, c * k.index(chunk)}, box,
+                                     dsl::Bounds::promised_inside)));
+              };
+              return std::vector<Value>{k.fma(tile(go), tile(v), a[0])};
+            })[0];
+        // The heads' values as (1, hc, 1) columns, broadcast once computed
+        // (computed on the chunk's shape, each would be a value an element).
+        auto dldg = k.reduce_sum(part, 2);
+        // A saved value of each head in its row: picked by the row index.
+        auto head = k.iota({1, s.heads, 1}, 1);
+        auto per_head = [&](const dsl::Tensor &src) {
+          Value v = k.load_scalar(src, {t, zero});
+          for (int64_t h = 1; h < s.heads; ++h)
+            v = k.select(
+                k.eq(head, k.constant(static_cast<double>(h), DType::i32)),
+                k.load_scalar(src, {t, k.index(h)}), v);
+          return v;
+        };
+        auto p = per_head(saved[0]), g = per_head(saved[1]);
+        auto rx = per_head(saved[2]), rk = per_head(saved[3]);
+        auto cz = rx * rk * inv_sqrt_d, ap = k.abs(p);
+        auto dldp =
+            dldg * (g * (one - g)) * k.constant(0.5, f32) * k.sqrt(cz / ap);
+        // Clamped (|z| held at the clamp), P = 0, or an image token: 0.
+        dldp = k.select(k.lt(ap * cz, clamp), zero_f, dldp);
+        dldp = k.select(k.eq(p, zero_f), zero_f, dldp);
+        std::optional<Value> is_image;
+        if (image) {
+          is_image =
+              k.ne(k.load_scalar(*image, {t}), k.constant(0, DType::u8));
+          dldp = k.select(*is_image, zero_f, dldp);
+        }
+        auto ax = k.broadcast(p * rx * rx / d, box);
+        auto ak = k.broadcast(p * rk * rk / d, box);
+        dldp = k.broadcast(dldp, box);
+        g = k.broadcast(g, box);
+        for (int64_t c = 0; c < chunks; ++c) {
+          Value goc = load(go, t, c), gof = f(goc);
+          Value xc = f(load(x, t, c)), kc = f(load(kk, t, c));
+          Value wc = load(w, t, c);
+          Value grad_x = k.cast(gof + dldp * (kc * wc - xc * ax), bf16);
+          Value grad_k = k.cast(dldp * (xc * wc - kc * ak), bf16);
+          Value grad_v = k.cast(k.reduce_sum(gof * g, 1), bf16);
+          if (is_image) { // grad_out bit for bit, and zeros
+            grad_x = k.select(*is_image, goc, grad_x);
+            grad_k = k.select(*is_image, k.full(box, 0, bf16), grad_k);
+            grad_v =
+                k.select(*is_image, k.full({1, 1, chunk}, 0, bf16), grad_v);
+          }
+          k.store(grad_x, gx, {t, zero, at(c)}, dsl::Bounds::promised_inside);
+          k.store(grad_k, gk, {t, zero, at(c)}, dsl::Bounds::promised_inside);
+          k.store(grad_v, gv, {t, zero, at(c)}, dsl::Bounds::promised_inside);
+          acc[c] = k.fma(dldp * xc, kc, acc[c]);
+        }
+        return acc;
+      });
+  // Zeros where the block has no tokens.
+  for (int64_t c = 0; c < chunks; ++c)
+    k.store(rows[c], gw, {b, zero, at(c)}, dsl::Bounds::promised_inside);
+  return k.build();
+}
+
+} // namespace
 } // namespace tilejit::engram

@@ -125,7 +125,9 @@ TILEJIT_OP_TEST(engram_gate_fwd) {
 // (as TileKernels' test), 2.1's kv form (k and v strided views of one (T,
 // 5, D) tensor; grad_kv's views in the GPU pytest) and image tokens, fewer
 // tokens than blocks (empty rows), D = 256 and 2560 (one partial chunk), no
-// tokens, TileKernels' benchmark shape with its time, mistakes. calc_diff <
+// tokens, each with the grad_w row in registers (the default) and in global
+// memory at stages 2, 0, 1 and 3; TileKernels' benchmark shape with its time
+// (also in global memory at stages 0 to 4), mistakes. calc_diff <
 // 1e-8, the spec's bound; the partial rows are summed in their block's token
 // order in both.
 TILEJIT_OP_TEST(engram_gate_bwd) {
@@ -138,8 +140,9 @@ TILEJIT_OP_TEST(engram_gate_bwd) {
              {"gate_score", uniform(0.05, 0.95)},
              {"rstd_x", uniform(0.8, 1.25)},
              {"rstd_k", uniform(0.8, 1.25)}};
-  // At the default stages (2), then at 0 (a chunk's loads at a time), 1
-  // and 3.
+  // With the grad_w row in registers (the default), then added to in
+  // global memory (registers 0) at the default stages (2), at 0 (a chunk's
+  // loads at a time), 1 and 3.
   auto cases = [](OpTest &t) {
     for (int64_t d : {2048, 4096, 7168})
       t.cases.push_back({.label = "", .shape = {4001, 4, d}});
@@ -152,12 +155,27 @@ TILEJIT_OP_TEST(engram_gate_bwd) {
     t.cases.push_back({.label = "no tokens", .shape = {0, 4, 2048}});
   };
   cases(t);
+  const size_t global = t.cases.size();
+  cases(t);
   add_staged(t, cases);
+  for (size_t i = global; i < t.cases.size(); ++i) {
+    Case &c = t.cases[i];
+    c.label = (c.label.empty() ? "" : c.label + ", ") + "registers 0";
+    c.set["registers"] = "0";
+  }
   t.cases.push_back({.label = "",
                      .shape = {8001, 4, 7168},
                      .kind = Case::bench,
                      .peer_us = 880.94});
-  add_stage_benches(t, "", 880.94);
+  const size_t benches = t.cases.size();
+  t.cases.push_back({.label = "registers 0, stages 2",
+                     .shape = {8001, 4, 7168},
+                     .set = {{"stages", "2"}},
+                     .kind = Case::bench,
+                     .peer_us = 880.94});
+  add_stage_benches(t, "registers 0, ", 880.94);
+  for (size_t i = benches; i < t.cases.size(); ++i)
+    t.cases[i].set["registers"] = "0";
   auto call = [](int64_t hc) {
     std::vector<rt::TensorView> v;
     CUdeviceptr at = 0x100000;
