@@ -398,7 +398,7 @@ Kernel engram_gate_bwd_registers_kernel(const EngramGateBwdSpec &s) {
           Value wc = load(w, t, c);
           Value grad_x = k.cast(gof + dldp * (kc * wc - xc * ax), bf16);
           Value grad_k = k.cast(dldp * (xc * wc - kc * ak), bf16);
-          Value grad_v = k.cast(k.reduce_sum(gof * g, 1), bf16);
+          Value grad_v = mine(k.cast(k.reduce_sum(gof * g, 1), bf16));
           if (is_image) { // grad_out bit for bit, and zeros
             grad_x = k.select(*is_image, goc, grad_x);
             grad_k = k.select(*is_image, k.full(box, 0, bf16), grad_k);
