@@ -92,16 +92,19 @@ ops::TensorDecl saved(const char *name, const char *doc) {
 
 EngramGateBwdSpec bwd_spec(const ops::Call &c) {
   auto s = token_tiles<EngramGateBwdSpec>(c);
-  if (c.integer("registers") != 0) {
-    // The most threads (at most 256) whose chunk of 4 columns each
-    // divides D (D % 256 == 0), while the row fits 128 floats a thread.
-    int32_t threads = 256;
-    while (s.hidden % (4 * threads) != 0)
+  const std::string &grad_w = c.choice("grad_w");
+  if (grad_w != "global") {
+    // registers_N: N columns of every head a thread, the most threads (at
+    // most 1024 / N) whose chunk divides D (D % 256 == 0), while the row
+    // fits 32 N floats a thread (1024 / N threads have 64 N registers).
+    const int32_t columns = grad_w == "registers_2" ? 2 : 4;
+    int32_t threads = 1024 / columns;
+    while (s.hidden % (columns * threads) != 0)
       threads /= 2;
-    if (int64_t{s.heads} * s.hidden / threads <= 128) {
-      s.registers = 1;
+    if (int64_t{s.heads} * s.hidden / threads <= 32 * columns) {
+      s.registers = columns;
       s.threads = threads;
-      s.chunk = 4 * threads;
+      s.chunk = columns * threads;
       s.stages = 0;
     }
   }
@@ -222,11 +225,14 @@ const ops::OpDef &engram_gate_bwd_op() {
                   ops::integer("num_sms", 132, 1, 1 << 16,
                                "persistent blocks (grad_w_partial's rows)"),
                   stages_param(),
-                  ops::integer(
-                      "registers", 1, 0, 1,
-                      "1: each block's grad_w row in registers, 256 threads "
-                      "(where hc * D / threads <= 128; `stages` then unused); "
-                      "0: added to in global memory token by token")},
+                  ops::choice(
+                      "grad_w", "registers_4",
+                      {"registers_4", "registers_2", "global"},
+                      "where each block's grad_w row is summed: registers_4 "
+                      "(4 columns of every head a thread, 256 threads) or "
+                      "registers_2 (2 columns, 512 threads), where the row "
+                      "fits (128 or 64 floats a thread; `stages` then unused); "
+                      "global: added to in memory token by token")},
        .dim_rules = {{.dim = "hc", .min = 4, .max = 4},
                      {.dim = "D", .min = 256, .multiple = 256}},
        .cli_shape = "T, hc, D",

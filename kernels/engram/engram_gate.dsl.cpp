@@ -293,9 +293,10 @@ Kernel engram_gate_bwd_kernel(const EngramGateBwdSpec &s) {
 
 } // namespace tilejit::engram
 
-// The backward with each block's grad_w row in registers (`registers`, where
-// hc D / threads <= 128 floats): a thread holds all four heads of 4
-// consecutive columns of every chunk (chunk = 4 threads), so grad_v's sum
+// The backward with each block's grad_w row in registers (`registers` = N
+// columns, where hc D / threads <= 32 N floats): a thread holds all four
+// heads of N consecutive columns of every chunk (chunk = N threads), so
+// grad_v's sum
 // over the heads stays in the thread, and the block's grad_w row is D /
 // chunk carried (1, hc, chunk) tiles, stored once after its last token. The
 // chunk loops are unrolled while the kernel is built (each chunk's tiles
@@ -334,9 +335,9 @@ Kernel engram_gate_bwd_registers_kernel(const EngramGateBwdSpec &s) {
   auto per = (tokens + blocks - k.index(1)) / blocks;
   auto begin = k.min(b * per, tokens), end = k.min(begin + per, tokens);
   auto f = [&](Value a) { return k.cast(a, f32); };
-  // A chunk's tile: 4 columns of every head a thread; inside the tensor
+  // A chunk's tile: N columns of every head a thread; inside the tensor
   // (hc == 4, chunk | D, t < T).
-  auto mine = [&](Value tile) { return k.relayout(tile, 4); };
+  auto mine = [&](Value tile) { return k.relayout(tile, s.registers); };
   auto at = [&](int64_t c) { return k.index(c * chunk); };
   auto load = [&](const dsl::Tensor &src, Value row, int64_t c) {
     return mine(k.load(src, {row, zero, at(c)}, box,

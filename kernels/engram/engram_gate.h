@@ -42,8 +42,9 @@ struct EngramGateBwdSpec {
   /// 0: each pass a loop of loads; 1 to 4: each pass's chunks copied to
   /// shared memory that many stages ahead (the op's `stages`, default 2).
   int32_t stages = 2;
-  /// 1: each block's grad_w row in registers, a thread all four heads of 4
-  /// columns (chunk = 4 threads; `stages` unused).
+  /// 2 or 4: each block's grad_w row in registers, a thread all four heads
+  /// of that many columns (chunk = registers * threads; `stages` unused);
+  /// 0: added to in global memory.
   int32_t registers = 0;
 };
 TILEJIT_SPEC_FIELDS(EngramGateBwdSpec, heads, hidden, chunk, image, threads,

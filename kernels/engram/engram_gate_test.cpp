@@ -141,7 +141,7 @@ TILEJIT_OP_TEST(engram_gate_bwd) {
              {"rstd_x", uniform(0.8, 1.25)},
              {"rstd_k", uniform(0.8, 1.25)}};
   // With the grad_w row in registers (the default), then added to in
-  // global memory (registers 0) at the default stages (2), at 0 (a chunk's
+  // global memory (grad_w global) at the default stages (2), at 0 (a chunk's
   // loads at a time), 1 and 3.
   auto cases = [](OpTest &t) {
     for (int64_t d : {2048, 4096, 7168})
@@ -160,22 +160,22 @@ TILEJIT_OP_TEST(engram_gate_bwd) {
   add_staged(t, cases);
   for (size_t i = global; i < t.cases.size(); ++i) {
     Case &c = t.cases[i];
-    c.label = (c.label.empty() ? "" : c.label + ", ") + "registers 0";
-    c.set["registers"] = "0";
+    c.label = (c.label.empty() ? "" : c.label + ", ") + "grad_w global";
+    c.set["grad_w"] = "global";
   }
   t.cases.push_back({.label = "",
                      .shape = {8001, 4, 7168},
                      .kind = Case::bench,
                      .peer_us = 880.94});
   const size_t benches = t.cases.size();
-  t.cases.push_back({.label = "registers 0, stages 2",
+  t.cases.push_back({.label = "grad_w global, stages 2",
                      .shape = {8001, 4, 7168},
                      .set = {{"stages", "2"}},
                      .kind = Case::bench,
                      .peer_us = 880.94});
-  add_stage_benches(t, "registers 0, ", 880.94);
+  add_stage_benches(t, "grad_w global, ", 880.94);
   for (size_t i = benches; i < t.cases.size(); ++i)
-    t.cases[i].set["registers"] = "0";
+    t.cases[i].set["grad_w"] = "global";
   auto call = [](int64_t hc) {
     std::vector<rt::TensorView> v;
     CUdeviceptr at = 0x100000;
