@@ -93,7 +93,10 @@ ops::TensorDecl saved(const char *name, const char *doc) {
 EngramGateBwdSpec bwd_spec(const ops::Call &c) {
   auto s = token_tiles<EngramGateBwdSpec>(c);
   const std::string &grad_w = c.choice("grad_w");
-  if (grad_w != "global") {
+  // The heads side by side in every (T, hc, D) tensor (2.1's kv views too).
+  const bool dense_heads = c.tensor("k").strides[1] == s.hidden &&
+                           c.tensor("grad_k").strides[1] == s.hidden;
+  if (grad_w != "global" && dense_heads) {
     // registers_N: N columns of every head a thread, the most threads (at
     // most 1024 / N) whose chunk divides D (D % 256 == 0), while the row
     // fits 32 N floats a thread (1024 / N threads have 64 N registers).
@@ -114,9 +117,30 @@ EngramGateBwdSpec bwd_spec(const ops::Call &c) {
   return s;
 }
 
-void bwd_views(const ops::Call &c, const EngramGateBwdSpec &,
+void bwd_views(const ops::Call &c, const EngramGateBwdSpec &s,
                ops::KernelArgs &args) {
   const int64_t tokens = c.dim("T"), hc = c.dim("hc"), d = c.dim("D");
+  if (s.registers) {
+    // Every (T, hc, D) tensor as (T, hc D) rows (head stride D), the
+    // weight as such a row repeated, grad_w_partial as (B, hc D).
+    for (const char *name :
+         {"grad_out", "hidden_states", "k", "grad_x", "grad_k"}) {
+      const rt::TensorView &t = c.tensor(name);
+      const int64_t shape[2] = {tokens, hc * d}, strides[2] = {t.strides[0], 1};
+      args.tensor(name,
+                  rt::TensorView::strided(t.data, t.dtype, shape, strides));
+    }
+    const rt::TensorView &w = c.tensor("weight_fused");
+    const int64_t w_shape[2] = {tokens, hc * d}, w_strides[2] = {0, 1};
+    args.tensor("weight_rows",
+                rt::TensorView::strided(w.data, w.dtype, w_shape, w_strides));
+    const rt::TensorView &gw = c.tensor("grad_w_partial");
+    const int64_t gw_shape[2] = {gw.shape[0], hc * d},
+                  gw_strides[2] = {hc * d, 1};
+    args.tensor("grad_w_partial", rt::TensorView::strided(
+                                      gw.data, gw.dtype, gw_shape, gw_strides));
+    return;
+  }
   const int64_t shape[3] = {tokens, hc, d};
   auto view = [&](const char *name, std::array<int64_t, 3> strides) {
     const rt::TensorView &t = c.tensor(name);
@@ -220,19 +244,19 @@ const ops::OpDef &engram_gate_bwd_op() {
             ops::output("grad_w_partial", {DType::f32}, "num_sms, hc, D",
                         Layout::contiguous,
                         "a row per block: its tokens' dL/dweight_fused")},
-       .params = {ops::real("clamp_value", 1e-6, 0.0,
-                            "the forward's clamp_value"),
-                  ops::integer("num_sms", 132, 1, 1 << 16,
-                               "persistent blocks (grad_w_partial's rows)"),
-                  stages_param(),
-                  ops::choice(
-                      "grad_w", "registers_4",
-                      {"registers_4", "registers_2", "global"},
-                      "where each block's grad_w row is summed: registers_4 "
-                      "(4 columns of every head a thread, 256 threads) or "
-                      "registers_2 (2 columns, 512 threads), where the row "
-                      "fits (128 or 64 floats a thread; `stages` then unused); "
-                      "global: added to in memory token by token")},
+       .params =
+           {ops::real("clamp_value", 1e-6, 0.0, "the forward's clamp_value"),
+            ops::integer("num_sms", 132, 1, 1 << 16,
+                         "persistent blocks (grad_w_partial's rows)"),
+            stages_param(),
+            ops::choice("grad_w", "registers_2",
+                        {"registers_2", "registers_4", "global"},
+                        "where each block's grad_w row is summed: registers_2 "
+                        "(2 columns of every head a thread, 512 threads) or "
+                        "registers_4 (4 columns, 256 threads), where the row "
+                        "fits (64 or 128 floats a thread) and k's and grad_k's "
+                        "heads are D apart (`stages` then unused); global: "
+                        "added to in memory token by token (any k)")},
        .dim_rules = {{.dim = "hc", .min = 4, .max = 4},
                      {.dim = "D", .min = 256, .multiple = 256}},
        .cli_shape = "T, hc, D",

@@ -125,9 +125,11 @@ TILEJIT_OP_TEST(engram_gate_fwd) {
 // (as TileKernels' test), 2.1's kv form (k and v strided views of one (T,
 // 5, D) tensor; grad_kv's views in the GPU pytest) and image tokens, fewer
 // tokens than blocks (empty rows), D = 256 and 2560 (one partial chunk), no
-// tokens, each with the grad_w row in registers (the default) and in global
-// memory at stages 2, 0, 1 and 3; TileKernels' benchmark shape with its time
-// (also in global memory at stages 0 to 4), mistakes. calc_diff <
+// tokens, each with the grad_w row in registers (2 columns a thread, the
+// default, and 4) and in global memory at stages 2, 0, 1 and 3 (the kv
+// form's strided k takes the registers path too: its heads are D apart);
+// TileKernels' benchmark shape with its time (also at 4 columns, and in
+// global memory at stages 0 to 4), mistakes. calc_diff <
 // 1e-8, the spec's bound; the partial rows are summed in their block's token
 // order in both.
 TILEJIT_OP_TEST(engram_gate_bwd) {
@@ -140,9 +142,9 @@ TILEJIT_OP_TEST(engram_gate_bwd) {
              {"gate_score", uniform(0.05, 0.95)},
              {"rstd_x", uniform(0.8, 1.25)},
              {"rstd_k", uniform(0.8, 1.25)}};
-  // With the grad_w row in registers (the default), then added to in
-  // global memory (grad_w global) at the default stages (2), at 0 (a chunk's
-  // loads at a time), 1 and 3.
+  // With the grad_w row in registers at 2 columns a thread (the default)
+  // and at 4, then added to in global memory (grad_w global) at the
+  // default stages (2), at 0 (a chunk's loads at a time), 1 and 3.
   auto cases = [](OpTest &t) {
     for (int64_t d : {2048, 4096, 7168})
       t.cases.push_back({.label = "", .shape = {4001, 4, d}});
@@ -155,6 +157,13 @@ TILEJIT_OP_TEST(engram_gate_bwd) {
     t.cases.push_back({.label = "no tokens", .shape = {0, 4, 2048}});
   };
   cases(t);
+  const size_t four = t.cases.size();
+  cases(t);
+  for (size_t i = four; i < t.cases.size(); ++i) {
+    Case &c = t.cases[i];
+    c.label = (c.label.empty() ? "" : c.label + ", ") + "grad_w registers_4";
+    c.set["grad_w"] = "registers_4";
+  }
   const size_t global = t.cases.size();
   cases(t);
   add_staged(t, cases);
@@ -163,8 +172,17 @@ TILEJIT_OP_TEST(engram_gate_bwd) {
     c.label = (c.label.empty() ? "" : c.label + ", ") + "grad_w global";
     c.set["grad_w"] = "global";
   }
+  // k's heads not D apart: the registers path does not apply.
+  t.cases.push_back({.label = "k's heads 3328 apart (global)",
+                     .shape = {500, 4, 3072},
+                     .strides = {{"k", {4 * 3328, 3328, 1}}}});
   t.cases.push_back({.label = "",
                      .shape = {8001, 4, 7168},
+                     .kind = Case::bench,
+                     .peer_us = 880.94});
+  t.cases.push_back({.label = "grad_w registers_4",
+                     .shape = {8001, 4, 7168},
+                     .set = {{"grad_w", "registers_4"}},
                      .kind = Case::bench,
                      .peer_us = 880.94});
   const size_t benches = t.cases.size();
