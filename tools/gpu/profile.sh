@@ -3,10 +3,13 @@
 # a line each, from ncu's counters over one launch (`tilejit bench OP
 # ARGS... --iters 1`, the cache off so that every variant compiles):
 #
-#   bash tools/gpu/profile.sh engram_gate_bwd --set registers=0
-#   engram_gate_bwd: 2051.3 us | dram 61.2% (1.51 GB read, 1.03 GB written)
-#     | L2 74.0% (5.71 GB), L1 hit 38.1% | sm 35.2% | warps 24.9% of peak
-#     | 255 regs, local 0.0 GB
+#   bash tools/gpu/profile.sh engram_gate_bwd --set grad_w=global
+#   engram_gate_bwd: 1931.3 us | dram 44.1% (2.28 GB read, 1.82 GB written)
+#     | L2 33.8% (9.87 GB), L1 hit 18.1% | sm 41.4% | warps 25.0% of peak
+#     | 128 regs, local 0.05 GB
+#
+# (the H200, session 55: the backward with grad_w=global; ncu's own run
+# flushes the caches between passes, so its time reads above the bench's)
 #
 # dram/L2/sm: throughput in % of peak over the kernel's time (the busiest of
 # each unit's pipes); L2's bytes are every request that reached it (reads,
@@ -44,8 +47,9 @@ for r in rows[1:]:
     k = kernels.setdefault(r[col["ID"]], {"name": r[col["Kernel Name"]]})
     value = float(r[col["Metric Value"]].replace(",", "") or 0)
     unit = r[col["Metric Unit"]]
-    scale = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "nsecond": 1e-3,
-             "usecond": 1, "msecond": 1e3}.get(unit, 1)
+    scale = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "ns": 1e-3,
+             "us": 1, "ms": 1e3, "nsecond": 1e-3, "usecond": 1,
+             "msecond": 1e3}.get(unit, 1)
     k[r[col["Metric Name"]]] = value * scale
 for k in kernels.values():
     g = lambda m: k.get(m, float("nan"))
