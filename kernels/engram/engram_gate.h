@@ -50,8 +50,7 @@ struct EngramGateBwdSpec {
 TILEJIT_SPEC_FIELDS(EngramGateBwdSpec, heads, hidden, chunk, image, threads,
                     vector_bytes, stages, registers)
 
-/// The kernels in the DSL (engram_gate.dsl.cpp; the backward with
-/// `registers` in engram_gate_bwd_registers.dsl.cpp).
+/// The kernels in the DSL (engram_gate.dsl.cpp).
 Kernel engram_gate_fwd_kernel(const EngramGateFwdSpec &spec);
 Kernel engram_gate_bwd_kernel(const EngramGateBwdSpec &spec);
 Kernel engram_gate_bwd_registers_kernel(const EngramGateBwdSpec &spec);
