@@ -9,6 +9,7 @@
 
 #include "tilejit/compiler/dsl.h"
 
+#include <array>
 #include <bit>
 #include <cmath>
 #include <functional>
@@ -355,29 +356,28 @@ Kernel engram_gate_bwd_registers_kernel(const EngramGateBwdSpec &s) {
   auto rows = k.serial(
       begin, end, std::vector<Value>(heads * chunks, none),
       [&](Value t, std::vector<Value> acc) {
-        // dL/dg's per-thread sums of go * v, a head each.
-        auto parts =
-            k.serial(zero, k.index(chunks), std::vector<Value>(heads, none),
-                     [&](Value c, std::vector<Value> part) {
-                       Value c0 = c * k.index(chunk);
-                       Value vc = f(load(v, t, c0));
-                       for (int64_t h = 0; h < heads; ++h)
-                         part[h] =
-                             k.fma(f(load(go, t, c0 + k.index(h * s.hidden))),
-                                   vc, part[h]);
-                       return part;
-                     });
+        // The token's saved scalars first: their loads (a branch each, for
+        // the bounds) then wait behind pass 1's, not one after another.
         std::optional<Value> is_image;
         if (image)
           is_image = k.ne(k.load_scalar(*image, {t}), k.constant(0, DType::u8));
+        std::vector<std::array<Value, 4>> scalars(heads);
+        for (int64_t h = 0; h < heads; ++h)
+          for (int i = 0; i < 4; ++i)
+            scalars[h][i] = k.load_scalar(saved[i], {t, k.index(h)});
+        // dL/dg's per-thread sums of go * v, a head each (unrolled: every
+        // chunk's loads may be in flight at once).
+        std::vector<Value> parts(heads, none);
+        for (int64_t c = 0; c < chunks; ++c) {
+          Value vc = f(load(v, t, at(0, c)));
+          for (int64_t h = 0; h < heads; ++h)
+            parts[h] = k.fma(f(load(go, t, at(h, c))), vc, parts[h]);
+        }
         // The heads' values, broadcast to the chunk's tile.
         std::vector<Value> dldp(heads), ax(heads), ak(heads), g(heads);
         for (int64_t h = 0; h < heads; ++h) {
-          auto scalar = [&](int i) {
-            return k.load_scalar(saved[i], {t, k.index(h)});
-          };
-          Value p = scalar(0), rx = scalar(2), rk = scalar(3);
-          g[h] = scalar(1);
+          const auto &[p, gh, rx, rk] = scalars[h];
+          g[h] = gh;
           Value dldg = k.reduce_sum(parts[h], 1); // (1, 1)
           auto cz = rx * rk * inv_sqrt_d, ap = k.abs(p);
           auto dp = dldg * (g[h] * (one - g[h])) * k.constant(0.5, f32) *
