@@ -53,13 +53,44 @@ template <class Spec> Spec token_tiles(const ops::Call &c) {
 EngramGateFwdSpec spec(const ops::Call &c) {
   auto s = token_tiles<EngramGateFwdSpec>(c);
   s.save = c.has("dot") ? 1 : 0;
+  // rows: k's heads D apart (x and out are contiguous); 2 columns of every
+  // head a thread, the most threads (at most 512) whose chunk divides D.
+  if (c.choice("layout") == "rows" && c.tensor("k").strides[1] == s.hidden) {
+    s.rows = 1;
+    s.threads = 512;
+    while (s.hidden % (2 * s.threads) != 0)
+      s.threads /= 2;
+    s.chunk = 2 * s.threads;
+    s.stages = 0;
+  }
   s.vector_bytes =
       ops::vector_bytes(c, {"hidden_states", "k", "v", "weight_fused", "out"});
   return s;
 }
 
-void views(const ops::Call &c, const EngramGateFwdSpec &,
+/// Every (T, hc, D) tensor as (T, hc D) rows (head stride D) and the
+/// weight (hc, D) as such a row repeated (token stride 0), for the kernels
+/// that read rows.
+void bind_rows(const ops::Call &c, std::initializer_list<const char *> names,
+               ops::KernelArgs &args) {
+  const int64_t tokens = c.dim("T"), row = c.dim("hc") * c.dim("D");
+  for (const char *name : names) {
+    const rt::TensorView &t = c.tensor(name);
+    const int64_t shape[2] = {tokens, row}, strides[2] = {t.strides[0], 1};
+    args.tensor(name, rt::TensorView::strided(t.data, t.dtype, shape, strides));
+  }
+  const rt::TensorView &w = c.tensor("weight_fused");
+  const int64_t w_shape[2] = {tokens, row}, w_strides[2] = {0, 1};
+  args.tensor("weight_rows",
+              rt::TensorView::strided(w.data, w.dtype, w_shape, w_strides));
+}
+
+void views(const ops::Call &c, const EngramGateFwdSpec &s,
            ops::KernelArgs &args) {
+  if (s.rows) {
+    bind_rows(c, {"hidden_states", "k", "out"}, args);
+    return;
+  }
   const int64_t tokens = c.dim("T"), hc = c.dim("hc"), d = c.dim("D");
   const int64_t shape[3] = {tokens, hc, d};
   const rt::TensorView &v = c.tensor("v");
@@ -121,19 +152,8 @@ void bwd_views(const ops::Call &c, const EngramGateBwdSpec &s,
                ops::KernelArgs &args) {
   const int64_t tokens = c.dim("T"), hc = c.dim("hc"), d = c.dim("D");
   if (s.registers) {
-    // Every (T, hc, D) tensor as (T, hc D) rows (head stride D), the
-    // weight as such a row repeated, grad_w_partial as (B, hc D).
-    for (const char *name :
-         {"grad_out", "hidden_states", "k", "grad_x", "grad_k"}) {
-      const rt::TensorView &t = c.tensor(name);
-      const int64_t shape[2] = {tokens, hc * d}, strides[2] = {t.strides[0], 1};
-      args.tensor(name,
-                  rt::TensorView::strided(t.data, t.dtype, shape, strides));
-    }
-    const rt::TensorView &w = c.tensor("weight_fused");
-    const int64_t w_shape[2] = {tokens, hc * d}, w_strides[2] = {0, 1};
-    args.tensor("weight_rows",
-                rt::TensorView::strided(w.data, w.dtype, w_shape, w_strides));
+    // grad_w_partial as (B, hc D) too.
+    bind_rows(c, {"grad_out", "hidden_states", "k", "grad_x", "grad_k"}, args);
     const rt::TensorView &gw = c.tensor("grad_w_partial");
     const int64_t gw_shape[2] = {gw.shape[0], hc * d},
                   gw_strides[2] = {hc * d, 1};
@@ -185,7 +205,14 @@ const ops::OpDef &engram_gate_fwd_op() {
        .params = {ops::real("eps", 1e-20, 0.0, "inside the rstds' sqrt"),
                   ops::real("clamp_value", 1e-6, 0.0,
                             "the least |z| under the signed sqrt"),
-                  stages_param()},
+                  stages_param(),
+                  ops::choice(
+                      "layout", "chunks", {"chunks", "rows"},
+                      "chunks: (hc, chunk) tiles, 8 columns of a head a "
+                      "thread, `stages` as given; rows: (T, hc D) rows, 2 "
+                      "columns of every head a thread, the output pass's "
+                      "loads unrolled (where k's heads are D apart; "
+                      "`stages` unused; not yet measured)")},
        .dim_rules = {{.dim = "D", .min = 256, .multiple = 256}},
        .cli_shape = "T, hc, D",
        .default_shape = {8001, 4, 7168},

@@ -81,6 +81,8 @@ chunk_pass(dsl::KernelBuilder &k, int64_t chunks, int stages,
 } // namespace
 
 Kernel engram_gate_fwd_kernel(const EngramGateFwdSpec &s) {
+  if (s.rows)
+    return engram_gate_fwd_rows_kernel(s);
   using dsl::Value;
   dsl::KernelBuilder k("engram_gate_fwd", s.threads);
   k.programmatic_launch();
@@ -154,6 +156,112 @@ Kernel engram_gate_fwd_kernel(const EngramGateFwdSpec &s) {
                k.store(o, out, {t, zero, d0});
                return std::vector<Value>{};
              });
+  return k.build();
+}
+
+} // namespace tilejit::engram
+
+// The forward on (T, hc D) rows (`rows`; the heads side by side, head
+// stride D, which the host checks): every tile is (1, chunk) at a column
+// known while the kernel is built, so a tensor has one address and the
+// heads' and chunks' offsets are immediates; a thread holds the same 2
+// columns of every head (chunk = 2 threads), so v is read once a column.
+// Pass 1 loops over the chunks (a chunk's 12 loads in flight a thread);
+// pass 2's chunks are unrolled while the kernel is built; a block sum a
+// head and sum.
+namespace tilejit::engram {
+
+Kernel engram_gate_fwd_rows_kernel(const EngramGateFwdSpec &s) {
+  using dsl::Value;
+  dsl::KernelBuilder k("engram_gate_fwd", s.threads);
+  k.programmatic_launch();
+  k.min_blocks_per_sm(2);
+  const auto f32 = DType::f32, bf16 = DType::bf16;
+  const dsl::Access access = dsl::vectors_of(s.vector_bytes);
+  auto x = k.tensor("hidden_states", bf16, 2, access); // (T, hc D)
+  auto kk = k.tensor("k", bf16, 2, access);            // (T, hc D)
+  auto v = k.tensor("v", bf16, 2, access);             // (T, D)
+  // The weight (hc, D) as (T, hc D), token stride 0.
+  auto w = k.tensor("weight_rows", f32, 2, dsl::repeating(access));
+  auto out = k.tensor("out", bf16, 2, access); // (T, hc D)
+  std::optional<dsl::Tensor> image;
+  if (s.image)
+    image = k.tensor("image_token_mask", DType::u8, 1);
+  std::vector<dsl::Tensor> saved;
+  if (s.save)
+    for (const char *name : {"dot", "gate_score", "rstd_x", "rstd_k"})
+      saved.push_back(k.tensor(name, f32, 2)); // (T, hc)
+  auto eps = k.scalar("eps", f32);
+  auto clamp = k.scalar("clamp_value", f32);
+  const int64_t heads = s.heads, chunk = s.chunk, chunks = s.hidden / s.chunk;
+  const std::vector<int64_t> box = {1, chunk};
+  k.grid({k.blocks(x, 0)});
+  auto t = k.block_id(0);
+  auto f = [&](Value a) { return k.cast(a, f32); };
+  auto at = [&](int64_t h, int64_t c) {
+    return k.index(h * s.hidden + c * chunk);
+  };
+  // 2 columns of every head a thread; tiles inside the tensors.
+  auto load = [&](const dsl::Tensor &src, int64_t h, int64_t c) {
+    return k.relayout(
+        k.load(src, {t, at(h, c)}, box, dsl::Bounds::promised_inside), 2);
+  };
+  std::optional<Value> is_image;
+  if (image)
+    is_image = k.ne(k.load_scalar(*image, {t}), k.constant(0, DType::u8));
+  // Pass 1: per-thread sums of x^2, k^2 and x * w * k, a head each (a
+  // loop: unrolled, its loads spill 64 registers).
+  const Value none = k.relayout(k.full(box, 0, f32), 2);
+  auto sums = k.serial(
+      k.index(0), k.index(chunks), std::vector<Value>(3 * heads, none),
+      [&](Value c, std::vector<Value> a) {
+        Value c0 = c * k.index(chunk);
+        auto tile = [&](const dsl::Tensor &src, int64_t h) {
+          return k.relayout(k.load(src, {t, c0 + k.index(h * s.hidden)}, box,
+                                   dsl::Bounds::promised_inside),
+                            2);
+        };
+        for (int64_t h = 0; h < heads; ++h) {
+          Value xc = f(tile(x, h)), kc = f(tile(kk, h));
+          a[3 * h] = k.fma(xc, xc, a[3 * h]);
+          a[3 * h + 1] = k.fma(kc, kc, a[3 * h + 1]);
+          a[3 * h + 2] = k.fma(xc * tile(w, h), kc, a[3 * h + 2]);
+        }
+        return a;
+      });
+  auto d = k.constant(static_cast<double>(s.hidden), f32);
+  // 1 / sqrt(D) in double, used as f32 (TileKernels' constant).
+  auto scale = k.constant(1.0 / std::sqrt(static_cast<double>(s.hidden)), f32);
+  auto zero_f = k.constant(0, f32);
+  std::vector<Value> gate(heads);
+  for (int64_t h = 0; h < heads; ++h) {
+    auto dot = k.reduce_sum(sums[3 * h + 2], 1); // (1, 1)
+    auto rstd_x = k.rsqrt(k.reduce_sum(sums[3 * h], 1) / d + eps);
+    auto rstd_k = k.rsqrt(k.reduce_sum(sums[3 * h + 1], 1) / d + eps);
+    auto z = dot * rstd_x * rstd_k * scale;
+    auto r = k.sqrt(k.max(k.abs(z), clamp));
+    r = k.select(k.lt(z, zero_f), zero_f - r, r);
+    r = k.select(k.ne(z, z), z, r); // a NaN score: a NaN gate
+    auto g = k.sigmoid(r);
+    if (s.save) {
+      const Value values[4] = {dot, g, rstd_x, rstd_k};
+      for (int i = 0; i < 4; ++i)
+        k.store(values[i], saved[i], {t, k.index(h)});
+    }
+    gate[h] = k.broadcast(g, box);
+  }
+  // Pass 2: x again (an L1 or L2 hit), v once a column. In place too: each
+  // element is read, then written, by one thread.
+  for (int64_t c = 0; c < chunks; ++c) {
+    Value vc = f(load(v, 0, c));
+    for (int64_t h = 0; h < heads; ++h) {
+      Value xc = load(x, h, c);
+      Value o = k.cast(k.fma(gate[h], vc, f(xc)), bf16);
+      if (is_image)
+        o = k.select(*is_image, xc, o);
+      k.store(o, out, {t, at(h, c)}, dsl::Bounds::promised_inside);
+    }
+  }
   return k.build();
 }
 

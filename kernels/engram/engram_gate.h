@@ -23,9 +23,12 @@ struct EngramGateFwdSpec {
   /// 0: each pass a loop of loads; 1 to 4: each pass's chunks copied to
   /// shared memory that many stages ahead (the op's `stages`, default 2).
   int32_t stages = 2;
+  /// 1: (T, hc D) rows, 2 columns of every head a thread (chunk = 2
+  /// threads), loads unrolled; `stages` unused.
+  int32_t rows = 0;
 };
 TILEJIT_SPEC_FIELDS(EngramGateFwdSpec, heads, hidden, chunk, save, image,
-                    threads, vector_bytes, stages)
+                    threads, vector_bytes, stages, rows)
 
 const ops::OpDef &engram_gate_bwd_op();
 
@@ -52,6 +55,7 @@ TILEJIT_SPEC_FIELDS(EngramGateBwdSpec, heads, hidden, chunk, image, threads,
 
 /// The kernels in the DSL (engram_gate.dsl.cpp).
 Kernel engram_gate_fwd_kernel(const EngramGateFwdSpec &spec);
+Kernel engram_gate_fwd_rows_kernel(const EngramGateFwdSpec &spec);
 Kernel engram_gate_bwd_kernel(const EngramGateBwdSpec &spec);
 Kernel engram_gate_bwd_registers_kernel(const EngramGateBwdSpec &spec);
 

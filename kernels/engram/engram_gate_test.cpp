@@ -3,7 +3,8 @@
 // values, 2.1's kv form (k and v as strided views of one (T, hc + 1, D)
 // tensor) and image tokens, 1 and 3 heads, D = 256, one token, no tokens,
 // TileKernels' two benchmark shapes with its times, the same at stages 0,
-// 1 and 3 (the default 2 copies each pass's chunks ahead), mistakes. All within
+// 1 and 3 (the default 2 copies each pass's chunks ahead) and on (T, hc D)
+// rows (layout rows), mistakes. All within
 // TileKernels' calc_diff bound 2e-10 of the float64 reference.
 #include "op_test.h"
 
@@ -75,14 +76,29 @@ TILEJIT_OP_TEST(engram_gate_fwd) {
   t.cases.push_back({.label = "no tokens", .shape = {0, 4, 2048}});
   // D of 7 chunks and of 5 half chunks, no saved values, 2.1's forms, 3
   // heads (a row of zeros in each copy), one and no tokens.
-  add_staged(t, [&](OpTest &t) {
+  auto staged = [&](OpTest &t) {
     t.cases.push_back({.label = "", .shape = {4001, 4, 7168}});
     t.cases.push_back({.label = "", .shape = {999, 4, 2560}, .set = no_saved});
     add_21_cases(t);
     t.cases.push_back({.label = "", .shape = {300, 3, 1280}});
     t.cases.push_back({.label = "", .shape = {1, 4, 7168}});
     t.cases.push_back({.label = "", .shape = {0, 4, 2048}});
-  });
+  };
+  add_staged(t, staged);
+  // The same on (T, hc D) rows, and D of 5 and 1 chunks of 512 threads,
+  // 1 head, k's heads not D apart (the chunks kernel then).
+  const size_t rows = t.cases.size();
+  staged(t);
+  t.cases.push_back({.label = "", .shape = {300, 1, 4096}});
+  t.cases.push_back({.label = "", .shape = {500, 4, 256}});
+  t.cases.push_back({.label = "k's heads 3328 apart",
+                     .shape = {500, 4, 3072},
+                     .strides = {{"k", {4 * 3328, 3328, 1}}}});
+  for (size_t i = rows; i < t.cases.size(); ++i) {
+    Case &c = t.cases[i];
+    c.label = (c.label.empty() ? "" : c.label + ", ") + "layout rows";
+    c.set["layout"] = "rows";
+  }
   t.cases.push_back({.label = "save=1",
                      .shape = {8001, 4, 7168},
                      .kind = Case::bench,
@@ -93,6 +109,11 @@ TILEJIT_OP_TEST(engram_gate_fwd) {
                      .kind = Case::bench,
                      .peer_us = 385.36});
   add_stage_benches(t, "save=1, ", 390.10);
+  t.cases.push_back({.label = "save=1, layout rows",
+                     .shape = {8001, 4, 7168},
+                     .set = {{"layout", "rows"}},
+                     .kind = Case::bench,
+                     .peer_us = 390.10});
   auto call = [](int64_t d, bool all_saved) {
     std::vector<rt::TensorView> v = {
         fake(DType::bf16, {8, 4, d}),
