@@ -78,6 +78,23 @@ chunk_pass(dsl::KernelBuilder &k, int64_t chunks, int stages,
       });
 }
 
+/// The forward's gate from the dot and the rstds: g = sigmoid(copysign(
+/// sqrt(max(|z|, clamp)), z)), z = P rstd_x rstd_k / sqrt(D) (a NaN score:
+/// a NaN gate).
+dsl::Value gate_of(dsl::KernelBuilder &k, const EngramGateFwdSpec &s,
+                   dsl::Value dot, dsl::Value rstd_x, dsl::Value rstd_k,
+                   dsl::Value clamp) {
+  const auto f32 = DType::f32;
+  // 1 / sqrt(D) in double, used as f32 (TileKernels' constant).
+  auto scale = k.constant(1.0 / std::sqrt(static_cast<double>(s.hidden)), f32);
+  auto z = dot * rstd_x * rstd_k * scale;
+  auto r = k.sqrt(k.max(k.abs(z), clamp));
+  auto zero = k.constant(0, f32);
+  r = k.select(k.lt(z, zero), zero - r, r);
+  r = k.select(k.ne(z, z), z, r);
+  return k.sigmoid(r);
+}
+
 } // namespace
 
 Kernel engram_gate_fwd_kernel(const EngramGateFwdSpec &s) {
@@ -123,19 +140,11 @@ Kernel engram_gate_fwd_kernel(const EngramGateFwdSpec &s) {
         Value xx = k.fma(xc, xc, a[0]), kk2 = k.fma(kc, kc, a[1]);
         return std::vector<Value>{xx, kk2, k.fma(xc * read(2), kc, a[2])};
       });
-  Value sx = sums[0], sk = sums[1], p = sums[2];
   auto d = k.constant(static_cast<double>(s.hidden), f32);
-  auto dot = k.reduce_sum(p, 2); // (1, heads, 1)
-  auto rstd_x = k.rsqrt(k.reduce_sum(sx, 2) / d + eps);
-  auto rstd_k = k.rsqrt(k.reduce_sum(sk, 2) / d + eps);
-  // 1 / sqrt(D) in double, used as f32 (TileKernels' constant).
-  auto scale = k.constant(1.0 / std::sqrt(static_cast<double>(s.hidden)), f32);
-  auto z = dot * rstd_x * rstd_k * scale;
-  auto r = k.sqrt(k.max(k.abs(z), clamp));
-  auto zero_f = k.constant(0, f32);
-  r = k.select(k.lt(z, zero_f), zero_f - r, r);
-  r = k.select(k.ne(z, z), z, r); // a NaN score: a NaN gate
-  auto g = k.sigmoid(r);
+  auto dot = k.reduce_sum(sums[2], 2); // (1, heads, 1)
+  auto rstd_x = k.rsqrt(k.reduce_sum(sums[0], 2) / d + eps);
+  auto rstd_k = k.rsqrt(k.reduce_sum(sums[1], 2) / d + eps);
+  auto g = gate_of(k, s, dot, rstd_x, rstd_k, clamp);
   if (s.save) {
     const Value values[4] = {dot, g, rstd_x, rstd_k};
     for (int i = 0; i < 4; ++i)
@@ -230,19 +239,12 @@ Kernel engram_gate_fwd_rows_kernel(const EngramGateFwdSpec &s) {
         return a;
       });
   auto d = k.constant(static_cast<double>(s.hidden), f32);
-  // 1 / sqrt(D) in double, used as f32 (TileKernels' constant).
-  auto scale = k.constant(1.0 / std::sqrt(static_cast<double>(s.hidden)), f32);
-  auto zero_f = k.constant(0, f32);
   std::vector<Value> gate(heads);
   for (int64_t h = 0; h < heads; ++h) {
     auto dot = k.reduce_sum(sums[3 * h + 2], 1); // (1, 1)
     auto rstd_x = k.rsqrt(k.reduce_sum(sums[3 * h], 1) / d + eps);
     auto rstd_k = k.rsqrt(k.reduce_sum(sums[3 * h + 1], 1) / d + eps);
-    auto z = dot * rstd_x * rstd_k * scale;
-    auto r = k.sqrt(k.max(k.abs(z), clamp));
-    r = k.select(k.lt(z, zero_f), zero_f - r, r);
-    r = k.select(k.ne(z, z), z, r); // a NaN score: a NaN gate
-    auto g = k.sigmoid(r);
+    auto g = gate_of(k, s, dot, rstd_x, rstd_k, clamp);
     if (s.save) {
       const Value values[4] = {dot, g, rstd_x, rstd_k};
       for (int i = 0; i < 4; ++i)
@@ -282,6 +284,52 @@ Kernel engram_gate_fwd_rows_kernel(const EngramGateFwdSpec &s) {
 // stages ahead.
 namespace tilejit::engram {
 
+namespace {
+
+/// The backward's saved values (T, hc) and, for 2.1's image tokens, the
+/// mask, declared alike by both kernels.
+struct BwdSaved {
+  std::vector<dsl::Tensor> saved; ///< dot, gate_score, rstd_x, rstd_k
+  std::optional<dsl::Tensor> image;
+};
+
+BwdSaved declare_saved(dsl::KernelBuilder &k, const EngramGateBwdSpec &s) {
+  BwdSaved r;
+  for (const char *name : {"dot", "gate_score", "rstd_x", "rstd_k"})
+    r.saved.push_back(k.tensor(name, DType::f32, 2));
+  if (s.image)
+    r.image = k.tensor("image_token_mask", DType::u8, 1);
+  return r;
+}
+
+/// dL/dP = dL/dg g (1 - g) / 2 sqrt(C / |P|), C = rstd_x rstd_k / sqrt(D)
+/// (0 where clamped, at P = 0 and for an image token), and the x and k
+/// terms' factors P rstd^2 / D; values of any shapes that meet.
+struct GateGrads {
+  dsl::Value dldp, ax, ak;
+};
+
+GateGrads gate_grads(dsl::KernelBuilder &k, const EngramGateBwdSpec &s,
+                     dsl::Value dldg, dsl::Value p, dsl::Value g, dsl::Value rx,
+                     dsl::Value rk, dsl::Value clamp,
+                     const std::optional<dsl::Value> &is_image) {
+  const auto f32 = DType::f32;
+  auto d = k.constant(static_cast<double>(s.hidden), f32);
+  auto inv_sqrt_d =
+      k.constant(1.0 / std::sqrt(static_cast<double>(s.hidden)), f32);
+  auto zero = k.constant(0, f32), one = k.constant(1, f32);
+  auto cz = rx * rk * inv_sqrt_d, ap = k.abs(p);
+  auto dldp = dldg * (g * (one - g)) * k.constant(0.5, f32) * k.sqrt(cz / ap);
+  // Clamped (|z| held at the clamp), P = 0, or an image token: 0.
+  dldp = k.select(k.lt(ap * cz, clamp), zero, dldp);
+  dldp = k.select(k.eq(p, zero), zero, dldp);
+  if (is_image)
+    dldp = k.select(*is_image, zero, dldp);
+  return {dldp, p * rx * rx / d, p * rk * rk / d};
+}
+
+} // namespace
+
 Kernel engram_gate_bwd_kernel(const EngramGateBwdSpec &s) {
   if (s.registers)
     return engram_gate_bwd_registers_kernel(s);
@@ -297,12 +345,7 @@ Kernel engram_gate_bwd_kernel(const EngramGateBwdSpec &s) {
   // token stride 0: views that repeat rows.
   auto v = k.tensor("v_rows", bf16, 3, dsl::repeating(access));
   auto w = k.tensor("weight_rows", f32, 3, dsl::repeating(access));
-  std::vector<dsl::Tensor> saved; // (T, hc)
-  for (const char *name : {"dot", "gate_score", "rstd_x", "rstd_k"})
-    saved.push_back(k.tensor(name, f32, 2));
-  std::optional<dsl::Tensor> image;
-  if (s.image)
-    image = k.tensor("image_token_mask", DType::u8, 1);
+  const auto [saved, image] = declare_saved(k, s);
   auto gx = k.tensor("grad_x", bf16, 3, access);
   auto gk = k.tensor("grad_k", bf16, 3, access);
   auto gv = k.tensor("grad_v_rows", bf16, 3, access);   // (T, 1, D)
@@ -317,10 +360,6 @@ Kernel engram_gate_bwd_kernel(const EngramGateBwdSpec &s) {
   auto per = (tokens + blocks - k.index(1)) / blocks;
   auto begin = k.min(b * per, tokens), end = k.min(begin + per, tokens);
   auto f = [&](Value a) { return k.cast(a, f32); };
-  auto d = k.constant(static_cast<double>(s.hidden), f32);
-  auto inv_sqrt_d =
-      k.constant(1.0 / std::sqrt(static_cast<double>(s.hidden)), f32);
-  auto zero_f = k.constant(0, f32), one = k.constant(1, f32);
   // The block's grad_w row: zeros (also where it has no tokens), then each
   // token's terms added in place (L2-resident; each element read and
   // written by one thread, in token order).
@@ -350,17 +389,11 @@ Kernel engram_gate_bwd_kernel(const EngramGateBwdSpec &s) {
     };
     auto p = per_head(saved[0]), g = per_head(saved[1]);
     auto rx = per_head(saved[2]), rk = per_head(saved[3]);
-    auto cz = rx * rk * inv_sqrt_d, ap = k.abs(p);
-    auto dldp = dldg * (g * (one - g)) * k.constant(0.5, f32) * k.sqrt(cz / ap);
-    // Clamped (|z| held at the clamp), P = 0, or an image token: 0.
-    dldp = k.select(k.lt(ap * cz, clamp), zero_f, dldp);
-    dldp = k.select(k.eq(p, zero_f), zero_f, dldp);
     std::optional<Value> is_image;
-    if (image) {
+    if (image)
       is_image = k.ne(k.load_scalar(*image, {t}), k.constant(0, DType::u8));
-      dldp = k.select(*is_image, zero_f, dldp);
-    }
-    auto ax = p * rx * rx / d, ak = p * rk * rk / d;
+    const auto [dldp, ax, ak] =
+        gate_grads(k, s, dldg, p, g, rx, rk, clamp, is_image);
     // Pass 2: a chunk's gradients, and this token's terms added to the
     // grad_w row's chunk (copied too at stages > 0: its last store, the
     // block's previous token, came before this pass's barriers).
@@ -425,12 +458,7 @@ Kernel engram_gate_bwd_registers_kernel(const EngramGateBwdSpec &s) {
   auto v = k.tensor("v", bf16, 2, access);             // (T, D)
   // The weight (hc, D) as (T, hc D), token stride 0.
   auto w = k.tensor("weight_rows", f32, 2, dsl::repeating(access));
-  std::vector<dsl::Tensor> saved; // (T, hc)
-  for (const char *name : {"dot", "gate_score", "rstd_x", "rstd_k"})
-    saved.push_back(k.tensor(name, f32, 2));
-  std::optional<dsl::Tensor> image;
-  if (s.image)
-    image = k.tensor("image_token_mask", DType::u8, 1);
+  const auto [saved, image] = declare_saved(k, s);
   auto gx = k.tensor("grad_x", bf16, 2, access);        // (T, hc D)
   auto gk = k.tensor("grad_k", bf16, 2, access);        // (T, hc D)
   auto gv = k.tensor("grad_v", bf16, 2, access);        // (T, D)
@@ -456,10 +484,6 @@ Kernel engram_gate_bwd_registers_kernel(const EngramGateBwdSpec &s) {
   auto store = [&](Value tile, const dsl::Tensor &dst, Value row, Value col) {
     k.store(tile, dst, {row, col}, dsl::Bounds::promised_inside);
   };
-  auto d = k.constant(static_cast<double>(s.hidden), f32);
-  auto inv_sqrt_d =
-      k.constant(1.0 / std::sqrt(static_cast<double>(s.hidden)), f32);
-  auto zero_f = k.constant(0, f32), one = k.constant(1, f32);
   const Value none = mine(k.full(box, 0, f32));
   auto rows = k.serial(
       begin, end, std::vector<Value>(heads * chunks, none),
@@ -486,18 +510,11 @@ Kernel engram_gate_bwd_registers_kernel(const EngramGateBwdSpec &s) {
         for (int64_t h = 0; h < heads; ++h) {
           const auto &[p, gh, rx, rk] = scalars[h];
           g[h] = gh;
-          Value dldg = k.reduce_sum(parts[h], 1); // (1, 1)
-          auto cz = rx * rk * inv_sqrt_d, ap = k.abs(p);
-          auto dp = dldg * (g[h] * (one - g[h])) * k.constant(0.5, f32) *
-                    k.sqrt(cz / ap);
-          // Clamped (|z| held at the clamp), P = 0, or an image token: 0.
-          dp = k.select(k.lt(ap * cz, clamp), zero_f, dp);
-          dp = k.select(k.eq(p, zero_f), zero_f, dp);
-          if (is_image)
-            dp = k.select(*is_image, zero_f, dp);
-          dldp[h] = k.broadcast(dp, box);
-          ax[h] = p * rx * rx / d;
-          ak[h] = p * rk * rk / d;
+          GateGrads gg = gate_grads(k, s, k.reduce_sum(parts[h], 1), p, gh, rx,
+                                    rk, clamp, is_image);
+          dldp[h] = k.broadcast(gg.dldp, box);
+          ax[h] = gg.ax;
+          ak[h] = gg.ak;
         }
         for (int64_t c = 0; c < chunks; ++c) {
           Value grad_v = none;
