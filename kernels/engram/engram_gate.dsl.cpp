@@ -18,6 +18,8 @@ namespace tilejit::engram {
 
 namespace {
 
+constexpr DType f32 = DType::f32, bf16 = DType::bf16;
+
 /// A tensor a chunk pass reads: its tiles at (row, 0, the chunk's start).
 struct ChunkSource {
   const dsl::Tensor *tensor;
@@ -78,13 +80,49 @@ chunk_pass(dsl::KernelBuilder &k, int64_t chunks, int stages,
       });
 }
 
+/// The forward's launch (programmatic, two blocks an SM) and arguments,
+/// declared alike (in the ABI's order) by both kernels: (T, hc, D) tensors, v
+/// (T, D) as (T, hc, D) with head stride 0 and the weight (hc, D) with token
+/// stride 0 (views that repeat rows), the saved values (T, hc, 1); or, on rows
+/// (`rows`), (T, hc D) rows, v as it is, the weight as (T, hc D) with token
+/// stride 0, the saved values (T, hc).
+struct FwdArgs {
+  dsl::Tensor x, k, v, w, out;
+  std::optional<dsl::Tensor> image;
+  std::vector<dsl::Tensor> saved; ///< dot, gate_score, rstd_x, rstd_k
+  dsl::Value eps, clamp;
+};
+
+FwdArgs declare_fwd(dsl::KernelBuilder &k, const EngramGateFwdSpec &s) {
+  k.programmatic_launch();
+  // Two blocks an SM (at most 64 registers a thread at 512 threads): a
+  // block's reductions and gate overlap the other's loads.
+  k.min_blocks_per_sm(2);
+  const dsl::Access access = dsl::vectors_of(s.vector_bytes);
+  const int rank = s.rows ? 2 : 3;
+  FwdArgs a;
+  a.x = k.tensor("hidden_states", bf16, rank, access);
+  a.k = k.tensor("k", bf16, rank, access);
+  a.v = s.rows ? k.tensor("v", bf16, 2, access)
+               : k.tensor("v_rows", bf16, 3, dsl::repeating(access));
+  a.w = k.tensor("weight_rows", f32, rank, dsl::repeating(access));
+  a.out = k.tensor("out", bf16, rank, access);
+  if (s.image)
+    a.image = k.tensor("image_token_mask", DType::u8, 1);
+  if (s.save)
+    for (const char *name : {"dot", "gate_score", "rstd_x", "rstd_k"})
+      a.saved.push_back(k.tensor(name, f32, rank));
+  a.eps = k.scalar("eps", f32);
+  a.clamp = k.scalar("clamp_value", f32);
+  return a;
+}
+
 /// The forward's gate from the dot and the rstds: g = sigmoid(copysign(
 /// sqrt(max(|z|, clamp)), z)), z = P rstd_x rstd_k / sqrt(D) (a NaN score:
 /// a NaN gate).
 dsl::Value gate_of(dsl::KernelBuilder &k, const EngramGateFwdSpec &s,
                    dsl::Value dot, dsl::Value rstd_x, dsl::Value rstd_k,
                    dsl::Value clamp) {
-  const auto f32 = DType::f32;
   // 1 / sqrt(D) in double, used as f32 (TileKernels' constant).
   auto scale = k.constant(1.0 / std::sqrt(static_cast<double>(s.hidden)), f32);
   auto z = dot * rstd_x * rstd_k * scale;
@@ -95,35 +133,10 @@ dsl::Value gate_of(dsl::KernelBuilder &k, const EngramGateFwdSpec &s,
   return k.sigmoid(r);
 }
 
-} // namespace
-
-Kernel engram_gate_fwd_kernel(const EngramGateFwdSpec &s) {
-  if (s.rows)
-    return engram_gate_fwd_rows_kernel(s);
+Kernel fwd_chunks_kernel(const EngramGateFwdSpec &s) {
   using dsl::Value;
   dsl::KernelBuilder k("engram_gate_fwd", s.threads);
-  k.programmatic_launch();
-  // Two blocks an SM (at most 64 registers a thread at 512 threads): a
-  // block's reductions and gate overlap the other's loads.
-  k.min_blocks_per_sm(2);
-  const auto f32 = DType::f32, bf16 = DType::bf16;
-  const dsl::Access access = dsl::vectors_of(s.vector_bytes);
-  auto x = k.tensor("hidden_states", bf16, 3, access); // (T, hc, D)
-  auto kk = k.tensor("k", bf16, 3, access);            // (T, hc, D)
-  // v (T, D) as (T, hc, D) with head stride 0, the weight (hc, D) with
-  // token stride 0: views that repeat rows.
-  auto v = k.tensor("v_rows", bf16, 3, dsl::repeating(access));
-  auto w = k.tensor("weight_rows", f32, 3, dsl::repeating(access));
-  auto out = k.tensor("out", bf16, 3, access);
-  std::optional<dsl::Tensor> image;
-  if (s.image)
-    image = k.tensor("image_token_mask", DType::u8, 1);
-  std::vector<dsl::Tensor> saved;
-  if (s.save)
-    for (const char *name : {"dot", "gate_score", "rstd_x", "rstd_k"})
-      saved.push_back(k.tensor(name, f32, 3)); // (T, hc, 1)
-  auto eps = k.scalar("eps", f32);
-  auto clamp = k.scalar("clamp_value", f32);
+  const auto [x, kk, v, w, out, image, saved, eps, clamp] = declare_fwd(k, s);
   const int64_t heads = std::bit_ceil(static_cast<uint32_t>(s.heads));
   const int64_t chunk = s.chunk, chunks = s.hidden / s.chunk;
   const std::vector<int64_t> box = {1, heads, chunk};
@@ -168,40 +181,16 @@ Kernel engram_gate_fwd_kernel(const EngramGateFwdSpec &s) {
   return k.build();
 }
 
-} // namespace tilejit::engram
-
-// The forward on (T, hc D) rows (`rows`; the heads side by side, head
-// stride D, which the host checks): every tile is (1, chunk) at a column
-// known while the kernel is built, so a tensor has one address and the
-// heads' and chunks' offsets are immediates; a thread holds the same 2
-// columns of every head (chunk = 2 threads), so v is read once a column.
-// Pass 1 loops over the chunks (a chunk's 12 loads in flight a thread);
-// pass 2's chunks are unrolled while the kernel is built; a block sum a
-// head and sum.
-namespace tilejit::engram {
-
-Kernel engram_gate_fwd_rows_kernel(const EngramGateFwdSpec &s) {
+// The forward on (T, hc D) rows (`rows`), read as the backward's
+// registers kernel reads them (below): 2 columns of every head a thread
+// (chunk = 2 threads), v once a column, the heads' and chunks' offsets
+// immediates. Pass 1 loops over the chunks (a chunk's 12 loads in flight a
+// thread); pass 2's chunks are unrolled while the kernel is built; a block
+// sum a head and sum.
+Kernel fwd_rows_kernel(const EngramGateFwdSpec &s) {
   using dsl::Value;
   dsl::KernelBuilder k("engram_gate_fwd", s.threads);
-  k.programmatic_launch();
-  k.min_blocks_per_sm(2);
-  const auto f32 = DType::f32, bf16 = DType::bf16;
-  const dsl::Access access = dsl::vectors_of(s.vector_bytes);
-  auto x = k.tensor("hidden_states", bf16, 2, access); // (T, hc D)
-  auto kk = k.tensor("k", bf16, 2, access);            // (T, hc D)
-  auto v = k.tensor("v", bf16, 2, access);             // (T, D)
-  // The weight (hc, D) as (T, hc D), token stride 0.
-  auto w = k.tensor("weight_rows", f32, 2, dsl::repeating(access));
-  auto out = k.tensor("out", bf16, 2, access); // (T, hc D)
-  std::optional<dsl::Tensor> image;
-  if (s.image)
-    image = k.tensor("image_token_mask", DType::u8, 1);
-  std::vector<dsl::Tensor> saved;
-  if (s.save)
-    for (const char *name : {"dot", "gate_score", "rstd_x", "rstd_k"})
-      saved.push_back(k.tensor(name, f32, 2)); // (T, hc)
-  auto eps = k.scalar("eps", f32);
-  auto clamp = k.scalar("clamp_value", f32);
+  const auto [x, kk, v, w, out, image, saved, eps, clamp] = declare_fwd(k, s);
   const int64_t heads = s.heads, chunk = s.chunk, chunks = s.hidden / s.chunk;
   const std::vector<int64_t> box = {1, chunk};
   k.grid({k.blocks(x, 0)});
@@ -267,8 +256,6 @@ Kernel engram_gate_fwd_rows_kernel(const EngramGateFwdSpec &s) {
   return k.build();
 }
 
-} // namespace tilejit::engram
-
 // Backward: persistent block b takes the tokens [b * ceil(T / B), ...) in
 // turn, B = grad_w_partial's rows. A token is (1, hc, chunk) tiles of D,
 // 8 consecutive columns of a head a thread; the saved values are scalars
@@ -282,24 +269,60 @@ Kernel engram_gate_fwd_rows_kernel(const EngramGateFwdSpec &s) {
 // time); 1 to 4: each pass a k.pipelined loop whose chunks (and, in the
 // second pass, the grad_w row's) are copied to shared memory that many
 // stages ahead.
-namespace tilejit::engram {
 
-namespace {
-
-/// The backward's saved values (T, hc) and, for 2.1's image tokens, the
-/// mask, declared alike by both kernels.
-struct BwdSaved {
+/// The backward's launch (programmatic) and arguments, declared alike (in
+/// the ABI's order) by both kernels: (T, hc, D) tensors, v (T, D) as (T,
+/// hc, D) with head stride 0 and the weight (hc, D) with token stride 0
+/// (views that repeat rows), grad_v as (T, 1, D), grad_w_partial (B, hc,
+/// D); or, with the row in registers (`registers`), (T, hc D) rows, v and
+/// grad_v as they are, the weight as (T, hc D) with token stride 0,
+/// grad_w_partial (B, hc D). The saved values are (T, hc) in both.
+struct BwdArgs {
+  dsl::Tensor go, x, k, v, w;
   std::vector<dsl::Tensor> saved; ///< dot, gate_score, rstd_x, rstd_k
   std::optional<dsl::Tensor> image;
+  dsl::Tensor gx, gk, gv, gw;
+  dsl::Value clamp;
 };
 
-BwdSaved declare_saved(dsl::KernelBuilder &k, const EngramGateBwdSpec &s) {
-  BwdSaved r;
+BwdArgs declare_bwd(dsl::KernelBuilder &k, const EngramGateBwdSpec &s) {
+  k.programmatic_launch();
+  const dsl::Access access = dsl::vectors_of(s.vector_bytes);
+  const bool rows = s.registers != 0;
+  const int rank = rows ? 2 : 3;
+  BwdArgs a;
+  a.go = k.tensor("grad_out", bf16, rank, access);
+  a.x = k.tensor("hidden_states", bf16, rank, access);
+  a.k = k.tensor("k", bf16, rank, access);
+  a.v = rows ? k.tensor("v", bf16, 2, access)
+             : k.tensor("v_rows", bf16, 3, dsl::repeating(access));
+  a.w = k.tensor("weight_rows", f32, rank, dsl::repeating(access));
   for (const char *name : {"dot", "gate_score", "rstd_x", "rstd_k"})
-    r.saved.push_back(k.tensor(name, DType::f32, 2));
+    a.saved.push_back(k.tensor(name, f32, 2));
   if (s.image)
-    r.image = k.tensor("image_token_mask", DType::u8, 1);
-  return r;
+    a.image = k.tensor("image_token_mask", DType::u8, 1);
+  a.gx = k.tensor("grad_x", bf16, rank, access);
+  a.gk = k.tensor("grad_k", bf16, rank, access);
+  a.gv = k.tensor(rows ? "grad_v" : "grad_v_rows", bf16, rank, access);
+  a.gw = k.tensor("grad_w_partial", f32, rank, access);
+  a.clamp = k.scalar("clamp_value", f32);
+  return a;
+}
+
+/// The backward's grid, a block a grad_w_partial row, and block b's
+/// tokens [begin, end) = [b ceil(T / B), ...) within T.
+struct TokenRange {
+  dsl::Value block, begin, end;
+};
+
+TokenRange token_range(dsl::KernelBuilder &k, const dsl::Tensor &go,
+                       const dsl::Tensor &gw) {
+  k.grid({k.blocks(gw, 0)});
+  auto b = k.block_id(0);
+  auto tokens = k.dim(go, 0), blocks = k.dim(gw, 0);
+  auto per = (tokens + blocks - k.index(1)) / blocks;
+  auto begin = k.min(b * per, tokens);
+  return {b, begin, k.min(begin + per, tokens)};
 }
 
 /// dL/dP = dL/dg g (1 - g) / 2 sqrt(C / |P|), C = rstd_x rstd_k / sqrt(D)
@@ -313,7 +336,6 @@ GateGrads gate_grads(dsl::KernelBuilder &k, const EngramGateBwdSpec &s,
                      dsl::Value dldg, dsl::Value p, dsl::Value g, dsl::Value rx,
                      dsl::Value rk, dsl::Value clamp,
                      const std::optional<dsl::Value> &is_image) {
-  const auto f32 = DType::f32;
   auto d = k.constant(static_cast<double>(s.hidden), f32);
   auto inv_sqrt_d =
       k.constant(1.0 / std::sqrt(static_cast<double>(s.hidden)), f32);
@@ -328,37 +350,16 @@ GateGrads gate_grads(dsl::KernelBuilder &k, const EngramGateBwdSpec &s,
   return {dldp, p * rx * rx / d, p * rk * rk / d};
 }
 
-} // namespace
-
-Kernel engram_gate_bwd_kernel(const EngramGateBwdSpec &s) {
-  if (s.registers)
-    return engram_gate_bwd_registers_kernel(s);
+Kernel bwd_global_kernel(const EngramGateBwdSpec &s) {
   using dsl::Value;
   dsl::KernelBuilder k("engram_gate_bwd", s.threads);
-  k.programmatic_launch();
-  const auto f32 = DType::f32, bf16 = DType::bf16;
-  const dsl::Access access = dsl::vectors_of(s.vector_bytes);
-  auto go = k.tensor("grad_out", bf16, 3, access);     // (T, hc, D)
-  auto x = k.tensor("hidden_states", bf16, 3, access); // (T, hc, D)
-  auto kk = k.tensor("k", bf16, 3, access);            // (T, hc, D)
-  // v (T, D) as (T, hc, D) with head stride 0, the weight (hc, D) with
-  // token stride 0: views that repeat rows.
-  auto v = k.tensor("v_rows", bf16, 3, dsl::repeating(access));
-  auto w = k.tensor("weight_rows", f32, 3, dsl::repeating(access));
-  const auto [saved, image] = declare_saved(k, s);
-  auto gx = k.tensor("grad_x", bf16, 3, access);
-  auto gk = k.tensor("grad_k", bf16, 3, access);
-  auto gv = k.tensor("grad_v_rows", bf16, 3, access);   // (T, 1, D)
-  auto gw = k.tensor("grad_w_partial", f32, 3, access); // (B, hc, D)
-  auto clamp = k.scalar("clamp_value", f32);
+  const auto [go, x, kk, v, w, saved, image, gx, gk, gv, gw, clamp] =
+      declare_bwd(k, s);
   const int64_t heads = std::bit_ceil(static_cast<uint32_t>(s.heads));
   const int64_t chunk = s.chunk, chunks = s.hidden / s.chunk;
   const std::vector<int64_t> box = {1, heads, chunk};
-  k.grid({k.blocks(gw, 0)});
-  auto b = k.block_id(0), zero = k.index(0);
-  auto tokens = k.dim(go, 0), blocks = k.dim(gw, 0);
-  auto per = (tokens + blocks - k.index(1)) / blocks;
-  auto begin = k.min(b * per, tokens), end = k.min(begin + per, tokens);
+  const auto [b, begin, end] = token_range(k, go, gw);
+  auto zero = k.index(0);
   auto f = [&](Value a) { return k.cast(a, f32); };
   // The block's grad_w row: zeros (also where it has no tokens), then each
   // token's terms added in place (L2-resident; each element read and
@@ -427,8 +428,6 @@ Kernel engram_gate_bwd_kernel(const EngramGateBwdSpec &s) {
   return k.build();
 }
 
-} // namespace tilejit::engram
-
 // The backward with each persistent block's grad_w row in registers
 // (`registers` = N columns a thread, where hc D / threads <= 32 N floats;
 // 1.26 ms against 1.67 for the row in L2 at stages 2, 8001x4x7168 on the
@@ -444,33 +443,16 @@ Kernel engram_gate_bwd_kernel(const EngramGateBwdSpec &s) {
 // block sum a head, the heads' scalars, then the chunks unrolled while the
 // kernel is built (each head and chunk's accumulator is its own value),
 // their loads straight from global memory.
-namespace tilejit::engram {
 
-Kernel engram_gate_bwd_registers_kernel(const EngramGateBwdSpec &s) {
+Kernel bwd_registers_kernel(const EngramGateBwdSpec &s) {
   using dsl::Value;
   dsl::KernelBuilder k("engram_gate_bwd", s.threads);
-  k.programmatic_launch();
-  const auto f32 = DType::f32, bf16 = DType::bf16;
-  const dsl::Access access = dsl::vectors_of(s.vector_bytes);
-  auto go = k.tensor("grad_out", bf16, 2, access);     // (T, hc D)
-  auto x = k.tensor("hidden_states", bf16, 2, access); // (T, hc D)
-  auto kk = k.tensor("k", bf16, 2, access);            // (T, hc D)
-  auto v = k.tensor("v", bf16, 2, access);             // (T, D)
-  // The weight (hc, D) as (T, hc D), token stride 0.
-  auto w = k.tensor("weight_rows", f32, 2, dsl::repeating(access));
-  const auto [saved, image] = declare_saved(k, s);
-  auto gx = k.tensor("grad_x", bf16, 2, access);        // (T, hc D)
-  auto gk = k.tensor("grad_k", bf16, 2, access);        // (T, hc D)
-  auto gv = k.tensor("grad_v", bf16, 2, access);        // (T, D)
-  auto gw = k.tensor("grad_w_partial", f32, 2, access); // (B, hc D)
-  auto clamp = k.scalar("clamp_value", f32);
+  const auto [go, x, kk, v, w, saved, image, gx, gk, gv, gw, clamp] =
+      declare_bwd(k, s);
   const int64_t heads = s.heads, chunk = s.chunk, chunks = s.hidden / s.chunk;
   const std::vector<int64_t> box = {1, chunk};
-  k.grid({k.blocks(gw, 0)});
-  auto b = k.block_id(0), zero = k.index(0);
-  auto tokens = k.dim(go, 0), blocks = k.dim(gw, 0);
-  auto per = (tokens + blocks - k.index(1)) / blocks;
-  auto begin = k.min(b * per, tokens), end = k.min(begin + per, tokens);
+  const auto [b, begin, end] = token_range(k, go, gw);
+  auto zero = k.index(0);
   auto f = [&](Value a) { return k.cast(a, f32); };
   // N columns of every head a thread; tiles inside the tensors (t < T,
   // chunk | D).
@@ -546,6 +528,17 @@ Kernel engram_gate_bwd_registers_kernel(const EngramGateBwdSpec &s) {
     for (int64_t c = 0; c < chunks; ++c)
       store(rows[h * chunks + c], gw, b, at(h, c));
   return k.build();
+}
+
+} // namespace
+
+// Each op's kernel for its spec.
+Kernel engram_gate_fwd_kernel(const EngramGateFwdSpec &s) {
+  return s.rows ? fwd_rows_kernel(s) : fwd_chunks_kernel(s);
+}
+
+Kernel engram_gate_bwd_kernel(const EngramGateBwdSpec &s) {
+  return s.registers ? bwd_registers_kernel(s) : bwd_global_kernel(s);
 }
 
 } // namespace tilejit::engram

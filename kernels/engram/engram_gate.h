@@ -55,8 +55,6 @@ TILEJIT_SPEC_FIELDS(EngramGateBwdSpec, heads, hidden, chunk, image, threads,
 
 /// The kernels in the DSL (engram_gate.dsl.cpp).
 Kernel engram_gate_fwd_kernel(const EngramGateFwdSpec &spec);
-Kernel engram_gate_fwd_rows_kernel(const EngramGateFwdSpec &spec);
 Kernel engram_gate_bwd_kernel(const EngramGateBwdSpec &spec);
-Kernel engram_gate_bwd_registers_kernel(const EngramGateBwdSpec &spec);
 
 } // namespace tilejit::engram

@@ -27,6 +27,17 @@ void add_21_cases(OpTest &t) {
                      .fills = {{"image_token_mask", bytes_in(0, 1)}}});
 }
 
+/// Sets parameter `name` to `value` in the cases from `first` on, and says
+/// so in their labels ("name value").
+void set_from(OpTest &t, size_t first, const std::string &name,
+              const std::string &value) {
+  for (size_t i = first; i < t.cases.size(); ++i) {
+    Case &c = t.cases[i];
+    c.label = (c.label.empty() ? "" : c.label + ", ") + name + " " + value;
+    c.set[name] = value;
+  }
+}
+
 /// The cases that `add` appends again at stages 0 (a chunk's loads at a
 /// time), 1 and 3 (chunks of 512 columns; the default is 2: each pass's
 /// chunks copied ahead), labelled so.
@@ -34,11 +45,7 @@ void add_staged(OpTest &t, const std::function<void(OpTest &)> &add) {
   for (const char *stages : {"0", "1", "3"}) {
     const size_t first = t.cases.size();
     add(t);
-    for (size_t i = first; i < t.cases.size(); ++i) {
-      Case &c = t.cases[i];
-      c.label = (c.label.empty() ? "" : c.label + ", ") + "stages " + stages;
-      c.set["stages"] = stages;
-    }
+    set_from(t, first, "stages", stages);
   }
 }
 
@@ -94,11 +101,7 @@ TILEJIT_OP_TEST(engram_gate_fwd) {
   t.cases.push_back({.label = "k's heads 3328 apart",
                      .shape = {500, 4, 3072},
                      .strides = {{"k", {4 * 3328, 3328, 1}}}});
-  for (size_t i = rows; i < t.cases.size(); ++i) {
-    Case &c = t.cases[i];
-    c.label = (c.label.empty() ? "" : c.label + ", ") + "layout rows";
-    c.set["layout"] = "rows";
-  }
+  set_from(t, rows, "layout", "rows");
   t.cases.push_back({.label = "save=1",
                      .shape = {8001, 4, 7168},
                      .kind = Case::bench,
@@ -180,19 +183,11 @@ TILEJIT_OP_TEST(engram_gate_bwd) {
   cases(t);
   const size_t four = t.cases.size();
   cases(t);
-  for (size_t i = four; i < t.cases.size(); ++i) {
-    Case &c = t.cases[i];
-    c.label = (c.label.empty() ? "" : c.label + ", ") + "grad_w registers_4";
-    c.set["grad_w"] = "registers_4";
-  }
+  set_from(t, four, "grad_w", "registers_4");
   const size_t global = t.cases.size();
   cases(t);
   add_staged(t, cases);
-  for (size_t i = global; i < t.cases.size(); ++i) {
-    Case &c = t.cases[i];
-    c.label = (c.label.empty() ? "" : c.label + ", ") + "grad_w global";
-    c.set["grad_w"] = "global";
-  }
+  set_from(t, global, "grad_w", "global");
   // k's heads not D apart: the registers path does not apply.
   t.cases.push_back({.label = "k's heads 3328 apart (global)",
                      .shape = {500, 4, 3072},
