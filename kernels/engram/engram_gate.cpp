@@ -50,16 +50,34 @@ template <class Spec> Spec token_tiles(const ops::Call &c) {
   return s;
 }
 
+/// Whether every one of `names` has its heads D apart (as (T, hc D) rows;
+/// 2.1's kv views too).
+bool heads_d_apart(const ops::Call &c,
+                   std::initializer_list<const char *> names) {
+  for (const char *name : names)
+    if (c.tensor(name).strides[1] != c.dim("D"))
+      return false;
+  return true;
+}
+
+/// The threads of a rows kernel with `columns` columns of every head a
+/// thread: the most (at most 1024 / columns) whose chunk divides D (D %
+/// 256 == 0).
+int32_t row_threads(int32_t hidden, int32_t columns) {
+  int32_t threads = 1024 / columns;
+  while (hidden % (columns * threads) != 0)
+    threads /= 2;
+  return threads;
+}
+
 EngramGateFwdSpec spec(const ops::Call &c) {
   auto s = token_tiles<EngramGateFwdSpec>(c);
   s.save = c.has("dot") ? 1 : 0;
   // rows: k's heads D apart (x and out are contiguous); 2 columns of every
-  // head a thread, the most threads (at most 512) whose chunk divides D.
-  if (c.choice("layout") == "rows" && c.tensor("k").strides[1] == s.hidden) {
+  // head a thread.
+  if (c.choice("layout") == "rows" && heads_d_apart(c, {"k"})) {
     s.rows = 1;
-    s.threads = 512;
-    while (s.hidden % (2 * s.threads) != 0)
-      s.threads /= 2;
+    s.threads = row_threads(s.hidden, 2);
     s.chunk = 2 * s.threads;
     s.stages = 0;
   }
@@ -124,17 +142,11 @@ ops::TensorDecl saved(const char *name, const char *doc) {
 EngramGateBwdSpec bwd_spec(const ops::Call &c) {
   auto s = token_tiles<EngramGateBwdSpec>(c);
   const std::string &grad_w = c.choice("grad_w");
-  // The heads side by side in every (T, hc, D) tensor (2.1's kv views too).
-  const bool dense_heads = c.tensor("k").strides[1] == s.hidden &&
-                           c.tensor("grad_k").strides[1] == s.hidden;
-  if (grad_w != "global" && dense_heads) {
-    // registers_N: N columns of every head a thread, the most threads (at
-    // most 1024 / N) whose chunk divides D (D % 256 == 0), while the row
-    // fits 32 N floats a thread (1024 / N threads have 64 N registers).
+  if (grad_w != "global" && heads_d_apart(c, {"k", "grad_k"})) {
+    // registers_N: N columns of every head a thread, while the row fits 32
+    // N floats a thread (1024 / N threads have 64 N registers).
     const int32_t columns = grad_w == "registers_2" ? 2 : 4;
-    int32_t threads = 1024 / columns;
-    while (s.hidden % (columns * threads) != 0)
-      threads /= 2;
+    const int32_t threads = row_threads(s.hidden, columns);
     if (int64_t{s.heads} * s.hidden / threads <= 32 * columns) {
       s.registers = columns;
       s.threads = threads;
