@@ -6,7 +6,10 @@
 #include "tilejit/dtype.h"
 #include "tilejit/runtime/spec_key.h"
 
+#include <cstdint>
+#include <limits>
 #include <string>
+#include <string_view>
 #include <type_traits>
 
 namespace tilejit::ops {
@@ -19,6 +22,23 @@ template <class T> std::string field_text(const T &value) {
     return std::to_string(static_cast<std::underlying_type_t<T>>(value));
   else
     return std::to_string(value);
+}
+
+/// Sets an integer spec field to `value` (TILEJIT_TUNE); false for a field
+/// of another type (a dtype, an enum) or a value it cannot hold.
+template <class T> bool set_field(T &field, int64_t value) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    if (value < 0 ? value < static_cast<int64_t>(std::numeric_limits<T>::min())
+                  : static_cast<uint64_t>(value) >
+                        static_cast<uint64_t>(std::numeric_limits<T>::max()))
+      return false;
+    field = static_cast<T>(value);
+    return true;
+  } else {
+    (void)field;
+    (void)value;
+    return false;
+  }
 }
 
 } // namespace tilejit::ops
@@ -62,10 +82,15 @@ template <class T> std::string field_text(const T &value) {
   (m, s, __VA_ARGS__)
 #define TILEJIT_FIELD_KEY(s, x) key.add(#x, ::tilejit::ops::field_text(s.x));
 #define TILEJIT_FIELD_SIZE(S, x) +sizeof(S::x)
+#define TILEJIT_FIELD_SET(s, x)                                                \
+  if (field == #x)                                                             \
+    return ::tilejit::ops::set_field(s.x, value);
+#define TILEJIT_FIELD_NAME(s, x) names += names.empty() ? #x : ", " #x;
 
 /// Lists every field of the spec struct `Spec` (a struct of 32-bit fields
 /// that the op's kernel table compares bytewise) once, defining
-/// `add_spec_fields(key, spec)`:
+/// `add_spec_fields(key, spec)`, `set_spec_field(spec, field, value)` and
+/// `spec_field_names(spec)` (TILEJIT_TUNE, op/tuning.h):
 ///
 ///   TILEJIT_SPEC_FIELDS(TopkGateSpec, num_experts, num_topk, block_t)
 #define TILEJIT_SPEC_FIELDS(Spec, ...)                                         \
@@ -75,4 +100,14 @@ template <class T> std::string field_text(const T &value) {
                 ", ...) must list every field of the struct once");            \
   inline void add_spec_fields(::tilejit::rt::SpecKey &key, const Spec &spec) { \
     TILEJIT_FOR_EACH(TILEJIT_FIELD_KEY, spec, __VA_ARGS__)                     \
+  }                                                                            \
+  inline bool set_spec_field(Spec &spec, std::string_view field,               \
+                             int64_t value) {                                  \
+    TILEJIT_FOR_EACH(TILEJIT_FIELD_SET, spec, __VA_ARGS__)                     \
+    return false;                                                              \
+  }                                                                            \
+  inline std::string spec_field_names(const Spec &) {                          \
+    std::string names;                                                         \
+    TILEJIT_FOR_EACH(TILEJIT_FIELD_NAME, spec, __VA_ARGS__)                    \
+    return names;                                                              \
   }

@@ -8,6 +8,7 @@
 #include "common/kernel_table.h"
 #include "op/op_def.h"
 #include "op/spec_fields.h"
+#include "op/tuning.h"
 
 #include "tilejit/error.h"
 #include "tilejit/runtime/stream_memory.h"
@@ -123,15 +124,20 @@ template <class Spec> OpDef make_op(OpDef op, OpKernel<Spec> k) {
   const std::string name = op.name;
   const int count = 1 + static_cast<int>(k.then.size());
   op.kernel_count = count;
-  op.key_of = [k, name](const Call &c, int index) {
+  // The spec function's result with TILEJIT_TUNE's fields (none: as is).
+  const SpecTuning tuning = spec_tuning(name);
+  auto spec_of = [spec = k.spec, tuning, name](const Call &c) {
+    return tuned(spec(c), tuning, name);
+  };
+  op.key_of = [k, spec_of, name](const Call &c, int index) {
     (void)kernel_at(k, index); // the index checked
-    return spec_key(name, k.spec(c), index);
+    return spec_key(name, spec_of(c), index);
   };
-  op.kernel_of = [k](const Call &c, int index) {
-    return kernel_at(k, index)(k.spec(c));
+  op.kernel_of = [k, spec_of](const Call &c, int index) {
+    return kernel_at(k, index)(spec_of(c));
   };
-  op.kernel_args = [k](const Call &c) {
-    const Spec spec = k.spec(c);
+  op.kernel_args = [k, spec_of](const Call &c) {
+    const Spec spec = spec_of(c);
     KernelArgs args = bound_args(k, c, spec);
     if (std::optional<rt::TensorView> view = scratch_view(k, c, spec))
       args.tensor("scratch", *view);
@@ -142,8 +148,8 @@ template <class Spec> OpDef make_op(OpDef op, OpKernel<Spec> k) {
   std::vector<std::shared_ptr<KernelTable<Spec>>> tables;
   for (int i = 0; i < count; ++i)
     tables.push_back(std::make_shared<KernelTable<Spec>>());
-  op.launch = [k, tables, name](const Call &c, CUstream stream) {
-    const Spec spec = k.spec(c);
+  op.launch = [k, spec_of, tables, name](const Call &c, CUstream stream) {
+    const Spec spec = spec_of(c);
     KernelArgs args = bound_args(k, c, spec);
     // Every kernel loaded (compiled on a miss) before any runs.
     std::array<const LoadedKernel *, 8> loaded{};
