@@ -58,6 +58,7 @@ ExpandToFusedSpec spec(const ops::Call &c) {
         (h + s.threads * vector - 1) / (s.threads * vector), 1, 16);
     s.block_h = static_cast<int32_t>(s.threads * chunks * vector);
   }
+  s.whole = h > 0 && h % s.block_h == 0;
   if (c.op().tensor_index("x_sf") >= 0) {
     // Scale columns a block: the blocks' share of x_sf's, an element a
     // thread at a time.

@@ -47,9 +47,10 @@ struct ExpandToFusedSpec {
   int32_t threads = 128;
   int32_t vector_bytes = 0; ///< 16: x's and out's rows 16-byte aligned
   int32_t sf_block = 0;     ///< 0: no scales; else scale columns a block
+  int32_t whole = 0; ///< 1: block_h divides H (x's columns promised inside)
 };
 TILEJIT_SPEC_FIELDS(ExpandToFusedSpec, dtype, topk, block_h, threads,
-                    vector_bytes, sf_block)
+                    vector_bytes, sf_block, whole)
 
 /// The kernel in the DSL (expand_to_fused.dsl.cpp).
 Kernel expand_to_fused_kernel(const ExpandToFusedSpec &spec);
