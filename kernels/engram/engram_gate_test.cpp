@@ -3,7 +3,7 @@
 // values, 2.1's kv form (k and v as strided views of one (T, hc + 1, D)
 // tensor) and image tokens, 1 and 3 heads, D = 256, one token, no tokens,
 // TileKernels' two benchmark shapes with its times, the same at stages 0,
-// 1 and 3 (the default 2 copies each pass's chunks ahead) and on (T, hc D)
+// 1, 2 and 3 (the default 4 copies each pass's chunks ahead) and on (T, hc D)
 // rows (layout rows), mistakes. All within
 // TileKernels' calc_diff bound 2e-10 of the float64 reference.
 #include "op_test.h"
@@ -39,20 +39,20 @@ void set_from(OpTest &t, size_t first, const std::string &name,
 }
 
 /// The cases that `add` appends again at stages 0 (a chunk's loads at a
-/// time), 1 and 3 (chunks of 512 columns; the default is 2: each pass's
-/// chunks copied ahead), labelled so.
+/// time), 1, 2 and 3 (3: chunks of 512 columns; the default is 4: each
+/// pass's 512-column chunks copied four ahead), labelled so.
 void add_staged(OpTest &t, const std::function<void(OpTest &)> &add) {
-  for (const char *stages : {"0", "1", "3"}) {
+  for (const char *stages : {"0", "1", "2", "3"}) {
     const size_t first = t.cases.size();
     add(t);
     set_from(t, first, "stages", stages);
   }
 }
 
-/// Benchmark rows of TileKernels' shape at stages 0, 1, 3 and 4 beside the
+/// Benchmark rows of TileKernels' shape at stages 0 to 3 beside the
 /// default's (`prefix` before the label's "stages N").
 void add_stage_benches(OpTest &t, const std::string &prefix, double peer_us) {
-  for (const char *stages : {"0", "1", "3", "4"})
+  for (const char *stages : {"0", "1", "2", "3"})
     t.cases.push_back({.label = prefix + "stages " + stages,
                        .shape = {8001, 4, 7168},
                        .set = {{"stages", stages}},
@@ -150,7 +150,7 @@ TILEJIT_OP_TEST(engram_gate_fwd) {
 // 5, D) tensor; grad_kv's views in the GPU pytest) and image tokens, fewer
 // tokens than blocks (empty rows), D = 256 and 2560 (one partial chunk), no
 // tokens, each with the grad_w row in registers (2 columns a thread, the
-// default, and 4) and in global memory at stages 2, 0, 1 and 3 (the kv
+// default, and 4) and in global memory at stages 4, 0, 1, 2 and 3 (the kv
 // form's strided k takes the registers path too: its heads are D apart);
 // TileKernels' benchmark shape with its time (also at 4 columns, and in
 // global memory at stages 0 to 4), mistakes. calc_diff <
@@ -168,7 +168,7 @@ TILEJIT_OP_TEST(engram_gate_bwd) {
              {"rstd_k", uniform(0.8, 1.25)}};
   // With the grad_w row in registers at 2 columns a thread (the default)
   // and at 4, then added to in global memory (grad_w global) at the
-  // default stages (2), at 0 (a chunk's loads at a time), 1 and 3.
+  // default stages (4), at 0 (a chunk's loads at a time), 1, 2 and 3.
   auto cases = [](OpTest &t) {
     for (int64_t d : {2048, 4096, 7168})
       t.cases.push_back({.label = "", .shape = {4001, 4, d}});
@@ -202,9 +202,9 @@ TILEJIT_OP_TEST(engram_gate_bwd) {
                      .kind = Case::bench,
                      .peer_us = 880.94});
   const size_t benches = t.cases.size();
-  t.cases.push_back({.label = "grad_w global, stages 2",
+  t.cases.push_back({.label = "grad_w global, stages 4",
                      .shape = {8001, 4, 7168},
-                     .set = {{"stages", "2"}},
+                     .set = {{"stages", "4"}},
                      .kind = Case::bench,
                      .peer_us = 880.94});
   add_stage_benches(t, "grad_w global, ", 880.94);
