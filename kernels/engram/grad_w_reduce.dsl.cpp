@@ -8,6 +8,8 @@
 
 #include "tilejit/compiler/dsl.h"
 
+#include <vector>
+
 namespace tilejit::engram {
 
 Kernel grad_w_reduce_kernel(const GradWReduceSpec &s) {
@@ -32,11 +34,29 @@ Kernel grad_w_reduce_kernel(const GradWReduceSpec &s) {
       zero, k.index(rows / unroll), {k.full({groups, bn}, 0, f32)},
       [&](Value step, std::vector<Value> acc) {
         Value v = acc[0];
+        if (s.group_vector == 0) {
+          for (int64_t u = 0; u < unroll; ++u) {
+            auto row = step * k.index(unroll) + k.index(u);
+            v = v + k.reshape(k.load(partial, {zero, row, n0}, {groups, 1, bn}),
+                              {groups, bn});
+          }
+          return std::vector<Value>{v};
+        }
+        // The step's rows all loaded before the first add, so that their
+        // loads are in flight at once (an add between two bounds-checked
+        // loads would wait for the first), `group_vector` consecutive
+        // columns of one group a thread (16-byte loads; the groups' sum
+        // after the loop then crosses threads, once).
+        std::vector<Value> loaded;
         for (int64_t u = 0; u < unroll; ++u) {
           auto row = step * k.index(unroll) + k.index(u);
-          v = v + k.reshape(k.load(partial, {zero, row, n0}, {groups, 1, bn}),
-                            {groups, bn});
+          loaded.push_back(k.reshape(
+              k.relayout(k.load(partial, {zero, row, n0}, {groups, 1, bn}),
+                         s.group_vector),
+              {groups, bn}));
         }
+        for (const Value &l : loaded)
+          v = v + l;
         return std::vector<Value>{v};
       });
   auto gw = k.reduce_sum(sums[0], 0); // (1, block_n)

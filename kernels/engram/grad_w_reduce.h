@@ -18,9 +18,14 @@ struct GradWReduceSpec {
   int32_t block_n = 256;
   int32_t threads = 256;
   int32_t vector_bytes = 0; ///< 16: every row 16-byte aligned
+  /// 0: a thread holds a column of every group (the groups' sum in the
+  /// thread, 4-byte loads); 4: 4 columns of one group, a step's rows loaded
+  /// before they are added (16-byte loads, 63 registers at unroll 11 against
+  /// 176; not yet run on a GPU: TILEJIT_TUNE=grad_w_reduce:group_vector=4).
+  int32_t group_vector = 0;
 };
 TILEJIT_SPEC_FIELDS(GradWReduceSpec, partials, unroll, block_n, threads,
-                    vector_bytes)
+                    vector_bytes, group_vector)
 
 /// The kernel in the DSL (grad_w_reduce.dsl.cpp).
 Kernel grad_w_reduce_kernel(const GradWReduceSpec &spec);
