@@ -7,6 +7,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <string>
+#include <utility>
+
 using namespace tilejit;
 
 namespace {
@@ -49,26 +52,30 @@ TEST_CASE("TILEJIT_TUNE sets the named op's integer fields", "[tuning]") {
 }
 
 TEST_CASE("TILEJIT_TUNE's mistakes are named errors", "[tuning]") {
-  CHECK(error_of(ops::parse_spec_tuning("toy:block=2x", "toy")) ==
-        "TILEJIT_TUNE is 'toy:block=2x': 'block=2x' is not field=integer; "
-        "requires op:field=value[,field=value][;op:...]");
-  CHECK(error_of(ops::parse_spec_tuning("block=2", "toy")) ==
-        "TILEJIT_TUNE is 'block=2': 'block=2' names no op; requires "
-        "op:field=value[,field=value][;op:...]");
-  CHECK(error_of(ops::parse_spec_tuning("toy:", "toy")) ==
-        "TILEJIT_TUNE is 'toy:': 'toy:' sets no field; requires "
-        "op:field=value[,field=value][;op:...]");
-  // A malformed entry for another op fails this op's calls too.
-  CHECK(error_of(ops::parse_spec_tuning("other:x", "toy")) ==
-        "TILEJIT_TUNE is 'other:x': 'x' is not field=integer; requires "
-        "op:field=value[,field=value][;op:...]");
-  CHECK(error_of(ops::parse_spec_tuning("toy:blocks=2", "toy")) ==
-        "TILEJIT_TUNE: op toy has no integer spec field 'blocks' that holds "
-        "2; its fields: dtype, block, unroll");
-  CHECK(error_of(ops::parse_spec_tuning("toy:dtype=1", "toy")) ==
-        "TILEJIT_TUNE: op toy has no integer spec field 'dtype' that holds "
-        "1; its fields: dtype, block, unroll");
-  CHECK(error_of(ops::parse_spec_tuning("toy:block=4294967296", "toy")) ==
-        "TILEJIT_TUNE: op toy has no integer spec field 'block' that holds "
-        "4294967296; its fields: dtype, block, unroll");
+  const std::string form = "; requires op:field=value[,field=value][;op:...]";
+  const std::string fields = "; its fields: dtype, block, unroll";
+  // (TILEJIT_TUNE's text, the message of a toy call under it)
+  const std::pair<const char *, std::string> mistakes[] = {
+      {"toy:block=2x",
+       "TILEJIT_TUNE is 'toy:block=2x': 'block=2x' is not field=integer" +
+           form},
+      {"block=2", "TILEJIT_TUNE is 'block=2': 'block=2' names no op" + form},
+      {"toy:", "TILEJIT_TUNE is 'toy:': 'toy:' sets no field" + form},
+      // A malformed entry for another op fails this op's calls too.
+      {"other:x", "TILEJIT_TUNE is 'other:x': 'x' is not field=integer" + form},
+      {"toy:blocks=2",
+       "TILEJIT_TUNE: op toy has no integer spec field 'blocks' that holds 2" +
+           fields},
+      {"toy:dtype=1",
+       "TILEJIT_TUNE: op toy has no integer spec field 'dtype' that holds 1" +
+           fields},
+      {"toy:block=4294967296",
+       "TILEJIT_TUNE: op toy has no integer spec field 'block' that holds "
+       "4294967296" +
+           fields},
+  };
+  for (const auto &[text, message] : mistakes) {
+    INFO(text);
+    CHECK(error_of(ops::parse_spec_tuning(text, "toy")) == message);
+  }
 }
