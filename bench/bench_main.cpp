@@ -260,6 +260,8 @@ int main(int argc, char **argv) {
                    argv[3]);
         return 2;
       }
+    } else if (mode == "--unchecked" && argc == 2) {
+      checked = false; // every op's rows, no CPU reference
     } else if (!mode.empty() && mode != "--compile" && mode != "--grid" &&
                mode != "--fused-gemm" && mode != "--tma-transpose") {
       fmt::print(
@@ -272,7 +274,8 @@ int main(int argc, char **argv) {
           "--ops NAME[@TEXT][,...] "
           "[--unchecked] (those ops' benchmark cases only, with TEXT in "
           "their label; --unchecked: no CPU reference, for rows whose "
-          "reference takes minutes)\n",
+          "reference takes minutes), or --unchecked alone (every op's "
+          "benchmark cases without their CPU references: a sweep)\n",
           mode);
       return 2;
     }
@@ -303,7 +306,7 @@ int main(int argc, char **argv) {
     JsonReport json(std::getenv("TILEJIT_BENCH_JSON"));
     json.device(fmt::format("{} ({} SMs)", device.name(), device.sm_count()));
     bool all_passed = bench_cases(only, checked, json);
-    if (mode == "--ops")
+    if (mode == "--ops" || mode == "--unchecked")
       return all_passed ? 0 : 1;
     all_passed &= bench_per_token_cast_grid();
     all_passed &= bench_fused_gemm();
