@@ -10,7 +10,6 @@
 
 #include "tilejit/compiler/dsl.h"
 
-#include <functional>
 #include <optional>
 #include <vector>
 
@@ -39,18 +38,6 @@ Kernel expand_to_fused_kernel(const ExpandToFusedSpec &s) {
   k.grid({k.blocks(rows, 0), k.blocks(x, 1, s.block_h)});
 
   auto b = k.block_id(0), c = k.block_id(1);
-  // `body` where `cond` holds (one branch, uniform over the block).
-  auto when = [&](dsl::Value cond, const std::function<void()> &body) {
-    k.if_else(
-        cond, {},
-        [&](dsl::Value, std::vector<dsl::Value>) {
-          body();
-          return std::vector<dsl::Value>{};
-        },
-        [](dsl::Value, std::vector<dsl::Value>) {
-          return std::vector<dsl::Value>{};
-        });
-  };
   // Whether fused row b is padding (past N reads 0: not padding).
   auto padding = k.lt(k.load_scalar(experts, {b}), k.constant(0, DType::i32));
   // Token b's K fused rows (-1: none), all read here, before any store: a
@@ -76,18 +63,18 @@ Kernel expand_to_fused_kernel(const ExpandToFusedSpec &s) {
     const dsl::Bounds bounds = s.whole && !author ? dsl::Bounds::promised_inside
                                                   : dsl::Bounds::checked;
     auto fused_rows = k.cast(k.dim(dst, 0), DType::i32);
-    when(token, [&] {
+    k.when(token, [&] {
       auto row = k.load(src, {b, c0}, {1, w}, bounds);
       if (author)
         row = k.relayout(row, 1);
       for (const dsl::Value &slot : slots)
-        when(k.ge(slot, k.constant(0, DType::i32)), [&] {
-          when(k.lt(slot, fused_rows), [&] {
+        k.when(k.ge(slot, k.constant(0, DType::i32)), [&] {
+          k.when(k.lt(slot, fused_rows), [&] {
             k.store(row, dst, {slot, c0}, bounds);
           });
         });
     });
-    when(padding, [&] {
+    k.when(padding, [&] {
       auto zeros = k.full({1, w}, 0, dtype);
       k.store(author ? k.relayout(zeros, 1) : zeros, dst, {b, c0}, bounds);
     });

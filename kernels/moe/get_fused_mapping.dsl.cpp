@@ -161,15 +161,11 @@ Kernel get_fused_mapping_place_kernel(const FusedMappingSpec &s) {
     // over the tile's rows (a scan takes whole threads' worth), one row.
     auto repeated = k.broadcast(aligned, {nb, w});
     auto start = k.reduce_max(k.cumsum(repeated, 1) - repeated, 0) + prior[0];
-    k.if_else(
-        k.eq(b, k.index(0)), {},
-        [&](Value, Values) {
-          k.store(k.reshape(start, {w}), start_out, {c0});
-          k.store(k.reshape(start + aligned, {w}), end_out, {c0});
-          k.store(k.reshape(aligned, {w}), aligned_out, {c0});
-          return Values{};
-        },
-        [](Value, Values) { return Values{}; });
+    k.when(k.eq(b, k.index(0)), [&] {
+      k.store(k.reshape(start, {w}), start_out, {c0});
+      k.store(k.reshape(start + aligned, {w}), end_out, {c0});
+      k.store(k.reshape(aligned, {w}), aligned_out, {c0});
+    });
 
     // Where the step's entries of each expert begin, carried over steps.
     k.serial(k.index(0), run.steps, {start + before}, [&](Value i, Values at) {

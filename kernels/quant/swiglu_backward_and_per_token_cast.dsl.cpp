@@ -62,7 +62,7 @@ swiglu_backward_and_per_token_cast_kernel(const SwigluBackwardCastSpec &s) {
                 {zero, z0});
 
   auto h = k.dim(gate, 1);
-  auto row = [&](dsl::Value, std::vector<dsl::Value>) {
+  auto row = [&] {
     // One value a thread, (1, threads, 1), broadcast over its vector.
     auto per_thread = [&](dsl::Value t) {
       return k.broadcast(k.reshape(k.relayout(t, 1), {1, threads, 1}),
@@ -125,12 +125,8 @@ swiglu_backward_and_per_token_cast_kernel(const SwigluBackwardCastSpec &s) {
     auto sums = k.serial(zero, h / k.index(chunk), {full(0)}, body);
     auto total = k.reduce_sum(k.reduce_sum(sums[0], 2), 1);
     k.scatter(k.reshape(total, {1, 1}), weight_grad_rows, rows, {b, zero});
-    return std::vector<dsl::Value>{};
   };
-  k.if_else(k.lt(b, k.dim(gate, 0)), {}, row,
-            [](dsl::Value, std::vector<dsl::Value>) {
-              return std::vector<dsl::Value>{};
-            });
+  k.when(k.lt(b, k.dim(gate, 0)), row);
   return k.build();
 }
 

@@ -421,6 +421,13 @@ TEST_CASE("DSL loops and branches reject misuse with one line",
              }),
              EndsWith("error: if_else: the condition has type tensor<4x32xi1>; "
                       "requires an i1 scalar (a comparison of scalars)"));
+  // The same through k.when (if_else without an else and values).
+  CHECK_THAT(error_of([](auto &k, auto &x) {
+               auto t = tile(k, x);
+               k.when(k.gt(t, t), [] {});
+             }),
+             EndsWith("error: if_else: the condition has type tensor<4x32xi1>; "
+                      "requires an i1 scalar (a comparison of scalars)"));
   // Deliberate mistake: the branches return different types.
   CHECK_THAT(error_of([](auto &k, auto &x) {
                auto t = tile(k, x);

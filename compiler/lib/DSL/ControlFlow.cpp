@@ -162,4 +162,16 @@ std::vector<Value> KernelBuilder::if_else(Value cond,
   return wrapAll(impl, op.getResults(), thenResults);
 }
 
+void KernelBuilder::when(Value cond, const std::function<void()> &body,
+                         Loc loc) {
+  auto none = [](Value, std::vector<Value>) { return std::vector<Value>{}; };
+  if_else(
+      cond, {},
+      [&](Value, std::vector<Value>) {
+        body();
+        return std::vector<Value>{};
+      },
+      none, loc);
+}
+
 } // namespace tilejit::dsl

@@ -529,6 +529,10 @@ public:
   std::vector<Value> if_else(Value cond, const std::vector<Value> &values,
                              const Body &then_, const Body &else_,
                              Loc loc = Loc::current());
+  /// if (cond) body: if_else without an else branch and without values
+  /// (a row skipped, a block's one-off store); errors as if_else's.
+  void when(Value cond, const std::function<void()> &body,
+            Loc loc = Loc::current());
 
   /// Finishes the kernel and verifies it. Throws UserError whose lines read
   /// `file:line:col: error: message` at the author's call that is wrong.
