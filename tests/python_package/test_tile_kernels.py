@@ -300,6 +300,46 @@ report("modeling.engram.engram_gate takes TileKernels 2.1's arguments",
        "(hidden_states, kv, weight_hidden, weight_embed, clamp_value, eps, "
        "image_token_mask=None)" and _layer.engram_gate.tilejit_bound,
        str(inspect.signature(_layer.engram_gate)))
+# TileKernels 1.0's functional mHC layer (modeling.mhc, removed in 2.1) and
+# its autograd functions (modeling.mhc.ops), as 1.0's sources have them.
+MHC10 = {
+    "expand_from_embedding": "(x, mhc_mult=4)",
+    "mhc_pre": "(residual, fn, scale, base, *, norm_weight=None, "
+               "norm_eps=1e-06, mhc_mult=4, post_mult_value=1.0, "
+               "pre_eps=1e-06, sinkhorn_eps=1e-06, sinkhorn_repeat=10, "
+               "n_splits=16)",
+    "mhc_head": "(residual, fn, scale, base, *, norm_weight=None, "
+                "norm_eps=1e-06, mhc_mult=4, pre_eps=1e-06, n_splits=16)",
+    "ops.expand_to_mhc": "(hidden, mhc_mult, out=None)",
+    "ops.mhc_head_compute_mix":
+        "(input_mix, mhc_scale, mhc_base, mhc_pre_eps)",
+    "ops.mhc_pre_norm_fn": "(residual, mhc_fn, mhc_norm_weight, "
+                           "mhc_norm_eps, fuse_grad_acc=True, n_splits=16)",
+    "ops.mhc_post": "(x, residual, post_layer_mix, comb_res_mix, out=None)",
+    "ops.mhc_post_fwd":
+        "(x, residual, post_layer_mix, comb_res_mix, out=None)",
+    "ops.mhc_post_bwd": "(x, residual, post_layer_mix, comb_res_mix, d_o, "
+                        "fuse_grad_acc=True)",
+    "ops.mhc_pre_apply_mix": "(x, mix, out=None)",
+    "ops.mhc_pre_big_fuse":
+        "(residual, fn, mhc_scale, mhc_base, rms_eps, mhc_pre_eps, "
+        "mhc_sinkhorn_eps, mhc_post_mult_value, sinkhorn_repeat, "
+        "n_splits=16)",
+    "ops.mhc_pre_split_mixes": "(input_mixes, mhc_scale, mhc_base, mhc_mult, "
+                               "mhc_post_mult_value, mhc_pre_eps)",
+    "ops.sinkhorn_normalize": "(x, repeat=10, eps=1e-06)",
+    "ops.mhc_multilayer_recompute":
+        "(initial_residual, pre_mix_list, layer_output_list, post_mix_list, "
+        "comb_mix_list, layer_input_list, residual_list)",
+}
+import tilejit.tile_kernels.modeling.mhc as _mhc_layer  # noqa: E402
+for path, sig in MHC10.items():
+    f = _mhc_layer
+    for part in path.split("."):
+        f = getattr(f, part, None)
+    got = str(inspect.signature(f)) if f else "missing"
+    report(f"modeling.mhc.{path}{sig}",
+           got == sig and getattr(f, "tilejit_bound", False), got)
 # 1.0's code through tilejit.tile_kernels.v1: every bound 1.0 function
 # takes 1.0's parameters in 1.0's order with 1.0's defaults (2.1 may have
 # appended more).

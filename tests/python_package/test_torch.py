@@ -72,6 +72,62 @@ expect("modeling.engram.engram_gate on meta tensors",
        _layer.engram_gate(meta((8, 4, 512)), meta((8, 5 * 512)),
                           meta((4, 512)), meta((4, 512)), 1e-6, 1e-20),
        ("bfloat16", (8, 4, 512), (2048, 512, 1)))
+from tilejit.tile_kernels.modeling import mhc as _mhc  # noqa: E402
+B, S, H = 2, 77, 1280
+
+
+def f32(*shape, grad=False):
+    return meta(shape, torch.float32).requires_grad_(grad)
+
+
+res = meta((B, S, 4, H)).requires_grad_()
+fn, scale, base = f32(24, 4 * H, grad=True), f32(3, grad=True), f32(24)
+layer_input, (post_mix, comb_mix) = _mhc.mhc_pre(
+    res, fn, scale, base, norm_weight=f32(4 * H, grad=True))
+expect("modeling.mhc.mhc_pre (autograd): layer_input, post_mix, comb_mix",
+       (layer_input, post_mix, comb_mix),
+       ("bfloat16", (B, S, H), (S * H, H, 1)),
+       ("float32", (B, S, 4, 1), (S * 4, 4, 1, 1)),
+       ("float32", (B, S, 4, 4), (S * 16, 16, 4, 1)))
+report("and records its graph (layer_input has a grad_fn)",
+       type(layer_input.grad_fn).__name__ == "MHCPreApplyMixBackward",
+       f"{layer_input.grad_fn}")
+with torch.no_grad():
+    fused = _mhc.mhc_pre(res, fn, scale, base)
+expect("modeling.mhc.mhc_pre without autograd (mhc_pre_big_fuse)",
+       (fused[0], *fused[1]), ("bfloat16", (B, S, H), (S * H, H, 1)),
+       ("float32", (B, S, 4, 1), (S * 4, 4, 1, 1)),
+       ("float32", (B, S, 4, 4), (S * 16, 16, 4, 1)))
+expect("modeling.mhc.ops.mhc_post",
+       _mhc.ops.mhc_post(layer_input, res, post_mix, comb_mix),
+       ("bfloat16", (B, S, 4, H), (S * 4 * H, 4 * H, H, 1)))
+expect("modeling.mhc.mhc_head of 1.0's padded fn",
+       _mhc.mhc_head(res, f32(24, 4 * H), f32(1), f32(4)),
+       ("bfloat16", (B, S, H), (S * H, H, 1)))
+expect("modeling.mhc.expand_from_embedding",
+       _mhc.expand_from_embedding(meta((B, S, H))),
+       ("bfloat16", (B, S, 4, H), (S * 4 * H, 4 * H, H, 1)))
+try:
+    _mhc.mhc_pre(res, fn, scale, base, mhc_mult=8)
+    report("mhc_pre of a residual of 4 streams with mhc_mult=8 raises",
+           False, "returned")
+except ValueError as e:
+    report("mhc_pre of a residual of 4 streams with mhc_mult=8 raises",
+           str(e) == "argument 'residual' has shape [2, 77, 4, 1280]; "
+           "requires (..., mhc_mult, H) with mhc_mult = 8", str(e))
+try:
+    _mhc.ops.mhc_pre_norm_fn(res, f32(24, 4 * 1024), None, 1e-6)
+    report("mhc_pre_norm_fn of fn with the wrong width raises", False,
+           "returned")
+except ValueError as e:
+    report("mhc_pre_norm_fn of fn with the wrong width raises",
+           str(e) == "argument 'mhc_fn' has shape [24, 4096]; requires "
+           "(mhc * (mhc + 2), mhc * H) of residual's (..., mhc, H) = "
+           "[2, 77, 4, 1280]", str(e))
+report("modeling.mhc.ops has 1.0's autograd functions by name",
+       all(issubclass(getattr(_mhc.ops, n), torch.autograd.Function)
+           for n in ("ExpandToMHCFn", "MHCPreNormFn", "MHCPreSplitMixes",
+                     "MHCPreApplyMix", "MHCPost", "MHCHeadComputeMix")))
 expect("per_token_cast e2m1: packed int8", q.per_token_cast(x, "e2m1", 32),
        ("int8", (M, K // 2), (K // 2, 1)), ("float32", (M, 224), (224, 1)))
 expect("per_token_cast e5m6: 12-bit codes as bytes",
