@@ -30,7 +30,7 @@ def assert_equal(x, y):
 
 def calc_diff(x, y):
     """1 - 2 sum(x y) / sum(x^2 + y^2) in float64 (0 where both are 0)."""
-    x, y = x.double(), y.double()
+    x, y = x.detach().double(), y.detach().double()
     den = (x * x + y * y).sum()
     return 0.0 if den == 0 else float(1 - 2 * (x * y).sum() / den)
 
