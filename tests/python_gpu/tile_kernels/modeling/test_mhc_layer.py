@@ -39,13 +39,27 @@ def sinkhorn(x, repeat, eps):
     return y
 
 
+class _Tf32Grad(torch.autograd.Function):
+    """The identity, its gradient rounded to tf32 (the norm's backward
+    rounds the product's gradient before its GEMMs, §3.3)."""
+
+    @staticmethod
+    def forward(ctx, v):
+        return v.clone()
+
+    @staticmethod
+    def backward(ctx, g):
+        return tf32(g)
+
+
 def norm_fn_ref(residual, fn, normw, eps):
-    """mhc_pre_norm_fn's forward (§3.3), fn merged and tf32-rounded
-    (straight-through), the product in residual's dtype."""
+    """mhc_pre_norm_fn (§3.3) in residual's dtype: fn merged and
+    tf32-rounded (straight-through), the product's gradient tf32-rounded, so
+    that the GEMMs' products are those of the kernels."""
     x = residual.flatten(-2)
     if normw is not None:
         fn = fn * normw
-    mul = x @ ste(fn, tf32).T
+    mul = _Tf32Grad.apply(x @ ste(fn, tf32).T)
     sq = (x * x).sum(-1, keepdim=True)
     return mul * torch.rsqrt(sq / x.shape[-1] + eps)
 
@@ -162,7 +176,9 @@ def test_pre_apply_mix(h):
     g = torch.randn_like(out)
     out.backward(g)
     want.backward(g.float())
-    torch.testing.assert_close(x.grad.float(), xr.grad, atol=1e-2, rtol=1e-3)
+    # Both rounded to bf16 (TileKernels' reference runs in bf16).
+    torch.testing.assert_close(x.grad, xr.grad.bfloat16(), atol=1e-2,
+                               rtol=1e-3)
     torch.testing.assert_close(mix.grad, mr.grad, atol=1e-2, rtol=1e-3)
 
 
