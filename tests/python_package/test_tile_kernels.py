@@ -340,6 +340,31 @@ for path, sig in MHC10.items():
     got = str(inspect.signature(f)) if f else "missing"
     report(f"modeling.mhc.{path}{sig}",
            got == sig and getattr(f, "tilejit_bound", False), got)
+# `from <module> import <name>` of 1.0's code with the import changed: the
+# modules v1 shares are importable under its name, submodules included; the
+# layer's functions import without torch (the import system's __path__
+# lookup must not build the autograd Functions).
+from tilejit.tile_kernels.modeling.mhc.ops import mhc_post  # noqa: E402
+from tilejit.tile_kernels.v1.modeling.mhc.ops import (  # noqa: E402
+    mhc_post as v1_mhc_post)
+from tilejit.tile_kernels.v1.moe import topk_gate as v1_topk_gate  # noqa
+report("from tilejit.tile_kernels.v1.moe import topk_gate: the shared one",
+       v1_topk_gate is tk.moe.topk_gate)
+report("from tilejit.tile_kernels.v1.modeling.mhc.ops import mhc_post",
+       v1_mhc_post is mhc_post)
+try:
+    import torch  # noqa: F401
+    has_torch = True
+except ImportError:
+    has_torch = False
+if not has_torch:
+    try:
+        from tilejit.tile_kernels.modeling.mhc.ops import MHCPost  # noqa
+        report("an autograd Function without torch raises ImportError", False,
+               "imported")
+    except ImportError as e:
+        report("an autograd Function without torch raises ImportError "
+               "naming torch", "torch" in str(e), str(e))
 # 1.0's code through tilejit.tile_kernels.v1: every bound 1.0 function
 # takes 1.0's parameters in 1.0's order with 1.0's defaults (2.1 may have
 # appended more).

@@ -266,17 +266,24 @@ def _fns():
     for c in (ExpandToMHCFn, SinkhornNormalize, MHCFnNormwMerge,
               MHCPreNormFn, MHCPreSplitMixes, MHCPreApplyMix, MHCPost,
               MHCHeadComputeMix):
+        assert c.__name__ in _CLASSES
         setattr(_Fns, c.__name__, c)
     _FNS = _Fns
     return _FNS
 
 
+_CLASSES = ("ExpandToMHCFn", "SinkhornNormalize", "MHCFnNormwMerge",
+            "MHCPreNormFn", "MHCPreSplitMixes", "MHCPreApplyMix", "MHCPost",
+            "MHCHeadComputeMix")
+
+
 def __getattr__(name):
-    """The autograd Functions by name (made on first use)."""
-    fn = getattr(_fns(), name, None)
-    if fn is None:
-        raise AttributeError(name)
-    return fn
+    """The autograd Functions by name (made on first use, so only those
+    names need torch: the import system's own lookups, e.g. __path__ for
+    `from ... import`, get AttributeError)."""
+    if name not in _CLASSES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(_fns(), name)
 
 
 def expand_to_mhc(hidden, mhc_mult, out=None):
