@@ -35,6 +35,18 @@ def calc_diff(x, y):
     return 0.0 if den == 0 else float(1 - 2 * (x * y).sum() / den)
 
 
+def torch_sinkhorn(x, repeat, eps):
+    """mHC's Sinkhorn normalisation composed in torch (§3.2): row softmax
+    plus eps, a column normalization, then repeat - 1 row and column
+    normalizations (each sum plus eps)."""
+    y = x.softmax(-1) + eps
+    y = y / (y.sum(-2, keepdim=True) + eps)
+    for _ in range(repeat - 1):
+        y = y / (y.sum(-1, keepdim=True) + eps)
+        y = y / (y.sum(-2, keepdim=True) + eps)
+    return y
+
+
 def check_bias(x, ref):
     """Dequantized values not systematically below or above the originals:
     the share below (ties count half) within 10 / sqrt(n) of 1/2."""

@@ -7,7 +7,7 @@ import torch
 
 import tilejit
 from tilejit import tile_kernels as tk
-from tk_testing import assert_equal, stream
+from tk_testing import assert_equal, stream, torch_sinkhorn
 
 
 @pytest.mark.parametrize("num_tokens", [4096, 8192])
@@ -21,17 +21,6 @@ def test_mhc_sinkhorn_fwd(num_tokens, repeat):
                                    stream=stream())
     assert_equal(got, want)
     torch.testing.assert_close(got, torch_sinkhorn(comb, repeat, 1e-6))
-
-
-def torch_sinkhorn(x, repeat, eps):
-    """Row softmax plus eps, a column normalization, then repeat - 1 row and
-    column normalizations (each sum plus eps)."""
-    y = x.softmax(-1) + eps
-    y = y / (y.sum(-2, keepdim=True) + eps)
-    for _ in range(repeat - 1):
-        y = y / (y.sum(-1, keepdim=True) + eps)
-        y = y / (y.sum(-2, keepdim=True) + eps)
-    return y
 
 
 @pytest.mark.parametrize("num_tokens", [1, 4096])

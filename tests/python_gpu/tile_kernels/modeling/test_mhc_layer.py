@@ -13,7 +13,7 @@ import torch
 
 from tilejit.tile_kernels.modeling import mhc as layer
 from tilejit.tile_kernels.modeling.mhc import ops
-from tk_testing import assert_equal, calc_diff
+from tk_testing import assert_equal, calc_diff, torch_sinkhorn as sinkhorn
 
 
 def ste(v, rounded):
@@ -28,15 +28,6 @@ def tf32(v):
 
 def bf16(v):
     return v.bfloat16().to(v.dtype)
-
-
-def sinkhorn(x, repeat, eps):
-    y = x.softmax(-1) + eps
-    y = y / (y.sum(-2, keepdim=True) + eps)
-    for _ in range(repeat - 1):
-        y = y / (y.sum(-1, keepdim=True) + eps)
-        y = y / (y.sum(-2, keepdim=True) + eps)
-    return y
 
 
 class _Tf32Grad(torch.autograd.Function):
