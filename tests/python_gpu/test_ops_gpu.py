@@ -7,8 +7,14 @@ checked by the harness against the CPU reference, exactly as the C++ GPU
 tests check them. Runs under pytest (a test per op and case) or alone
 (`python test_ops_gpu.py [op,...]`: the cases prepared on every core at
 once, a line per failure and a summary).
+
+The inputs are drawn anew each run, as the C++ GPU tests draw theirs: case
+i of an op's table from seed SEED + i, SEED random unless
+TILEJIT_TEST_SEED gives it; a failure names its seed, and
+TILEJIT_TEST_SEED=<SEED> replays the run.
 """
 import os
+import random
 import sys
 
 import torch
@@ -101,14 +107,22 @@ def gpu_cases(ops=None):
     return out
 
 
+SEED = int(os.environ.get("TILEJIT_TEST_SEED") or
+           random.SystemRandom().randrange(2**31))
+
+
 def _run_case(op, index):
-    """A case prepared, launched (on a stream of its own: torch's current
-    stream is a thread's own) and checked: (label, passed, what)."""
-    case = _testing.Prepared(op, index)
+    """A case prepared (its inputs from SEED + index), launched (on a
+    stream of its own: torch's current stream is a thread's own) and
+    checked: (label, passed, what; a failure's what names the run's
+    seed)."""
+    case = _testing.Prepared(op, index, SEED + index)
     try:
         passed, what = launch_and_check(op, case)
     except Exception as e:  # a case that throws fails alone
         passed, what = False, f"{type(e).__name__}: {e}"
+    if not passed:
+        what += f" (TILEJIT_TEST_SEED={SEED})"
     return case.label, passed, what
 
 
@@ -172,8 +186,8 @@ def main(only):
     def summary(note=""):
         ops = sorted({op for op, _, _ in cases})
         print(f"python GPU cases: {counts['passed']} passed, "
-              f"{counts['failed']} failed of {len(cases)} ({len(ops)} ops)"
-              f"{note}", flush=True)
+              f"{counts['failed']} failed of {len(cases)} ({len(ops)} ops, "
+              f"TILEJIT_TEST_SEED={SEED}){note}", flush=True)
 
     def stopped(signum, frame):
         summary("; stopped by a timeout")
@@ -183,7 +197,8 @@ def main(only):
     def record(op, label, ok, what):
         counts["passed" if ok else "failed"] += 1
         if not ok:
-            print(f"FAIL {op} {label}: {what}", flush=True)
+            print(f"FAIL {op} {label}: {what} (TILEJIT_TEST_SEED={SEED})",
+                  flush=True)
 
     # Cases in memory at once, and threads (TILEJIT_TEST_THREADS when
     # several processes share the machine: tools/gpu/python.sh's JOBS).
@@ -192,7 +207,8 @@ def main(only):
     with ThreadPoolExecutor(max_workers=window) as pool:
         for first in range(0, len(cases), window):
             batch = cases[first:first + window]
-            prepared = [pool.submit(_testing.Prepared, op, index)
+            prepared = [pool.submit(_testing.Prepared, op, index,
+                                    SEED + index)
                         for op, index, _ in batch]
             checks = []
             for (op, index, label), future in zip(batch, prepared):
