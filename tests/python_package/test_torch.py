@@ -124,6 +124,15 @@ except ValueError as e:
            str(e) == "argument 'mhc_fn' has shape [24, 4096]; requires "
            "(mhc * (mhc + 2), mhc * H) of residual's (..., mhc, H) = "
            "[2, 77, 4, 1280]", str(e))
+try:
+    _mhc.ops.mhc_pre_norm_fn(meta((B, S, 4, 2 * H))[..., :H], fn, None, 1e-6)
+    report("mhc_pre_norm_fn of a residual not contiguous raises", False,
+           "returned")
+except ValueError as e:
+    report("mhc_pre_norm_fn of a residual not contiguous raises",
+           str(e) == "argument 'residual' of shape [2, 77, 4, 1280] has "
+           "strides [788480, 10240, 2560, 1]; requires a contiguous tensor "
+           "(as TileKernels)", str(e))
 report("modeling.mhc.ops has 1.0's autograd functions by name",
        all(issubclass(getattr(_mhc.ops, n), torch.autograd.Function)
            for n in ("ExpandToMHCFn", "MHCPreNormFn", "MHCPreSplitMixes",

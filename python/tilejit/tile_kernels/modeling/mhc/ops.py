@@ -75,12 +75,13 @@ def _shared_grad(x):
     return None if g is None else g.view(x.shape)
 
 
-def _tokens(x, inner):
-    """x (..., *inner dims) as (T, ...inner) (a view: x is contiguous)."""
+def _tokens(x, inner, name):
+    """x (..., *inner dims) as (T, ...inner): a view, x (argument `name`)
+    being contiguous."""
     if not x.is_contiguous():
-        raise ValueError(f"argument tensor of shape {list(x.shape)} is not "
-                         "contiguous; requires a contiguous tensor (as "
-                         "TileKernels)")
+        raise ValueError(f"argument '{name}' of shape {list(x.shape)} has "
+                         f"strides {list(x.stride())}; requires a "
+                         "contiguous tensor (as TileKernels)")
     return x.view(-1, *x.shape[x.dim() - inner:])
 
 
@@ -169,7 +170,7 @@ def _fns():
                     f"argument 'mhc_fn' has shape {list(fn.shape)}; "
                     "requires (mhc * (mhc + 2), mhc * H) of residual's "
                     f"(..., mhc, H) = {list(x.shape)}")
-            x3 = _tokens(x, 2)
+            x3 = _tokens(x, 2, "residual")
             mul, sq = _partials(x3, fn, n_splits)
             splits, tokens = sq.shape
             out_mul, sqrsum, out = _norm_fwd(
@@ -187,9 +188,10 @@ def _fns():
                 out_grad.reshape(-1, rows).contiguous(), out_mul, sqrsum, kd,
                 ctx.norm_eps)
             shared = _shared_grad(x) if ctx.fuse_grad_acc else None
+            x3 = _tokens(x, 2, "residual")
             x_grad, fn_grad = _gemm_bwd(
-                mul_grad.view(-1, rows), sq_grad.view(-1), _tokens(x, 2), fn,
-                None if shared is None else _tokens(shared, 2))
+                mul_grad.view(-1, rows), sq_grad.view(-1), x3, fn,
+                None if shared is None else shared.view(x3.shape))
             if shared is not None:
                 # The last of the residual's consumers: the buffer is done.
                 delattr(x.untyped_storage(), _SHARED)
@@ -351,7 +353,7 @@ def mhc_pre_big_fuse(residual, fn, mhc_scale, mhc_base, rms_eps,
     launches after the norm's product."""
     mhc, h = residual.shape[-2:]
     outer = residual.shape[:-2]
-    x3 = _tokens(residual, 2)
+    x3 = _tokens(residual, 2, "residual")
     mul, sq = _partials(x3, fn, n_splits)
     post, comb, layer_input = _big_fuse(
         mul, sq, mhc_scale, mhc_base, x3, rms_eps, mhc_pre_eps,
