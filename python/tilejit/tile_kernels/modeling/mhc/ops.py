@@ -64,6 +64,8 @@ _big_fuse = tk_op(
     "n_splits",
     returns=("post_mix", "comb_mix", "layer_input"))
 
+# 1.0's and 2.1's forms are the same.
+mhc_post_fwd = _mhc.mhc_post_fwd
 mhc_multilayer_recompute = _mhc.mhc_multilayer_recompute
 _SHARED = "grad_from_mhc_post"  # 1.0's attribute on the residual's storage
 
@@ -83,12 +85,6 @@ def _tokens(x, inner, name):
                          f"strides {list(x.stride())}; requires a "
                          "contiguous tensor (as TileKernels)")
     return x.view(-1, *x.shape[x.dim() - inner:])
-
-
-def mhc_post_fwd(x, residual, post_layer_mix, comb_res_mix, out=None):
-    """TileKernels 1.0's mhc_post_fwd: out[o] = post[o] x + sum_i
-    comb[i, o] residual[i] (bf16), into `out` when given."""
-    return _mhc.mhc_post_fwd(x, residual, post_layer_mix, comb_res_mix, out)
 
 
 def mhc_post_bwd(x, residual, post_layer_mix, comb_res_mix, d_o,
@@ -364,8 +360,8 @@ def mhc_pre_big_fuse(residual, fn, mhc_scale, mhc_base, rms_eps,
 
 
 for _f in (expand_to_mhc, sinkhorn_normalize, mhc_pre_norm_fn,
-           mhc_pre_split_mixes, mhc_pre_apply_mix, mhc_post, mhc_post_fwd,
-           mhc_post_bwd, mhc_head_compute_mix, mhc_pre_big_fuse):
+           mhc_pre_split_mixes, mhc_pre_apply_mix, mhc_post, mhc_post_bwd,
+           mhc_head_compute_mix, mhc_pre_big_fuse):
     _f.tilejit_bound = True
 
 __all__ = ["expand_to_mhc", "mhc_head_compute_mix",
