@@ -38,6 +38,9 @@ Compare scale_grad_close() {
           "of the terms' squares",
           [](const ref::HostTensor &got, const ref::HostTensor &want,
              const RunData &run) -> std::string {
+            if (got.numel() != 3 || want.numel() != 3)
+              return fmt::format("got {}, expected {}", got.to_string(),
+                                 want.to_string());
             auto flat = [&](const char *name) {
               const ref::HostTensor &t = run.call.tensor(name);
               return t.is_contiguous() ? t : t.clone();
@@ -70,9 +73,6 @@ Compare scale_grad_close() {
                 sq[std::min<int64_t>(2, j / std::max<int64_t>(mhc, 1))] +=
                     term * term;
               }
-            if (got.numel() != 3 || want.numel() != 3)
-              return fmt::format("got {}, expected {}", got.to_string(),
-                                 want.to_string());
             for (int64_t c = 0; c < 3; ++c) {
               const double g = got.data<float>()[c], w = want.data<float>()[c];
               const double bound =
