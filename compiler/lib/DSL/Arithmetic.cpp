@@ -289,6 +289,19 @@ Value KernelBuilder::abs(Value a, Loc loc) {
   return impl_->wrap(math::AbsIOp::create(impl_->builder, l, v), a.dtype());
 }
 
+Value KernelBuilder::popcount(Value a, Loc loc) {
+  if (!a.valid() ||
+      !isa<IntegerType>(getElementTypeOrSelf(unwrap(a).getType())) ||
+      getElementTypeOrSelf(unwrap(a).getType()).isInteger(1))
+    impl_->fail(loc, fmt::format("popcount: requires integers, got {}",
+                                 a.valid() ? typeName(unwrap(a).getType())
+                                           : "an empty value"));
+  impl_->checkOwn(a, loc, "popcount");
+  return impl_->wrap(
+      math::CtPopOp::create(impl_->builder, impl_->loc(loc), unwrap(a)),
+      a.dtype());
+}
+
 /// An f32 math op of one operand.
 template <typename OpTy>
 static Value unaryF32(KernelBuilder::Impl &impl, const char *name, Value a,

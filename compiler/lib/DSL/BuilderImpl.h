@@ -94,6 +94,11 @@ std::string typeName(mlir::Type type);
 /// The DType a value of this MLIR element type has, by default signed.
 DType dtypeOf(mlir::Type elementType);
 
+/// The memref of a shared tile from alloc_shared; a named error for any
+/// other value (`what`: the DSL call).
+mlir::Value sharedTile(KernelBuilder::Impl &impl, const Value &shared,
+                       const char *what, const Loc &loc);
+
 } // namespace tilejit::dsl
 
 #endif // TILEJIT_DSL_BUILDERIMPL_H

@@ -106,8 +106,8 @@ Value KernelBuilder::alloc_shared(DType dtype,
 }
 
 /// `shared` as a shared tile, or a UserError naming `what`.
-static mlir::Value sharedTile(KernelBuilder::Impl &impl, const Value &shared,
-                              const char *what, const Loc &loc) {
+mlir::Value sharedTile(KernelBuilder::Impl &impl, const Value &shared,
+                       const char *what, const Loc &loc) {
   impl.checkOwn(shared, loc, what);
   mlir::Value v = shared.valid() ? unwrap(shared) : mlir::Value();
   auto type = v ? dyn_cast<MemRefType>(v.getType()) : MemRefType();

@@ -221,6 +221,27 @@ Value KernelBuilder::shuffle_idx(Value fragment, int dim, int lane, Loc loc) {
                      fragment.dtype());
 }
 
+Value KernelBuilder::match_any(Value fragment, int dim, Loc loc) {
+  RankedTensorType type = fragmentType(*impl_, fragment, "match_any", loc);
+  if (dim < 0 || dim >= type.getRank())
+    impl_->fail(loc, fmt::format("match_any: dim {} is out of range for a "
+                                 "fragment of rank {}",
+                                 dim, type.getRank()));
+  const DType dtype = fragment.dtype();
+  if (dtype != DType::i32 && dtype != DType::u32 && dtype != DType::i64 &&
+      dtype != DType::u64)
+    impl_->fail(loc, fmt::format("match_any: requires i32, u32, i64 or u64 "
+                                 "elements, got {}",
+                                 name_of(dtype)));
+  Location l = impl_->loc(loc);
+  auto result =
+      RankedTensorType::get(type.getShape(), impl_->builder.getI32Type());
+  return impl_->wrap(tile::MatchAnyOp::create(impl_->builder, l, result,
+                                              unwrap(fragment),
+                                              static_cast<uint64_t>(dim)),
+                     DType::u32);
+}
+
 Value KernelBuilder::broadcast(Value fragment,
                                const std::vector<int64_t> &shape, Loc loc) {
   RankedTensorType type = fragmentType(*impl_, fragment, "broadcast", loc);

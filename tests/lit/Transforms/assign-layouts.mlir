@@ -353,6 +353,16 @@ func.func @shuffle_lane_span(%x: memref<?x?xf32, strided<[?, 1], offset: ?>> {ti
 
 // -----
 
+func.func @match_any_span(%x: memref<?x?xi32, strided<[?, 1], offset: ?>> {tile.align = 4 : i64}) attributes {tile.threads = 64 : i32} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : memref<?x?xi32, strided<[?, 1], offset: ?>> -> tensor<4x16xi32>
+  // expected-error @+1 {{'tile.match_any' op along dimension 1 of 'tensor<4x16xi32>' requires that dimension's size (16) and the thread count (64) to be multiples of 32}}
+  %m = tile.match_any %t dim 1 : tensor<4x16xi32> -> tensor<4x16xi32>
+  return
+}
+
+// -----
+
 // An iota compared with a splat index has no layout of its own: the compare
 // and its iota take the layout of the value they meet (the author's vector
 // of 8), so the select needs no conversion; used twice, in two layouts, they

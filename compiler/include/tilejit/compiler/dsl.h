@@ -200,6 +200,28 @@ public:
   /// whole vectors).
   Value load_at(const Tensor &src, const std::vector<Value> &indices,
                 Loc loc = Loc::current());
+  /// The same from a shared tile (alloc_shared): a table in shared memory.
+  /// Writes by other threads need a `barrier()` in between.
+  Value load_at(Value shared, const std::vector<Value> &indices,
+                Loc loc = Loc::current());
+  /// The inverse of load_at: element e of `fragment` (or a scalar, the same
+  /// for every element) goes to dst[indices[0][e], indices[1][e], ...],
+  /// where `mask` (a comparison's result of the indices' shape; none: every
+  /// element) holds. A position outside the tensor or tile (a negative
+  /// index too) is dropped; two elements naming one position write it in no
+  /// defined order. One scalar store an element. The value's dtype is the
+  /// memory's.
+  void store_at(Value fragment, const Tensor &dst,
+                const std::vector<Value> &indices, Value mask = {},
+                Loc loc = Loc::current());
+  void store_at(Value fragment, Value shared, const std::vector<Value> &indices,
+                Value mask = {}, Loc loc = Loc::current());
+  /// store_at into a shared tile that adds each element atomically (a
+  /// histogram: `atomic_add_at(ones, hist, {ids})`; i32, u32, i64, u64,
+  /// f32). Reads by other threads need a `barrier()` in between.
+  void atomic_add_at(Value fragment, Value shared,
+                     const std::vector<Value> &indices, Value mask = {},
+                     Loc loc = Loc::current());
   /// Stores a fragment at `origin`; elements outside the tensor are dropped
   /// (see Bounds). An origin index may be an integer scalar, as load's.
   void store(Value fragment, const Tensor &dst,
@@ -264,6 +286,8 @@ public:
   Value shl(Value a, Value b, Loc loc = Loc::current());
   Value shr(Value a, Value b, Loc loc = Loc::current());
   Value abs(Value a, Loc loc = Loc::current());
+  /// The number of set bits of integers (popc), in their dtype.
+  Value popcount(Value a, Loc loc = Loc::current());
   /// e^x of f32 values, bit for bit CUDA's expf (libdevice, no
   /// flush-to-zero; within 2 ulp), which torch.exp computes too.
   Value exp(Value a, Loc loc = Loc::current());
@@ -392,6 +416,17 @@ public:
   /// count). 32-bit elements, 0 <= lane < S.
   Value shuffle_idx(Value fragment, int dim, int lane,
                     Loc loc = Loc::current());
+  /// Which lanes of each warp hold an equal element: result[..., i, ...]
+  /// (u32) has bit j set where fragment[..., i - i mod 32 + j, ...] equals
+  /// fragment[..., i, ...], over the group of 32 coordinates along `dim`
+  /// that holds i (CUDA's __match_any_sync, one match.any.sync an element).
+  /// The same requirements as shuffle_xor, with `dim`'s size and the
+  /// thread count multiples of 32: a group is one warp, bit j lane j. Every
+  /// lane of the warp must reach it (not inside a `when` that splits a
+  /// warp). i32, u32, i64 or u64 elements. With `popcount`: an element's
+  /// rank among its equals before it is popcount(mask & ((1 << lane) - 1)),
+  /// their number popcount(mask).
+  Value match_any(Value fragment, int dim, Loc loc = Loc::current());
   /// Run-time indexing along a dimension (TileLang's `alloc_local` arrays
   /// indexed by a loop variable or a computed position): the element at
   /// `index` along `dim`, for every position of the other dimensions. The

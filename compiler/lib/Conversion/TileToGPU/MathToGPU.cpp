@@ -277,12 +277,24 @@ struct FmaLowering : OpConversionPattern<math::FmaOp> {
   }
 };
 
+/// The number of set bits, as LLVM's ctpop intrinsic (popc.b32 / .b64).
+struct CtPopLowering : OpConversionPattern<math::CtPopOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(math::CtPopOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<LLVM::CtPopOp>(op, adaptor.getOperand());
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::tile::populateMathToGPUPatterns(const TypeConverter &converter,
                                            RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
-  patterns.add<AbsFLowering, AbsILowering, FmaLowering>(converter, ctx);
+  patterns.add<AbsFLowering, AbsILowering, CtPopLowering, FmaLowering>(
+      converter, ctx);
   patterns.add<ScalarizedF32Lowering<math::ExpOp>>(converter, ctx, cudaExpf);
   patterns.add<ScalarizedF32Lowering<math::LogOp>>(converter, ctx, cudaLogf);
   patterns.add<ScalarizedF32Lowering<math::Log1pOp>>(converter, ctx,

@@ -1,4 +1,4 @@
-//===- ShuffleToGPU.cpp - tile.shuffle_xor to warp shuffles ---------------===//
+//===- ShuffleToGPU.cpp - tile.shuffle_* and match_any to warp ops --------===//
 //
 // tile-assign-layouts made the shuffled dimension's coordinate the thread's
 // lane bits, so element i xor mask of a slot is the same slot of lane
@@ -7,6 +7,8 @@
 // S + lane): one gpu.shuffle idx per slot. Every shuffle has width 32: a
 // gpu.shuffle of width w < 32 is not CUDA's segments of w lanes but the
 // first w lanes only (the others fall outside its member mask).
+// tile.match_any: one match.any.sync over the whole warp a slot (the
+// coordinates of a group of 32 are the warp's lanes, bit j lane j).
 //
 //===----------------------------------------------------------------------===//
 #include "Patterns.h"
@@ -15,6 +17,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -83,6 +86,33 @@ Value ShuffleLowering<ShuffleIdxOp, gpu::ShuffleMode::IDX>::offset(
                               arith::ConstantIntOp::create(b, loc, lane, 32));
 }
 
+/// tile.match_any: one match.any.sync a slot, every lane of the warp.
+struct MatchAnyLowering : OpConversionPattern<MatchAnyOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(MatchAnyOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto vecType = dyn_cast<VectorType>(adaptor.getSource().getType());
+    auto resultType = dyn_cast_or_null<VectorType>(
+        getTypeConverter()->convertType(op.getType()));
+    if (!vecType || !resultType)
+      return rewriter.notifyMatchFailure(op, "fragment type not converted");
+    Location loc = op.getLoc();
+    Value all = arith::ConstantIntOp::create(rewriter, loc, -1, 32);
+    SmallVector<Value> masks;
+    for (int64_t slot = 0; slot < vecType.getNumElements(); ++slot) {
+      Value mine =
+          vector::ExtractOp::create(rewriter, loc, adaptor.getSource(), slot);
+      masks.push_back(
+          NVVM::MatchSyncOp::create(rewriter, loc, rewriter.getI32Type(), all,
+                                    mine, NVVM::MatchSyncKind::any));
+    }
+    rewriter.replaceOpWithNewOp<vector::FromElementsOp>(op, resultType, masks);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::tile::populateShuffleToGPUPatterns(const TypeConverter &converter,
@@ -91,4 +121,5 @@ void mlir::tile::populateShuffleToGPUPatterns(const TypeConverter &converter,
   patterns.add<ShuffleLowering<ShuffleXorOp, gpu::ShuffleMode::XOR>,
                ShuffleLowering<ShuffleIdxOp, gpu::ShuffleMode::IDX>>(
       converter, patterns.getContext(), mapping);
+  patterns.add<MatchAnyLowering>(converter, patterns.getContext());
 }

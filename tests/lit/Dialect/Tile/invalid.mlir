@@ -595,3 +595,67 @@ func.func @row_pad_misaligned() {
   %a = tile.alloc_shared {row_pad = 4 : i64} : memref<32x64xbf16, #gpu.address_space<workgroup>>
   return
 }
+
+// -----
+
+func.func @match_any_dim(%t: tensor<4x32xi32>) {
+  // expected-error @+1 {{'tile.match_any' op dim 2 is out of range for fragment 'tensor<4x32xi32>' of rank 2}}
+  %m = tile.match_any %t dim 2 : tensor<4x32xi32> -> tensor<4x32xi32>
+  return
+}
+
+// -----
+
+func.func @match_any_float(%t: tensor<4x32xf32>) {
+  // expected-error @+1 {{'tile.match_any' op requires i32 or i64 elements, got 'f32'}}
+  %m = tile.match_any %t dim 1 : tensor<4x32xf32> -> tensor<4x32xi32>
+  return
+}
+
+// -----
+
+func.func @match_any_result(%t: tensor<4x32xi64>) {
+  // expected-error @+1 {{'tile.match_any' op result 'tensor<4x32xi64>' must be an i32 fragment of the source's shape}}
+  %m = tile.match_any %t dim 1 : tensor<4x32xi64> -> tensor<4x32xi64>
+  return
+}
+
+// -----
+
+func.func @store_at_rank(%h: memref<8x64xi32>, %v: tensor<4x32xi32>, %r: tensor<4x32xi32>) {
+  // expected-error @+1 {{'tile.store_at' op expects 2 index fragments for a rank-2 tensor, got 1}}
+  tile.store_at %v, %h[%r] : tensor<4x32xi32>, memref<8x64xi32>, tensor<4x32xi32>
+  return
+}
+
+// -----
+
+func.func @store_at_type(%h: memref<64xf32>, %v: tensor<4x32xi32>, %r: tensor<4x32xi32>) {
+  // expected-error @+1 {{'tile.store_at' op value element type 'i32' differs from tensor element type 'f32'}}
+  tile.store_at %v, %h[%r] : tensor<4x32xi32>, memref<64xf32>, tensor<4x32xi32>
+  return
+}
+
+// -----
+
+func.func @store_at_index(%h: memref<64xi32>, %v: tensor<4x32xi32>, %r: tensor<4x16xi32>) {
+  // expected-error @+1 {{'tile.store_at' op index 0 is 'tensor<4x16xi32>'; requires an i32 or i64 fragment of the shape of 'tensor<4x32xi32>'}}
+  tile.store_at %v, %h[%r] : tensor<4x32xi32>, memref<64xi32>, tensor<4x16xi32>
+  return
+}
+
+// -----
+
+func.func @store_at_mask(%h: memref<64xi32>, %v: tensor<4x32xi32>, %r: tensor<4x32xi32>, %m: tensor<4x32xi32>) {
+  // expected-error @+1 {{'tile.store_at' op mask is 'tensor<4x32xi32>'; requires an i1 fragment of the shape of 'tensor<4x32xi32>'}}
+  tile.store_at %v, %h[%r] mask(%m : tensor<4x32xi32>) : tensor<4x32xi32>, memref<64xi32>, tensor<4x32xi32>
+  return
+}
+
+// -----
+
+func.func @store_at_combine(%h: memref<64xf32>, %v: tensor<4x32xf32>, %r: tensor<4x32xi32>) {
+  // expected-error @+1 {{'tile.store_at' op cannot combine 'f32' with umax; requires i32, i64 (or f32, f64 for add and max)}}
+  tile.store_at %v, %h[%r] combine umax : tensor<4x32xf32>, memref<64xf32>, tensor<4x32xi32>
+  return
+}

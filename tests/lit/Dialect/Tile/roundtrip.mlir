@@ -149,3 +149,19 @@ func.func @load_at(%m: memref<?x?xi32>, %r: tensor<4x8xi32>, %c: tensor<4x8xi64>
   %v = tile.load_at %m[%r, %c] : memref<?x?xi32>, tensor<4x8xi32>, tensor<4x8xi64> -> tensor<4x8xi32>
   return %v : tensor<4x8xi32>
 }
+
+// CHECK-LABEL: func.func @match_any
+func.func @match_any(%t: tensor<4x32xi64>) -> tensor<4x32xi32> {
+  // CHECK: tile.match_any %{{.*}} dim 1 : tensor<4x32xi64> -> tensor<4x32xi32>
+  %m = tile.match_any %t dim 1 : tensor<4x32xi64> -> tensor<4x32xi32>
+  return %m : tensor<4x32xi32>
+}
+
+// CHECK-LABEL: func.func @store_at
+func.func @store_at(%h: memref<8x64xi32, #gpu.address_space<workgroup>>, %v: tensor<4x32xi32>, %r: tensor<4x32xi32>, %c: tensor<4x32xi64>, %m: tensor<4x32xi1>) {
+  // CHECK: tile.store_at %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : tensor<4x32xi32>, memref<8x64xi32, #gpu.address_space<workgroup>>, tensor<4x32xi32>, tensor<4x32xi64>
+  tile.store_at %v, %h[%r, %c] : tensor<4x32xi32>, memref<8x64xi32, #gpu.address_space<workgroup>>, tensor<4x32xi32>, tensor<4x32xi64>
+  // CHECK: tile.store_at %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] mask(%{{.*}} : tensor<4x32xi1>) combine add : tensor<4x32xi32>
+  tile.store_at %v, %h[%r, %c] mask(%m : tensor<4x32xi1>) combine add : tensor<4x32xi32>, memref<8x64xi32, #gpu.address_space<workgroup>>, tensor<4x32xi32>, tensor<4x32xi64>
+  return
+}

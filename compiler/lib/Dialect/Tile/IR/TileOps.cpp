@@ -89,6 +89,56 @@ LogicalResult LoadAtOp::verify() {
   return success();
 }
 
+/// Index fragments of `shape`, one a dimension of a rank-`rank` tensor.
+static LogicalResult verifyIndexFragments(Operation *op, ValueRange indices,
+                                          int64_t rank,
+                                          RankedTensorType shape) {
+  if (static_cast<int64_t>(indices.size()) != rank)
+    return op->emitOpError()
+           << "expects " << rank << " index fragments for a rank-" << rank
+           << " tensor, got " << indices.size();
+  for (auto [d, index] : llvm::enumerate(indices)) {
+    auto type = cast<RankedTensorType>(index.getType());
+    if (type.getShape() != shape.getShape() ||
+        (!type.getElementType().isInteger(32) &&
+         !type.getElementType().isInteger(64)))
+      return op->emitOpError()
+             << "index " << d << " is " << type
+             << "; requires an i32 or i64 fragment of the shape of " << shape;
+  }
+  return success();
+}
+
+LogicalResult StoreAtOp::verify() {
+  MemRefType dest = getDest().getType();
+  RankedTensorType value = getValue().getType();
+  if (value.getElementType() != dest.getElementType())
+    return emitOpError() << "value element type " << value.getElementType()
+                         << " differs from tensor element type "
+                         << dest.getElementType();
+  if (failed(verifyIndexFragments(*this, getIndices(), dest.getRank(), value)))
+    return failure();
+  if (Value mask = getMask()) {
+    auto type = cast<RankedTensorType>(mask.getType());
+    if (type.getShape() != value.getShape() ||
+        !type.getElementType().isInteger(1))
+      return emitOpError() << "mask is " << type
+                           << "; requires an i1 fragment of the shape of "
+                           << value;
+  }
+  if (std::optional<AtomicKind> kind = getCombine()) {
+    Type elt = value.getElementType();
+    const bool isInt = elt.isInteger(32) || elt.isInteger(64);
+    const bool isFloat = elt.isF32() || elt.isF64();
+    if (!(isInt || (isFloat && *kind != AtomicKind::umax)))
+      return emitOpError() << "cannot combine " << elt << " with "
+                           << stringifyAtomicKind(*kind)
+                           << "; requires i32, i64 (or f32, f64 for add and "
+                              "max)";
+  }
+  return success();
+}
+
 LogicalResult StoreOp::verify() {
   if (failed(verifyTileAccess(*this, getDest().getType(), getValue().getType(),
                               getIndices().size())))
@@ -262,6 +312,23 @@ LogicalResult ShuffleXorOp::verify() {
   if (mask >= type.getDimSize(dim))
     return emitOpError() << "mask " << mask << " reaches past dimension " << dim
                          << " of size " << type.getDimSize(dim);
+  return success();
+}
+
+LogicalResult MatchAnyOp::verify() {
+  RankedTensorType type = getSource().getType();
+  const int64_t dim = static_cast<int64_t>(getDim());
+  if (dim >= type.getRank())
+    return emitOpError() << "dim " << dim << " is out of range for fragment "
+                         << type << " of rank " << type.getRank();
+  Type elt = type.getElementType();
+  if (!elt.isInteger(32) && !elt.isInteger(64))
+    return emitOpError() << "requires i32 or i64 elements, got " << elt;
+  RankedTensorType result = getResult().getType();
+  if (result.getShape() != type.getShape() ||
+      !result.getElementType().isInteger(32))
+    return emitOpError() << "result " << result
+                         << " must be an i32 fragment of the source's shape";
   return success();
 }
 

@@ -246,8 +246,10 @@ LogicalResult LayoutAssigner::visit(Operation *op) {
   if (auto unstack = dyn_cast<UnstackOp>(op))
     return visitUnstack(unstack);
   // Each element reads its own position: laid out as its indices.
-  if (isa<LoadAtOp>(op))
+  if (isa<LoadAtOp, StoreAtOp>(op))
     return visitElementwise(op);
+  if (auto match = dyn_cast<MatchAnyOp>(op))
+    return visitShuffle(op, match.getDim(), 32, "");
   if (auto shuffle = dyn_cast<ShuffleXorOp>(op))
     return visitShuffle(
         op, shuffle.getDim(),

@@ -188,7 +188,7 @@ int64_t mlir::tile::chooseVectorWidth(func::FuncOp kernel, int64_t threads,
     // A shuffle's dimension is the thread's when the dimensions after it
     // hold one vector: it asks for that width (a narrower one than the
     // accesses allow is fine; a wider one fails in visitShuffle).
-    if (isa<ShuffleXorOp, ShuffleIdxOp>(op)) {
+    if (isa<ShuffleXorOp, ShuffleIdxOp, MatchAnyOp>(op)) {
       ArrayRef<int64_t> shape =
           cast<RankedTensorType>(op->getOperand(0).getType()).getShape();
       int64_t inner = 1;

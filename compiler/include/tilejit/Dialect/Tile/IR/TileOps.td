@@ -439,6 +439,63 @@ def Tile_ShuffleIdxOp : Tile_Op<"shuffle_idx", [Pure,
   let hasVerifier = 1;
 }
 
+def Tile_MatchAnyOp : Tile_Op<"match_any", [Pure]> {
+  let summary = "Which lanes of each warp hold an equal element.";
+  let description = [{
+    `result[..., i, ...]` is a 32-bit mask over the group of 32 coordinates
+    `i - i mod 32 .. i - i mod 32 + 31` along `dim`: bit j is set where
+    `source[..., i - i mod 32 + j, ...] == source[..., i, ...]` (bit `i mod
+    32` always). As for tile.shuffle_xor, `dim` must be the thread's
+    dimension, its size and the thread count multiples of 32
+    (tile-assign-layouts checks): the group is the lanes of one warp.
+    Lowers to one `match.any.sync.b32` (or `.b64`) a slot, every lane of
+    the warp taking part (not inside control flow that splits a warp).
+    i32 or i64 elements; the result is i32.
+
+    Example (each lane's peers among the 32 lanes of its warp):
+
+    ```mlir
+    %m = tile.match_any %ids dim 1 : tensor<4x32xi32> -> tensor<4x32xi32>
+    ```
+  }];
+  let arguments = (ins Tile_Fragment:$source,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$dim);
+  let results = (outs Tile_Fragment:$result);
+  let assemblyFormat = "$source `dim` $dim attr-dict `:` type($source) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_StoreAtOp : Tile_Op<"store_at", [MemoryEffects<[MemRead, MemWrite]>,
+                                          AttrSizedOperandSegments]> {
+  let summary = "Store (or combine) a fragment's elements at per-element positions.";
+  let description = [{
+    The inverse of tile.load_at: element `e` of `value` goes to
+    `dest[indices[0][e], indices[1][e], ...]`, one integer fragment (i32 or
+    i64) of the value's shape per dimension of `dest` (global or shared
+    memory). With `mask` (an i1 fragment of the value's shape) only the
+    elements whose mask is true are written. A position outside `dest` (a
+    negative index too) is dropped. Two elements naming one position write
+    it in no defined order; with `combine` (`add`, `max`, `umax`, as
+    tile.atomic) each is combined into it atomically instead.
+
+    Example (a histogram in shared memory):
+
+    ```mlir
+    tile.store_at %ones, %hist[%ids] mask(%first : tensor<4x32xi1>) combine add : tensor<4x32xi32>, memref<64xi32, #gpu.address_space<workgroup>>, tensor<4x32xi32>
+    ```
+  }];
+  let arguments = (ins Tile_Fragment:$value, Tile_GlobalTensor:$dest,
+                       Variadic<Tile_Fragment>:$indices,
+                       Optional<Tile_Fragment>:$mask,
+                       OptionalAttr<Tile_AtomicKind>:$combine);
+  let assemblyFormat = [{
+    $value `,` $dest `[` $indices `]` (`mask` `(` $mask^ `:` type($mask) `)`)?
+    (`combine` $combine^)? attr-dict `:` type($value) `,` type($dest) `,`
+    type($indices)
+  }];
+  let hasVerifier = 1;
+}
+
 // A tile in shared (workgroup) memory.
 def Tile_SharedTile : MemRefOf<[AnyType]>;
 
