@@ -19,44 +19,26 @@ FusedMappingSpec spec(const ops::Call &c) {
   FusedMappingSpec s;
   const int64_t e = c.integer("num_experts");
   s.experts = static_cast<int32_t>(e);
-  // Up to 16 experts a chunk: a (threads, width) tile of counts, a row a
-  // thread, in registers (chunks of 32 measured slower on the H200: 78
-  // against 46 us at TileKernels' benchmark shape, the place kernel's
-  // registers spilling).
-  s.width = static_cast<int32_t>(
-      e <= 16 ? std::bit_ceil(static_cast<uint64_t>(std::max<int64_t>(e, 4)))
-              : 16);
+  // The experts' tables in chunks of 32 columns (a row a warp: a thread's
+  // worth of elements; the place kernel sums a (blocks, 32) tile of the
+  // scratch a chunk).
+  s.width = 32;
   s.chunks = static_cast<int32_t>((e + s.width - 1) / s.width);
-  // Steps of 8 entries a thread of 128 (at TileKernels' benchmark shape,
-  // on the H200: 35.5 us, against 41.7 with 16 entries a thread (one step
-  // a block), 49.7 and 52.5 with 4 or 8 in up to 256 blocks).
-  s.threads = 128;
+  // 8 warps of 4 sub-batches of 32 a step: a block takes 1024 entries a
+  // step, and up to 256 blocks take one step each before any takes two.
+  s.threads = 256;
+  s.per = 4;
   const int64_t entries = c.tensor("topk_idx").numel();
-  s.per = 8;
-  // Up to 128 blocks (a power of two: the place kernel sums a column of
-  // the scratch), fewer where there are fewer steps, but at least a
-  // thread's worth of scratch (blocks x width >= threads).
   const int64_t step = int64_t{s.threads} * s.per;
-  const int64_t steps = (entries + step - 1) / step;
-  s.blocks = static_cast<int32_t>(std::clamp<uint64_t>(
-      std::bit_ceil(static_cast<uint64_t>(std::max<int64_t>(steps, 1))),
-      static_cast<uint64_t>(s.threads / s.width), 128));
+  s.blocks = static_cast<int32_t>(
+      std::clamp<int64_t>((entries + step - 1) / step, 1, 256));
   return s;
 }
 
-/// The flat views the kernels index, and the pos_to_* maps as (N, 1) rows
-/// for the scatter.
+/// The flat views the kernels index.
 void views(const ops::Call &c, const FusedMappingSpec &, ops::KernelArgs &a) {
   a.flat("flat_topk_idx", c.tensor("topk_idx"));
   a.flat("flat_token_topk_to_pos", c.tensor("token_topk_to_pos"));
-  for (auto [map, rows] :
-       {std::pair{"pos_to_expert", "pos_to_expert_rows"},
-        std::pair{"pos_to_token", "pos_to_token_rows"},
-        std::pair{"pos_to_token_topk", "pos_to_token_topk_rows"}}) {
-    const rt::TensorView &v = c.tensor(map);
-    const int64_t shape[2] = {v.shape[0], 1};
-    a.tensor(rows, rt::TensorView::contiguous(v.data, v.dtype, shape));
-  }
 }
 
 /// Row b: block b's count of each expert (chunks x width columns).

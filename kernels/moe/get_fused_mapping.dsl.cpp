@@ -1,25 +1,28 @@
 // get_fused_mapping.dsl.cpp - get_fused_mapping in the tile DSL, two
-// kernels over one split of the flat entries (block b takes a run of whole
-// steps, a thread `per` consecutive entries a step):
+// kernels over one split of the flat entries: warp g (= block b x warps +
+// its warp w) takes the L consecutive entries from g x L, `per` sub-batches
+// of 32 (a lane an entry) a step, so that the warps' runs are in flat order.
 //
-// count: block b's count of each expert into row b of the scratch, and
-//   every map set to -1 (the positions in a grid-stride loop, the entries
-//   of token_topk_to_pos in the block's run);
-// place: from the scratch, each expert's aligned total (segment starts: a
-//   prefix sum over experts) and the count in blocks before b (where b's
-//   entries of that expert begin); then, a step at a time, each entry's
-//   rank among the step's entries of its expert: its thread's count in the
-//   threads before (a prefix sum over threads) plus its own earlier
-//   entries (a per-thread array), so that every segment is in ascending
-//   flat order; token_topk_to_pos written, then read back to scatter the
-//   three pos_to_* maps.
-//
-// Experts are taken `width` at a time (chunks), a (threads, width) tile of
-// counts each thread's row.
+// count: block b's count of each expert (a shared histogram: each group of
+//   equal ids in a sub-batch, __match_any_sync's, adds its size once, from
+//   its first lane) into row b of the scratch; every pos_to_* map set to -1.
+// place: each expert's aligned total and its count in blocks before b
+//   (from the scratch: the segment starts, a prefix sum over experts, and
+//   where block b's entries of each expert begin); each warp's count of
+//   each expert (the histogram again, a row a warp) and from it where the
+//   warp's entries of each expert begin (a prefix sum over warps); then
+//   each warp walks its run in order: an entry's position is its expert's
+//   next one in the warp's row plus its rank among its equals in the
+//   sub-batch (the popcount of its match mask below its lane), and the
+//   group's first lane moves the row on by the group's size. The four maps
+//   are written from each entry (token_topk_to_pos -1 where unused).
 #include "moe/get_fused_mapping.h"
 
 #include "tilejit/compiler/dsl.h"
 
+#include <algorithm>
+#include <bit>
+#include <functional>
 #include <vector>
 
 namespace tilejit::moe {
@@ -29,52 +32,109 @@ namespace {
 using dsl::Value;
 using Values = std::vector<Value>;
 constexpr DType i32 = DType::i32;
+constexpr DType i64 = DType::i64;
+constexpr DType u32 = DType::u32;
 
-/// The flat topk_idx, the block's first entry and its number of steps.
-struct Run {
+/// The split of the flat entries: warp g takes the `run` entries from
+/// g x run, `steps` steps of `per` sub-batches of 32.
+struct Split {
   dsl::Tensor ids;
-  Value first, steps;
+  Value entries; ///< F, as an i64 scalar
+  Value steps;   ///< an index
+  Value run;     ///< entries a warp, an i64 scalar
 };
 
-Run block_run(dsl::KernelBuilder &k, const FusedMappingSpec &s) {
-  Run r;
-  r.ids = k.tensor("flat_topk_idx", DType::i64, 1, dsl::inner_contiguous());
+Split split(dsl::KernelBuilder &k, const FusedMappingSpec &s) {
+  Split r;
+  r.ids = k.tensor("flat_topk_idx", i64, 1, dsl::inner_contiguous());
   k.grid({dsl::Extent(s.blocks)});
-  const int64_t step = int64_t{s.threads} * s.per;
-  // ceil(F / (blocks x step)) steps a block.
+  const int64_t warps = s.threads / 32, step = warps * s.per * 32;
+  // ceil(F / (blocks x step)) steps a warp.
   r.steps = (k.dim(r.ids, 0) + k.index(s.blocks * step - 1)) /
             k.index(s.blocks * step);
-  r.first = k.block_id(0) * r.steps * k.index(step);
+  r.entries = k.cast(k.dim(r.ids, 0), i64);
+  r.run = k.cast(r.steps, i64) * k.constant(s.per * 32, i64);
   return r;
 }
 
-/// The step's ids as (threads, per) i32, each thread its row, relative to
-/// expert `base` (an index): outside [0, experts) and past the end,
-/// -1 - base (so that no chunk's column matches).
-Value step_ids(dsl::KernelBuilder &k, const FusedMappingSpec &s,
-               const dsl::Tensor &ids, Value at, Value base) {
-  const int64_t t = s.threads, per = s.per;
-  auto c64 = [&](int64_t v) { return k.constant(v, DType::i64); };
-  auto id = k.reshape(k.relayout(k.load(ids, {at}, {t * per}), per), {t, per});
-  auto flat = k.iota({t, per}, 0) * k.constant(per, i32) + k.iota({t, per}, 1);
-  auto inside = k.lt(flat + k.cast(at, i32), k.cast(k.dim(ids, 0), i32));
-  id = k.select(inside, id, c64(-1));
-  id = k.select(k.lt(id, c64(0)), c64(-1), id);
-  id = k.select(k.lt(id, c64(s.experts)), id, c64(-1));
-  return k.cast(id, i32) - k.cast(base, i32);
+/// A (warps, 32) i32 tile a lane an element (each thread its own).
+Value lanes_iota(dsl::KernelBuilder &k, const FusedMappingSpec &s, int dim) {
+  return k.relayout(k.iota({s.threads / 32, 32}, dim), 1);
 }
 
-/// 1 where column j of a (threads, width) tile is the thread's `local` id.
-Value one_hot(dsl::KernelBuilder &k, const FusedMappingSpec &s, Value local) {
-  const int64_t t = s.threads, w = s.width;
-  return k.select(
-      k.eq(k.broadcast(local, {t, w}), k.relayout(k.iota({t, w}, 1), w)),
-      k.constant(1, i32), k.constant(0, i32));
+/// One sub-batch: its entries' flat positions (i64), their experts (i32;
+/// -1 for an id outside [0, experts) and past the end) and their match
+/// masks within the warp.
+struct Batch {
+  Value flat, id, mask;
+};
+
+/// Sub-batch u of step i of every warp of the block.
+Batch batch(dsl::KernelBuilder &k, const FusedMappingSpec &s, const Split &r,
+            Value i, int64_t u) {
+  const int64_t warps = s.threads / 32;
+  auto warp = k.cast(k.block_id(0), i64) * k.constant(warps, i64) +
+              k.cast(lanes_iota(k, s, 0), i64);
+  auto at = (k.cast(i, i64) * k.constant(s.per, i64) + k.constant(u, i64)) *
+            k.constant(32, i64);
+  Batch b;
+  b.flat = warp * r.run + at + k.cast(lanes_iota(k, s, 1), i64);
+  auto id = k.load_at(r.ids, {b.flat});
+  auto c64 = [&](int64_t v) { return k.constant(v, i64); };
+  auto ok = k.bit_and(k.lt(b.flat, r.entries),
+                      k.bit_and(k.ge(id, c64(0)), k.lt(id, c64(s.experts))));
+  b.id = k.cast(k.select(ok, id, c64(-1)), i32);
+  b.mask = k.match_any(b.id, 1);
+  return b;
 }
 
-/// A (threads, width) tile of zeros laid out a row a thread.
-Value zero_rows(dsl::KernelBuilder &k, const FusedMappingSpec &s) {
-  return k.relayout(k.full({s.threads, s.width}, 0, i32), s.width);
+/// The match mask's lanes below this one ((1 << lane) - 1).
+Value lanes_below(dsl::KernelBuilder &k, const FusedMappingSpec &s) {
+  auto one = k.constant(1, u32);
+  return k.shl(one, k.bitcast(lanes_iota(k, s, 1), u32)) - one;
+}
+
+/// Each group's first lane of a valid expert (the one that counts for it).
+Value leads(dsl::KernelBuilder &k, const Batch &b, Value below) {
+  return k.bit_and(k.eq(k.bit_and(b.mask, below), k.constant(0, u32)),
+                   k.ge(b.id, k.constant(0, i32)));
+}
+
+/// The block's steps, `per` sub-batches each, their loads first.
+void each_step(dsl::KernelBuilder &k, const FusedMappingSpec &s, const Split &r,
+               const std::function<void(const Batch &)> &body) {
+  k.serial(k.index(0), r.steps, {}, [&](Value i, Values) {
+    std::vector<Batch> batches;
+    for (int64_t u = 0; u < s.per; ++u)
+      batches.push_back(batch(k, s, r, i, u));
+    for (const Batch &b : batches)
+      body(b);
+    return Values{};
+  });
+}
+
+/// Columns of the experts' tables: chunks x width.
+int64_t columns(const FusedMappingSpec &s) {
+  return int64_t{s.chunks} * s.width;
+}
+
+/// Each warp's count of each expert over its run, a (warps, columns)
+/// shared tile a row a warp: each group of equal ids in a sub-batch adds
+/// its size once, from its first lane. Read after a barrier.
+Value warp_histogram(dsl::KernelBuilder &k, const FusedMappingSpec &s,
+                     const Split &r) {
+  const int64_t warps = s.threads / 32, cols = columns(s);
+  auto hist = k.alloc_shared(i32, {warps, cols});
+  k.store(k.full({warps, cols}, 0, i32), hist, {k.index(0), k.index(0)});
+  k.barrier();
+  const Value below = lanes_below(k, s);
+  auto warp = lanes_iota(k, s, 0);
+  each_step(k, s, r, [&](const Batch &b) {
+    k.atomic_add_at(k.bitcast(k.popcount(b.mask), i32), hist, {warp, b.id},
+                    leads(k, b, below));
+  });
+  k.barrier();
+  return hist;
 }
 
 } // namespace
@@ -84,44 +144,33 @@ Kernel get_fused_mapping_count_kernel(const FusedMappingSpec &s) {
   // Launched while the kernel before it on the stream finishes (a routing
   // chain of short kernels).
   k.programmatic_launch();
-  const Run run = block_run(k, s);
-  auto to_pos =
-      k.tensor("flat_token_topk_to_pos", i32, 1, dsl::inner_contiguous());
+  const Split r = split(k, s);
   auto scratch = k.tensor("scratch", i32, 2, dsl::inner_contiguous());
   std::vector<dsl::Tensor> maps;
   for (const char *name :
        {"pos_to_expert", "pos_to_token", "pos_to_token_topk"})
     maps.push_back(k.tensor(name, i32, 1, dsl::inner_contiguous()));
-  const int64_t step = int64_t{s.threads} * s.per;
   auto b = k.block_id(0);
 
   // Every position -1, the blocks in turn a step's worth at a time.
-  auto rounds = (k.dim(maps[0], 0) + k.index(s.blocks * step - 1)) /
-                k.index(s.blocks * step);
+  const int64_t fill = int64_t{s.threads} * 8;
+  auto rounds = (k.dim(maps[0], 0) + k.index(s.blocks * fill - 1)) /
+                k.index(s.blocks * fill);
   k.serial(k.index(0), rounds, {}, [&](Value i, Values) {
-    auto at = (i * k.index(s.blocks) + b) * k.index(step);
+    auto at = (i * k.index(s.blocks) + b) * k.index(fill);
     for (const dsl::Tensor &m : maps)
-      k.store(k.full({step}, -1, i32), m, {at});
+      k.store(k.full({fill}, -1, i32), m, {at});
     return Values{};
   });
 
-  // The block's entries of token_topk_to_pos -1.
-  k.serial(k.index(0), run.steps, {}, [&](Value i, Values) {
-    k.store(k.full({step}, -1, i32), to_pos, {run.first + i * k.index(step)});
-    return Values{};
-  });
-  // A chunk of experts at a time (a loop: one set of buffers for all).
+  // The block's histogram, a row a warp (a group of equal ids adds its
+  // size once), summed over the warps a chunk of experts at a time.
+  const int64_t warps = s.threads / 32;
+  auto hist = warp_histogram(k, s, r);
   k.serial(k.index(0), k.index(s.chunks), {}, [&](Value c, Values) {
     auto c0 = c * k.index(s.width);
-    auto counts = k.serial(
-        k.index(0), run.steps, {zero_rows(k, s)}, [&](Value i, Values acc) {
-          auto at = run.first + i * k.index(step);
-          Value sum = acc[0];
-          for (const Value &col : k.unstack(step_ids(k, s, run.ids, at, c0)))
-            sum = sum + one_hot(k, s, col);
-          return Values{sum};
-        })[0];
-    k.store(k.reduce_sum(counts, 0), scratch, {b, c0});
+    k.store(k.reduce_sum(k.load(hist, {k.index(0), c0}, {warps, s.width}), 0),
+            scratch, {b, c0});
     return Values{};
   });
   return k.build();
@@ -130,7 +179,7 @@ Kernel get_fused_mapping_count_kernel(const FusedMappingSpec &s) {
 Kernel get_fused_mapping_place_kernel(const FusedMappingSpec &s) {
   dsl::KernelBuilder k("get_fused_mapping_place", s.threads);
   k.programmatic_launch();
-  const Run run = block_run(k, s);
+  const Split r = split(k, s);
   auto to_pos =
       k.tensor("flat_token_topk_to_pos", i32, 1, dsl::inner_contiguous());
   auto topk = k.dim(k.tensor("token_topk_to_pos", i32, 2), 1);
@@ -139,23 +188,34 @@ Kernel get_fused_mapping_place_kernel(const FusedMappingSpec &s) {
   auto end_out = k.tensor("expert_end", i32, 1);
   auto aligned_out = k.tensor("num_tokens_per_expert", i32, 1);
   auto alignment = k.scalar("alignment", i32);
-  const int64_t t = s.threads, w = s.width, nb = s.blocks;
-  const int64_t step = t * s.per;
+  auto experts = k.tensor("pos_to_expert", i32, 1, dsl::inner_contiguous());
+  auto tokens = k.tensor("pos_to_token", i32, 1, dsl::inner_contiguous());
+  auto flats = k.tensor("pos_to_token_topk", i32, 1, dsl::inner_contiguous());
+  const int64_t w = s.width, warps = s.threads / 32, cols = columns(s);
+  // The scratch's rows as a power of two (a reduction's tile), a thread's
+  // worth of elements at least.
+  const int64_t nb = std::max<int64_t>(
+      std::bit_ceil(static_cast<uint64_t>(s.blocks)), s.threads / w);
   auto b = k.block_id(0);
   auto one = k.constant(1, i32);
+  auto zero = k.constant(0, i32);
 
-  // A chunk of experts at a time (a loop: one set of buffers for all),
-  // carrying the positions of the chunks before: a row of nb x w (the sum
-  // over a scratch-shaped tile of zeros to begin), every column equal.
+  // Each warp's count of each expert; then, a chunk of experts at a time,
+  // where each warp's entries of each expert begin: the expert's segment
+  // start, its count in the blocks before b and in the warps before. The
+  // chunks carry the positions of the chunks before (a row of nb x w, the
+  // sum over a scratch-shaped tile of zeros to begin, every column equal).
+  auto hist = warp_histogram(k, s, r);
+  auto next = k.alloc_shared(i32, {warps, cols});
   auto none = k.reduce_sum(k.full({nb, w}, 0, i32), 0);
   k.serial(k.index(0), k.index(s.chunks), {none}, [&](Value c, Values prior) {
     auto c0 = c * k.index(w);
-    // Each expert's total, aligned, and its count in blocks before b.
+    // Each expert's total, aligned, and its count in blocks before b (rows
+    // past the blocks read 0).
     auto counts = k.load(scratch, {k.index(0), c0}, {nb, w});
     auto total = k.reduce_sum(counts, 0); // (1, w)
     auto earlier = k.lt(k.iota({nb, w}, 0), k.cast(b, i32));
-    auto before =
-        k.reduce_sum(k.select(earlier, counts, k.constant(0, i32)), 0);
+    auto before = k.reduce_sum(k.select(earlier, counts, zero), 0);
     auto aligned = (total + alignment - one) / alignment * alignment;
     // Starts: the prefix sum over experts, on the aligned totals repeated
     // over the tile's rows (a scan takes whole threads' worth), one row.
@@ -166,52 +226,34 @@ Kernel get_fused_mapping_place_kernel(const FusedMappingSpec &s) {
       k.store(k.reshape(start + aligned, {w}), end_out, {c0});
       k.store(k.reshape(aligned, {w}), aligned_out, {c0});
     });
-
-    // Where the step's entries of each expert begin, carried over steps.
-    k.serial(k.index(0), run.steps, {start + before}, [&](Value i, Values at) {
-      auto f0 = run.first + i * k.index(step);
-      auto local = step_ids(k, s, run.ids, f0, c0);
-      auto cols = k.unstack(local);
-      Value mine = zero_rows(k, s);
-      for (const Value &col : cols)
-        mine = mine + one_hot(k, s, col);
-      // Where the thread's entries of each expert begin (after those of
-      // the threads before), then each entry after the thread's earlier
-      // ones of its expert (compared in registers).
-      Value begin =
-          k.relayout(k.cumsum(mine, 0) - mine, w) + k.broadcast(at[0], {t, w});
-      Values pos;
-      for (size_t r = 0; r < cols.size(); ++r) {
-        Value p = k.take(begin, 1, cols[r]);
-        for (size_t q = 0; q < r; ++q)
-          p = p + k.select(k.eq(cols[q], cols[r]), one, k.constant(0, i32));
-        pos.push_back(p);
-      }
-      // 0 <= local < w, as one unsigned comparison.
-      auto in_chunk =
-          k.lt(k.bitcast(local, DType::u32), k.constant(w, DType::u32));
-      k.store_where(k.reshape(in_chunk, {step}),
-                    k.reshape(k.stack(pos), {step}), to_pos, {f0});
-      return Values{at[0] + k.reduce_sum(mine, 0)};
-    });
+    auto mine = k.load(hist, {k.index(0), c0}, {warps, w});
+    k.store(k.broadcast(start + before, {warps, w}) + k.cumsum(mine, 0) - mine,
+            next, {k.index(0), c0});
     auto sum = k.reduce_sum(aligned, 1); // (1, 1)
     return Values{prior[0] + k.broadcast(sum, {1, w})};
   });
-
-  // The block's positions written: read back, the inverse maps scattered.
   k.barrier();
-  auto experts = k.tensor("pos_to_expert_rows", i32, 2);
-  auto tokens = k.tensor("pos_to_token_rows", i32, 2);
-  auto flats = k.tensor("pos_to_token_topk_rows", i32, 2);
-  k.serial(k.index(0), run.steps, {}, [&](Value i, Values) {
-    auto f0 = run.first + i * k.index(step);
-    auto id = k.reshape(step_ids(k, s, run.ids, f0, k.index(0)), {step, 1});
-    auto flat = k.iota({step, 1}, 0) + k.cast(f0, i32);
-    auto zero = k.index(0);
-    k.scatter(id, experts, to_pos, {f0, zero});
-    k.scatter(flat / k.cast(topk, i32), tokens, to_pos, {f0, zero});
-    k.scatter(flat, flats, to_pos, {f0, zero});
-    return Values{};
+  const Value below = lanes_below(k, s);
+  auto warp = lanes_iota(k, s, 0);
+
+  // Each warp's run in order: an entry's position is its expert's next one
+  // in the warp's row plus its rank among its equals; the group's first
+  // lane moves the row on by the group's size (seen after the barrier).
+  auto minus_one = k.constant(-1, i32);
+  each_step(k, s, r, [&](const Batch &bt) {
+    auto used = k.ge(bt.id, zero);
+    auto first = k.load_at(next, {warp, bt.id});
+    auto rank = k.bitcast(k.popcount(k.bit_and(bt.mask, below)), i32);
+    auto size = k.bitcast(k.popcount(bt.mask), i32);
+    auto pos = first + rank;
+    auto flat = k.cast(bt.flat, i32);
+    k.store_at(k.select(used, pos, minus_one), to_pos, {bt.flat},
+               k.lt(bt.flat, r.entries));
+    k.store_at(bt.id, experts, {pos}, used);
+    k.store_at(flat / k.cast(topk, i32), tokens, {pos}, used);
+    k.store_at(flat, flats, {pos}, used);
+    k.store_at(first + size, next, {warp, bt.id}, leads(k, bt, below));
+    k.barrier();
   });
   return k.build();
 }

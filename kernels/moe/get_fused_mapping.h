@@ -39,24 +39,24 @@ void get_fused_mapping(const rt::TensorView &topk_idx, int64_t num_experts,
 const ops::OpDef &get_fused_mapping_op();
 
 /// Static parameters of the two kernels: `blocks` blocks of `threads`
-/// threads take the flat entries in steps of threads x per (each thread
-/// `per` consecutive ones), a block a run of whole steps; experts in
-/// `chunks` chunks of `width` (a power of two up to 16).
+/// threads; warp g of the grid takes a run of consecutive entries, in steps
+/// of `per` sub-batches of 32 (a lane an entry); experts in `chunks` chunks
+/// of `width` (a power of two from 8 to 32) columns.
 struct FusedMappingSpec {
   int32_t experts = 32;
-  int32_t width = 16;
-  int32_t chunks = 2;
-  int32_t blocks = 128;
-  int32_t threads = 128;
-  int32_t per = 8;
+  int32_t width = 32;
+  int32_t chunks = 1;
+  int32_t blocks = 170;
+  int32_t threads = 256;
+  int32_t per = 4;
 };
 TILEJIT_SPEC_FIELDS(FusedMappingSpec, experts, width, chunks, blocks, threads,
                     per)
 
 /// The kernels in the DSL (get_fused_mapping.dsl.cpp): each block's count
-/// of each expert into the (blocks, chunks x width) scratch, and every map
-/// set to -1 (the first); the segments and every entry's position from the
-/// counts (the second).
+/// of each expert into the (blocks, chunks x width) scratch, and the
+/// pos_to_* maps set to -1 (the first); the segments and every entry's
+/// position from the counts (the second).
 Kernel get_fused_mapping_count_kernel(const FusedMappingSpec &spec);
 Kernel get_fused_mapping_place_kernel(const FusedMappingSpec &spec);
 
