@@ -14,25 +14,21 @@ namespace tilejit::moe {
 
 GroupCountSpec group_count_spec(int64_t num_groups, int64_t ids) {
   GroupCountSpec s;
-  // Bins in whole chunks: up to 32 groups a power of two, then multiples
-  // of 32 (those past num_groups are dropped).
-  const auto groups = static_cast<uint64_t>(num_groups);
-  s.groups = static_cast<int32_t>(
-      groups <= 32 ? std::bit_ceil(std::max<uint64_t>(groups, 2))
-                   : (groups + 31) / 32 * 32);
-  s.chunk = std::min(s.groups, 32);
-  // About 8K comparisons a chunk (32 a thread), 256 to 1024 ids.
-  s.block = std::clamp(8192 / s.chunk, 256, 1024);
+  // Bins in whole chunks of 32 (those past num_groups are dropped): each
+  // warp's row of the histogram summed 32 columns at a time.
+  s.groups =
+      static_cast<int32_t>((std::max<int64_t>(num_groups, 1) + 31) / 32 * 32);
+  s.chunk = 32;
+  s.threads = 256;
+  s.block = s.threads; // an id a thread a step
   // Every group's count is added once a block, all blocks on one address
-  // each: with few chunks, up to 8 steps a block, so that about two
-  // blocks an SM add (fewer atomics on each address).
+  // each: up to 16 steps a block, so that about two blocks an SM add
+  // (fewer atomics on each address).
   constexpr int64_t kBlocks = 2 * 132; // two a streaming multiprocessor of
                                        // the H200's 132 (a tuning target)
-  if (s.groups <= 64) {
-    const int64_t per_block = std::max<int64_t>(ids / kBlocks, 1);
-    s.steps = static_cast<int32_t>(
-        std::clamp<int64_t>((per_block + s.block - 1) / s.block, 1, 8));
-  }
+  const int64_t per_block = std::max<int64_t>(ids / kBlocks, 1);
+  s.steps = static_cast<int32_t>(
+      std::clamp<int64_t>((per_block + s.block - 1) / s.block, 1, 16));
   return s;
 }
 
