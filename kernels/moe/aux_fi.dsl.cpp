@@ -7,6 +7,9 @@ namespace tilejit::moe {
 
 Kernel aux_fi_kernel(const GroupCountSpec &s) {
   dsl::KernelBuilder k("aux_fi", s.threads);
+  // Launched while the kernel before it on the stream finishes (a routing
+  // chain of short kernels).
+  k.programmatic_launch();
   // topk_idx flattened to (T * K,).
   auto ids = k.tensor("flat_topk_idx", DType::i64, 1, dsl::inner_contiguous());
   auto fi = k.tensor("fi", DType::f32, 1);

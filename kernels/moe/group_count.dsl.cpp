@@ -57,6 +57,9 @@ void count_block_groups(
 
 Kernel group_count_kernel(const GroupCountSpec &s) {
   dsl::KernelBuilder k("group_count", s.threads);
+  // Launched while the kernel before it on the stream finishes (a routing
+  // chain of short kernels).
+  k.programmatic_launch();
   // group_idx flattened to (T * K,).
   auto ids = k.tensor("flat_group_idx", DType::i64, 1, dsl::inner_contiguous());
   auto counts = k.tensor("counts", DType::i32, 1);

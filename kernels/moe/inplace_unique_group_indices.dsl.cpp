@@ -12,6 +12,9 @@ namespace tilejit::moe {
 
 Kernel inplace_unique_group_indices_kernel(const UniqueGroupIndicesSpec &s) {
   dsl::KernelBuilder k("inplace_unique_group_indices", s.threads);
+  // Launched while the kernel before it on the stream finishes (a routing
+  // chain of short kernels).
+  k.programmatic_launch();
   auto ids = k.tensor("group_indices", DType::i64, 2);
   auto out = k.tensor("out", DType::i64, 2);
   const int64_t bt = s.block_t;

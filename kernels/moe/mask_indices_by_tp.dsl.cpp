@@ -9,6 +9,9 @@ namespace tilejit::moe {
 
 Kernel mask_indices_by_tp_kernel(const MaskIndicesByTpSpec &s) {
   dsl::KernelBuilder k("mask_indices_by_tp", s.threads);
+  // Launched while the kernel before it on the stream finishes (a routing
+  // chain of short kernels).
+  k.programmatic_launch();
   // indices and masked flattened to (T * K,).
   auto in = k.tensor("flat_indices", s.dtype, 1, dsl::inner_contiguous());
   auto out = k.tensor("flat_masked", s.dtype, 1, dsl::inner_contiguous());

@@ -11,6 +11,9 @@ namespace tilejit::moe {
 
 Kernel normalize_weight_kernel(const NormalizeWeightSpec &s) {
   dsl::KernelBuilder k("normalize_weight", s.threads);
+  // Launched while the kernel before it on the stream finishes (a routing
+  // chain of short kernels).
+  k.programmatic_launch();
   auto w = k.tensor("topk_weights", DType::f32, 2);
   auto denominator = k.tensor("denominator", DType::f32, 1);
   auto normalized = k.tensor("normalized", DType::f32, 2);

@@ -14,6 +14,9 @@ namespace tilejit::moe {
 
 Kernel topk_sum_and_topk_group_idx_kernel(const TopkGroupSpec &s) {
   dsl::KernelBuilder k("topk_sum_and_topk_group_idx", s.threads);
+  // Launched while the kernel before it on the stream finishes (a routing
+  // chain of short kernels).
+  k.programmatic_launch();
   const int64_t r = s.rows, g = s.groups, n = s.size, c = s.out_cols;
   // Groups of 16-byte aligned rows load straight into whole groups a
   // thread; others through shared memory.
