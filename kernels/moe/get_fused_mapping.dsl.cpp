@@ -218,8 +218,9 @@ Kernel get_fused_mapping_place_kernel(const FusedMappingSpec &s) {
     auto before = k.reduce_sum(k.select(earlier, counts, zero), 0);
     auto aligned = (total + alignment - one) / alignment * alignment;
     // Starts: the prefix sum over experts, on the aligned totals repeated
-    // over the tile's rows (a scan takes whole threads' worth), one row.
-    auto repeated = k.broadcast(aligned, {nb, w});
+    // over a thread's worth of rows (a scan takes whole threads' worth),
+    // one row.
+    auto repeated = k.broadcast(aligned, {s.threads / w, w});
     auto start = k.reduce_max(k.cumsum(repeated, 1) - repeated, 0) + prior[0];
     k.when(k.eq(b, k.index(0)), [&] {
       k.store(k.reshape(start, {w}), start_out, {c0});
