@@ -253,6 +253,10 @@ Kernel get_fused_mapping_place_kernel(const FusedMappingSpec &s) {
     k.store_at(bt.id, experts, {pos}, used);
     k.store_at(flat / k.cast(topk, i32), tokens, {pos}, used);
     k.store_at(flat, flats, {pos}, used);
+    // Every lane has read its row before the first lanes move it on (the
+    // lanes of a warp are not in step), and the next sub-batch reads it
+    // after.
+    k.barrier();
     k.store_at(first + size, next, {warp, bt.id}, leads(k, bt, below));
     k.barrier();
   });

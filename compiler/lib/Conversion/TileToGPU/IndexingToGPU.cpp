@@ -148,22 +148,8 @@ struct StoreAtLowering : OpConversionPattern<StoreAtOp> {
     Location loc = op.getLoc();
     Value dest = adaptor.getDest();
     std::optional<arith::AtomicRMWKind> kind;
-    if (std::optional<AtomicKind> combine = op.getCombine()) {
-      const bool isFloat = isa<FloatType>(vecType.getElementType());
-      switch (*combine) {
-      case AtomicKind::add:
-        kind =
-            isFloat ? arith::AtomicRMWKind::addf : arith::AtomicRMWKind::addi;
-        break;
-      case AtomicKind::max:
-        kind = isFloat ? arith::AtomicRMWKind::maxnumf
-                       : arith::AtomicRMWKind::maxs;
-        break;
-      case AtomicKind::umax:
-        kind = arith::AtomicRMWKind::maxu;
-        break;
-      }
-    }
+    if (std::optional<AtomicKind> combine = op.getCombine())
+      kind = atomicRMWKind(*combine, vecType.getElementType());
     SmallVector<Value> extents = extentsOf(rewriter, loc, dest);
     for (int64_t slot = 0; slot < slots; ++slot) {
       auto [at, inside] =

@@ -607,20 +607,8 @@ struct AtomicOpLowering : OpConversionPattern<AtomicOp> {
       return rewriter.notifyMatchFailure(op, "value not converted to vector");
     Location loc = op.getLoc();
     RankedTensorType type = op.getValue().getType();
-    const bool isFloat = isa<FloatType>(type.getElementType());
-    arith::AtomicRMWKind kind;
-    switch (op.getKind()) {
-    case AtomicKind::add:
-      kind = isFloat ? arith::AtomicRMWKind::addf : arith::AtomicRMWKind::addi;
-      break;
-    case AtomicKind::max:
-      kind =
-          isFloat ? arith::AtomicRMWKind::maxnumf : arith::AtomicRMWKind::maxs;
-      break;
-    case AtomicKind::umax:
-      kind = arith::AtomicRMWKind::maxu;
-      break;
-    }
+    const arith::AtomicRMWKind kind =
+        atomicRMWKind(op.getKind(), type.getElementType());
     for (int64_t slot = 0; slot < vecType.getNumElements(); ++slot) {
       if (!mayRepresent(getLayout(type), slot))
         continue;
@@ -648,6 +636,19 @@ struct AtomicOpLowering : OpConversionPattern<AtomicOp> {
 };
 
 } // namespace
+
+arith::AtomicRMWKind mlir::tile::atomicRMWKind(AtomicKind kind, Type elt) {
+  const bool isFloat = isa<FloatType>(elt);
+  switch (kind) {
+  case AtomicKind::add:
+    return isFloat ? arith::AtomicRMWKind::addf : arith::AtomicRMWKind::addi;
+  case AtomicKind::max:
+    return isFloat ? arith::AtomicRMWKind::maxnumf : arith::AtomicRMWKind::maxs;
+  case AtomicKind::umax:
+    return arith::AtomicRMWKind::maxu;
+  }
+  llvm_unreachable("unknown atomic kind");
+}
 
 int64_t mlir::tile::rowAlignment(Value memref) {
   auto type = cast<MemRefType>(memref.getType());

@@ -9,6 +9,9 @@
 #ifndef TILEJIT_CONVERSION_TILETOGPU_PATTERNS_H
 #define TILEJIT_CONVERSION_TILETOGPU_PATTERNS_H
 
+#include "tilejit/Dialect/Tile/IR/Tile.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/DialectConversion.h"
@@ -102,6 +105,10 @@ void populateLoadStoreToGPUPatterns(const TypeConverter &converter,
 /// multiple of: its `tile.align` promise where its inner stride is 1, else
 /// 1.
 int64_t rowAlignment(Value memref);
+
+/// The memref.atomic_rmw kind of a tile.atomic / tile.store_at combine on
+/// elements of `elt` (floats: addf, maxnumf; integers: addi, maxs, maxu).
+arith::AtomicRMWKind atomicRMWKind(AtomicKind kind, Type elt);
 
 /// tile.copy -> each thread's cp.async pieces of the box (zeros outside the
 /// tensor), then, unless the copy is `async`, the group's wait and a
