@@ -14,19 +14,33 @@ namespace tilejit::moe {
 
 GroupCountSpec group_count_spec(int64_t num_groups, int64_t ids) {
   GroupCountSpec s;
-  // Bins in whole chunks of 32 (those past num_groups are dropped): each
-  // warp's row of the histogram summed 32 columns at a time.
-  s.groups =
-      static_cast<int32_t>((std::max<int64_t>(num_groups, 1) + 31) / 32 * 32);
-  s.chunk = 32;
-  s.threads = 256;
-  s.block = s.threads; // an id a thread a step
+  const auto groups = static_cast<uint64_t>(std::max<int64_t>(num_groups, 1));
   // Every group's count is added once a block, all blocks on one address
-  // each: up to 16 steps a block, so that about two blocks an SM add
+  // each: several steps a block, so that about two blocks an SM add
   // (fewer atomics on each address).
   constexpr int64_t kBlocks = 2 * 132; // two a streaming multiprocessor of
                                        // the H200's 132 (a tuning target)
   const int64_t per_block = std::max<int64_t>(ids / kBlocks, 1);
+  if (groups <= 32) {
+    // Up to 32 groups (a power of two) compared with each id: about 8K
+    // comparisons a step, up to 8 steps (on an H100 at 32 groups, 4.7 us
+    // under ncu, the histogram below 5.1).
+    s.match = 0;
+    s.groups =
+        static_cast<int32_t>(std::bit_ceil(std::max<uint64_t>(groups, 2)));
+    s.chunk = s.groups;
+    s.block = std::clamp(8192 / s.chunk, 256, 1024);
+    s.steps = static_cast<int32_t>(
+        std::clamp<int64_t>((per_block + s.block - 1) / s.block, 1, 8));
+    return s;
+  }
+  // More: the histogram, bins in whole chunks of 32 (those past num_groups
+  // are dropped), an id a thread a step, up to 16 steps (aux_fi at 256
+  // experts on an H100: 6.9 us, against 21 under ncu comparing).
+  s.match = 1;
+  s.groups = static_cast<int32_t>((groups + 31) / 32 * 32);
+  s.chunk = 32;
+  s.block = s.threads;
   s.steps = static_cast<int32_t>(
       std::clamp<int64_t>((per_block + s.block - 1) / s.block, 1, 16));
   return s;

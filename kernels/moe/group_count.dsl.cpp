@@ -1,21 +1,61 @@
 // group_count.dsl.cpp - group_count in the tile DSL: a block takes a run of
-// the flattened ids in steps of one id a thread; in each warp, each group
-// of equal ids (__match_any_sync's) adds its size once, from its first
-// lane, to the warp's row of a shared histogram; the rows are summed a
-// chunk of 32 groups at a time and the block's counts added to the output
-// atomically (which the op zeroed first).
+// the flattened ids in steps, counts them, and adds the block's counts to
+// the output atomically (which the op zeroed first). Up to 32 groups, each
+// step's ids are compared with every group (an (ids, groups) tile of 0 and
+// 1, its columns summed); above, in each warp, each group of equal ids
+// (__match_any_sync's) adds its size once, from its first lane, to the
+// warp's row of a shared histogram, whose rows are summed 32 groups at a
+// time (the work an id then does not grow with the groups).
 #include "moe/group_count_dsl.h"
 
+#include <optional>
 #include <vector>
 
 namespace tilejit::moe {
 
-void count_block_groups(
-    dsl::KernelBuilder &k, const dsl::Tensor &ids, const GroupCountSpec &s,
-    const std::function<void(dsl::Value counts, int64_t first)> &add) {
+namespace {
+
+using dsl::Value;
+using AddFn = std::function<void(Value counts, int64_t first)>;
+
+/// Each step's ids compared with a chunk of the groups at a time.
+void count_by_compare(dsl::KernelBuilder &k, const dsl::Tensor &ids,
+                      const GroupCountSpec &s, const AddFn &add) {
+  const int64_t n = s.block, g = s.groups, chunk = s.chunk;
+  auto c64 = [&](int64_t v) { return k.constant(v, DType::i64); };
+  // Each step's ids as (n, 1) i32, all loaded first. Past the end, loads
+  // read 0, a group: those positions become -1, and so does any id
+  // outside [0, groups) (before it is narrowed to 32 bits).
+  std::vector<Value> steps;
+  for (int64_t step = 0; step < s.steps; ++step) {
+    auto at = k.block_id(0) * k.index(n * s.steps) + k.index(step * n);
+    auto valid = k.lt(k.iota({n}, 0) + k.cast(at, DType::i32),
+                      k.cast(k.dim(ids, 0), DType::i32));
+    auto id = k.select(valid, k.load(ids, {at}, {n}), c64(-1));
+    id = k.select(k.lt(id, c64(0)), c64(-1), id);
+    id = k.select(k.lt(id, c64(g)), id, c64(-1));
+    steps.push_back(k.reshape(k.cast(id, DType::i32), {n, 1}));
+  }
+  for (int64_t first = 0; first < g; first += chunk) {
+    auto group = k.iota({n, chunk}, 1) + k.constant(first, DType::i32);
+    // The steps' 0/1 tiles summed element-wise, then one column sum.
+    std::optional<Value> ones;
+    for (const Value &narrow : steps) {
+      auto step =
+          k.select(k.eq(k.broadcast(narrow, {n, chunk}), group),
+                   k.constant(1, DType::i32), k.constant(0, DType::i32));
+      ones = ones ? *ones + step : step;
+    }
+    add(k.reshape(k.reduce_sum(*ones, 0), {chunk}), first);
+  }
+}
+
+/// Each step's groups of equal ids in a warp add their sizes to the warp's
+/// row of a shared histogram.
+void count_by_match(dsl::KernelBuilder &k, const dsl::Tensor &ids,
+                    const GroupCountSpec &s, const AddFn &add) {
   const int64_t n = s.block, g = s.groups, chunk = s.chunk;
   const int64_t warps = s.threads / 32;
-  k.grid({k.blocks(ids, 0, n * s.steps)});
   auto c64 = [&](int64_t v) { return k.constant(v, DType::i64); };
   auto i32 = DType::i32;
   // A (warps, 32) tile a lane an element.
@@ -28,7 +68,7 @@ void count_block_groups(
   // outside [0, groups) (before it is narrowed to 32 bits): -1, dropped.
   auto lane = lanes(1), warp = lanes(0);
   auto within = k.cast(warp * k.constant(32, i32) + lane, DType::i64);
-  std::vector<dsl::Value> steps;
+  std::vector<Value> steps;
   for (int64_t step = 0; step < s.steps; ++step) {
     auto at = k.cast(k.block_id(0) * k.index(n * s.steps) + k.index(step * n),
                      DType::i64) +
@@ -40,7 +80,7 @@ void count_block_groups(
   }
   auto one = k.constant(1, DType::u32);
   auto below = k.shl(one, k.bitcast(lane, DType::u32)) - one;
-  for (const dsl::Value &id : steps) {
+  for (const Value &id : steps) {
     auto mask = k.match_any(id, 1);
     auto first =
         k.bit_and(k.eq(k.bit_and(mask, below), k.constant(0, DType::u32)),
@@ -53,6 +93,17 @@ void count_block_groups(
                       k.load(hist, {zero, k.index(first)}, {warps, chunk}), 0),
                   {chunk}),
         first);
+}
+
+} // namespace
+
+void count_block_groups(dsl::KernelBuilder &k, const dsl::Tensor &ids,
+                        const GroupCountSpec &s, const AddFn &add) {
+  k.grid({k.blocks(ids, 0, int64_t{s.block} * s.steps)});
+  if (s.match)
+    count_by_match(k, ids, s, add);
+  else
+    count_by_compare(k, ids, s, add);
 }
 
 Kernel group_count_kernel(const GroupCountSpec &s) {

@@ -23,12 +23,14 @@ const ops::OpDef &group_count_op();
 /// Static parameters of a group_count kernel.
 struct GroupCountSpec {
   int32_t groups = 32; ///< bins counted: num_groups in whole chunks
-  int32_t chunk = 32;  ///< groups added to the output at once
-  int32_t block = 256; ///< ids a step: one a thread
+  int32_t chunk = 32;  ///< groups compared / added to the output at once
+  int32_t block = 256; ///< ids a step, a multiple of threads (match: one a
+                       ///< thread)
   int32_t steps = 1;   ///< steps a block: its ids, summed before the atomics
   int32_t threads = 256;
+  int32_t match = 0; ///< 1: a shared histogram by match_any; 0: compares
 };
-TILEJIT_SPEC_FIELDS(GroupCountSpec, groups, chunk, block, steps, threads)
+TILEJIT_SPEC_FIELDS(GroupCountSpec, groups, chunk, block, steps, threads, match)
 
 /// The kernel in the DSL (group_count.dsl.cpp).
 Kernel group_count_kernel(const GroupCountSpec &spec);
