@@ -17,6 +17,7 @@
 //   group's first lane moves the row on by the group's size. The four maps
 //   are written from each entry (token_topk_to_pos -1 where unused).
 #include "moe/get_fused_mapping.h"
+#include "moe/warp_groups.h"
 
 #include "tilejit/compiler/dsl.h"
 
@@ -33,7 +34,6 @@ using dsl::Value;
 using Values = std::vector<Value>;
 constexpr DType i32 = DType::i32;
 constexpr DType i64 = DType::i64;
-constexpr DType u32 = DType::u32;
 
 /// The split of the flat entries: warp g takes the `run` entries from
 /// g x run, `steps` steps of `per` sub-batches of 32.
@@ -42,6 +42,7 @@ struct Split {
   Value entries; ///< F, as an i64 scalar
   Value steps;   ///< an index
   Value run;     ///< entries a warp, an i64 scalar
+  Value below;   ///< lanes_below's
 };
 
 Split split(dsl::KernelBuilder &k, const FusedMappingSpec &s) {
@@ -54,19 +55,16 @@ Split split(dsl::KernelBuilder &k, const FusedMappingSpec &s) {
             k.index(s.blocks * step);
   r.entries = k.cast(k.dim(r.ids, 0), i64);
   r.run = k.cast(r.steps, i64) * k.constant(s.per * 32, i64);
+  r.below = lanes_below(k, warps);
   return r;
 }
 
-/// A (warps, 32) i32 tile a lane an element (each thread its own).
-Value lanes_iota(dsl::KernelBuilder &k, const FusedMappingSpec &s, int dim) {
-  return k.relayout(k.iota({s.threads / 32, 32}, dim), 1);
-}
-
-/// One sub-batch: its entries' flat positions (i64), their experts (i32;
-/// -1 for an id outside [0, experts) and past the end) and their match
-/// masks within the warp.
+/// One sub-batch: its entries' flat positions (i64) and their experts'
+/// groups in each warp (ids i32; -1 for an id outside [0, experts) and past
+/// the end).
 struct Batch {
-  Value flat, id, mask;
+  Value flat;
+  WarpGroups g;
 };
 
 /// Sub-batch u of step i of every warp of the block.
@@ -74,30 +72,17 @@ Batch batch(dsl::KernelBuilder &k, const FusedMappingSpec &s, const Split &r,
             Value i, int64_t u) {
   const int64_t warps = s.threads / 32;
   auto warp = k.cast(k.block_id(0), i64) * k.constant(warps, i64) +
-              k.cast(lanes_iota(k, s, 0), i64);
+              k.cast(lane_tile(k, s.threads / 32, 0), i64);
   auto at = (k.cast(i, i64) * k.constant(s.per, i64) + k.constant(u, i64)) *
             k.constant(32, i64);
   Batch b;
-  b.flat = warp * r.run + at + k.cast(lanes_iota(k, s, 1), i64);
+  b.flat = warp * r.run + at + k.cast(lane_tile(k, s.threads / 32, 1), i64);
   auto id = k.load_at(r.ids, {b.flat});
   auto c64 = [&](int64_t v) { return k.constant(v, i64); };
   auto ok = k.bit_and(k.lt(b.flat, r.entries),
                       k.bit_and(k.ge(id, c64(0)), k.lt(id, c64(s.experts))));
-  b.id = k.cast(k.select(ok, id, c64(-1)), i32);
-  b.mask = k.match_any(b.id, 1);
+  b.g = warp_groups(k, k.cast(k.select(ok, id, c64(-1)), i32), r.below);
   return b;
-}
-
-/// The match mask's lanes below this one ((1 << lane) - 1).
-Value lanes_below(dsl::KernelBuilder &k, const FusedMappingSpec &s) {
-  auto one = k.constant(1, u32);
-  return k.shl(one, k.bitcast(lanes_iota(k, s, 1), u32)) - one;
-}
-
-/// Each group's first lane of a valid expert (the one that counts for it).
-Value leads(dsl::KernelBuilder &k, const Batch &b, Value below) {
-  return k.bit_and(k.eq(k.bit_and(b.mask, below), k.constant(0, u32)),
-                   k.ge(b.id, k.constant(0, i32)));
 }
 
 /// The block's steps, `per` sub-batches each, their loads first.
@@ -127,12 +112,7 @@ Value warp_histogram(dsl::KernelBuilder &k, const FusedMappingSpec &s,
   auto hist = k.alloc_shared(i32, {warps, cols});
   k.store(k.full({warps, cols}, 0, i32), hist, {k.index(0), k.index(0)});
   k.barrier();
-  const Value below = lanes_below(k, s);
-  auto warp = lanes_iota(k, s, 0);
-  each_step(k, s, r, [&](const Batch &b) {
-    k.atomic_add_at(k.bitcast(k.popcount(b.mask), i32), hist, {warp, b.id},
-                    leads(k, b, below));
-  });
+  each_step(k, s, r, [&](const Batch &b) { add_group_sizes(k, hist, b.g); });
   k.barrier();
   return hist;
 }
@@ -234,30 +214,30 @@ Kernel get_fused_mapping_place_kernel(const FusedMappingSpec &s) {
     return Values{prior[0] + k.broadcast(sum, {1, w})};
   });
   k.barrier();
-  const Value below = lanes_below(k, s);
-  auto warp = lanes_iota(k, s, 0);
+  auto warp = lane_tile(k, warps, 0);
 
   // Each warp's run in order: an entry's position is its expert's next one
   // in the warp's row plus its rank among its equals; the group's first
   // lane moves the row on by the group's size (seen after the barrier).
   auto minus_one = k.constant(-1, i32);
   each_step(k, s, r, [&](const Batch &bt) {
-    auto used = k.ge(bt.id, zero);
-    auto first = k.load_at(next, {warp, bt.id});
-    auto rank = k.bitcast(k.popcount(k.bit_and(bt.mask, below)), i32);
-    auto size = k.bitcast(k.popcount(bt.mask), i32);
+    const WarpGroups &g = bt.g;
+    auto used = k.ge(g.id, zero);
+    auto first = k.load_at(next, {warp, g.id});
+    auto rank = k.bitcast(k.popcount(k.bit_and(g.mask, g.below)), i32);
+    auto size = k.bitcast(k.popcount(g.mask), i32);
     auto pos = first + rank;
     auto flat = k.cast(bt.flat, i32);
     k.store_at(k.select(used, pos, minus_one), to_pos, {bt.flat},
                k.lt(bt.flat, r.entries));
-    k.store_at(bt.id, experts, {pos}, used);
+    k.store_at(g.id, experts, {pos}, used);
     k.store_at(flat / k.cast(topk, i32), tokens, {pos}, used);
     k.store_at(flat, flats, {pos}, used);
     // Every lane has read its row before the first lanes move it on (the
     // lanes of a warp are not in step), and the next sub-batch reads it
     // after.
     k.barrier();
-    k.store_at(first + size, next, {warp, bt.id}, leads(k, bt, below));
+    k.store_at(first + size, next, {warp, g.id}, group_leads(k, g));
     k.barrier();
   });
   return k.build();

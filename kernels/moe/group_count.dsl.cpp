@@ -7,6 +7,7 @@
 // warp's row of a shared histogram, whose rows are summed 32 groups at a
 // time (the work an id then does not grow with the groups).
 #include "moe/group_count_dsl.h"
+#include "moe/warp_groups.h"
 
 #include <optional>
 #include <vector>
@@ -58,15 +59,13 @@ void count_by_match(dsl::KernelBuilder &k, const dsl::Tensor &ids,
   const int64_t warps = s.threads / 32;
   auto c64 = [&](int64_t v) { return k.constant(v, DType::i64); };
   auto i32 = DType::i32;
-  // A (warps, 32) tile a lane an element.
-  auto lanes = [&](int dim) { return k.relayout(k.iota({warps, 32}, dim), 1); };
   auto hist = k.alloc_shared(i32, {warps, g});
   auto zero = k.index(0);
   k.store(k.full({warps, g}, 0, i32), hist, {zero, zero});
   k.barrier();
   // Each step's ids, all loaded first. Past the end, and for an id
   // outside [0, groups) (before it is narrowed to 32 bits): -1, dropped.
-  auto lane = lanes(1), warp = lanes(0);
+  auto lane = lane_tile(k, warps, 1), warp = lane_tile(k, warps, 0);
   auto within = k.cast(warp * k.constant(32, i32) + lane, DType::i64);
   std::vector<Value> steps;
   for (int64_t step = 0; step < s.steps; ++step) {
@@ -78,15 +77,9 @@ void count_by_match(dsl::KernelBuilder &k, const dsl::Tensor &ids,
                         k.bit_and(k.ge(id, c64(0)), k.lt(id, c64(g))));
     steps.push_back(k.cast(k.select(ok, id, c64(-1)), i32));
   }
-  auto one = k.constant(1, DType::u32);
-  auto below = k.shl(one, k.bitcast(lane, DType::u32)) - one;
-  for (const Value &id : steps) {
-    auto mask = k.match_any(id, 1);
-    auto first =
-        k.bit_and(k.eq(k.bit_and(mask, below), k.constant(0, DType::u32)),
-                  k.ge(id, k.constant(0, i32)));
-    k.atomic_add_at(k.bitcast(k.popcount(mask), i32), hist, {warp, id}, first);
-  }
+  const Value below = lanes_below(k, warps);
+  for (const Value &id : steps)
+    add_group_sizes(k, hist, warp_groups(k, id, below));
   k.barrier();
   for (int64_t first = 0; first < g; first += chunk)
     add(k.reshape(k.reduce_sum(
