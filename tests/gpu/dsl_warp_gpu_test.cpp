@@ -28,7 +28,8 @@ constexpr int kWarps = 4, kBins = 8, kHistRows = 128 / kBins;
 /// popcount(mask); hist (blocks, 8) = the block's count of each id in
 /// [0, 8) (a shared histogram, one atomic a group of equals from its first
 /// lane; other ids dropped); reversed (rows, 32) = each row backwards,
-/// through a shared tile read at per-element positions (load_at) and
+/// through a shared tile a row a warp (sync_warp between the writes and
+/// the reads) read at per-element positions (load_at) and
 /// written to global memory at per-element positions (store_at), the
 /// lanes whose id is negative left out.
 Kernel warp_kernel() {
@@ -62,9 +63,11 @@ Kernel warp_kernel() {
   k.store(k.reduce_sum(k.load(hist, {zero, zero}, {kHistRows, kBins}), 0),
           hist_out, {b, zero});
 
+  // A row a warp: each warp reads only its own row back, so a warp
+  // barrier orders the writes before the reads.
   auto table = k.alloc_shared(DType::i32, {kWarps, 32});
   k.store_at(id, table, {warp, lane});
-  k.barrier();
+  k.sync_warp();
   auto back = k.load_at(table, {warp, k.constant(31, DType::i32) - lane});
   auto flat = (k.cast(row, DType::i32) + warp) * k.constant(32, DType::i32);
   k.store_at(back, reversed, {flat + lane},

@@ -659,6 +659,53 @@ TEST_CASE("programmatic_launch waits for the grid before at the kernel's "
   CHECK(!plain.abi.programmatic);
 }
 
+TEST_CASE("grid_wait places a programmatic launch's wait after what may "
+          "run before it, and rejects misuse with one line",
+          "[compiler][error]") {
+  // The second kernel of an op: a load of the op's input before the wait,
+  // a load of what the first kernel wrote after it.
+  dsl::KernelBuilder k("second", 64);
+  auto input = k.tensor("input", DType::f32, 1);
+  auto counts = k.tensor("counts", DType::f32, 1);
+  auto out = k.tensor("out", DType::f32, 1);
+  k.grid({k.blocks(input, 0)});
+  k.programmatic_launch();
+  auto v = k.load(input, {k.block_id(0)}, {64});
+  k.grid_wait();
+  k.store(v + k.load(counts, {k.block_id(0)}, {64}), out, {k.block_id(0)});
+  const CompiledKernel c = compile(k.build());
+  const size_t wait = c.ptx.find("griddepcontrol.wait;");
+  REQUIRE(wait != std::string::npos);
+  CHECK(c.ptx.find("ld.global") < wait); // the input, while waiting
+  CHECK(c.ptx.find("ld.global", wait) != std::string::npos);
+  CHECK(c.ptx.find("griddepcontrol.launch_dependents;") > wait);
+  CHECK(c.ptx.find("st.global") > wait);
+  CHECK(c.abi.programmatic);
+
+  // Deliberate mistakes: a kernel that is not a programmatic launch, a
+  // wait in a loop, two waits.
+  CHECK_THAT(error_of([](auto &k, auto &) { k.grid_wait(); }),
+             EndsWith("error: grid_wait: the kernel is not a programmatic "
+                      "launch; requires programmatic_launch() before it"));
+  CHECK_THAT(error_of([](auto &k, auto &) {
+               k.programmatic_launch();
+               k.serial(k.index(0), k.index(2), {},
+                        [&](dsl::Value, std::vector<dsl::Value>) {
+                          k.grid_wait();
+                          return std::vector<dsl::Value>{};
+                        });
+             }),
+             EndsWith("error: grid_wait: inside a loop or a branch; requires "
+                      "the kernel's body, where every thread waits"));
+  CHECK_THAT(error_of([](auto &k, auto &) {
+               k.programmatic_launch();
+               k.grid_wait();
+               k.grid_wait();
+             }),
+             EndsWith("error: grid_wait: the kernel already waits; requires "
+                      "at most one wait"));
+}
+
 TEST_CASE("DSL load_scalar rejects misuse with one line, and compiles to one "
           "load a thread",
           "[compiler][error]") {

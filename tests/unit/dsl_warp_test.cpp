@@ -1,6 +1,6 @@
 // dsl_warp_test.cpp - The DSL's warp and scatter operations: match_any,
 // popcount, store_at and atomic_add_at (global and shared), load_at of a
-// shared tile take what they require, each mistake with its message, and
+// shared tile and sync_warp take what they require, each mistake with its message, and
 // well-formed ones compile to the PTX they should.
 #include "dsl_error_of.h"
 
@@ -93,8 +93,9 @@ TEST_CASE("DSL store_at and atomic_add_at take a value of the memory's "
                       "requires a shared tile from alloc_shared"));
 }
 
-TEST_CASE("DSL match_any, popcount, store_at, atomic_add_at and load_at of "
-          "a shared tile compile to warp matches, popc and shared atomics",
+TEST_CASE("DSL match_any, popcount, store_at, atomic_add_at, load_at of "
+          "a shared tile and sync_warp compile to warp matches, popc, shared "
+          "atomics and warp barriers",
           "[compiler]") {
   dsl::KernelBuilder k("warp_ok", 128);
   auto ids = k.tensor("ids", DType::i32, 2);
@@ -110,8 +111,10 @@ TEST_CASE("DSL match_any, popcount, store_at, atomic_add_at and load_at of "
                   k.ge(id, k.constant(0, DType::i32)));
   k.barrier();
   auto got = k.load_at(hist, {lanes(k, 0), lanes(k, 1)});
+  k.sync_warp();
   k.store_at(got, out, {id});
   const std::string ptx = compile(k.build()).ptx;
+  CHECK_THAT(ptx, Contains("bar.warp.sync 	-1;"));
   CHECK_THAT(ptx, Contains("match.any.sync.b32"));
   CHECK_THAT(ptx, Contains("popc.b32"));
   CHECK_THAT(ptx, Contains("atom.shared.add.u32"));

@@ -7,6 +7,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 using namespace mlir;
@@ -77,6 +78,20 @@ void KernelBuilder::min_blocks_per_sm(int64_t blocks, Loc loc) {
 void KernelBuilder::programmatic_launch(Loc) {
   impl_->func->setAttr(tile::TileDialect::getProgrammaticAttrName(),
                        impl_->builder.getUnitAttr());
+}
+
+void KernelBuilder::grid_wait(Loc loc) {
+  mlir::func::FuncOp func = impl_->func;
+  if (!func->hasAttr(tile::TileDialect::getProgrammaticAttrName()))
+    impl_->fail(loc, "grid_wait: the kernel is not a programmatic launch; "
+                     "requires programmatic_launch() before it");
+  if (impl_->builder.getInsertionBlock()->getParentOp() != func)
+    impl_->fail(loc, "grid_wait: inside a loop or a branch; requires the "
+                     "kernel's body, where every thread waits");
+  if (!func.getBody().getOps<tile::GridWaitOp>().empty())
+    impl_->fail(loc, "grid_wait: the kernel already waits; requires at most "
+                     "one wait");
+  tile::GridWaitOp::create(impl_->builder, impl_->loc(loc));
 }
 
 Value KernelBuilder::full(const std::vector<int64_t> &shape, double value,
@@ -170,6 +185,12 @@ void KernelBuilder::store(Value fragment, Value shared,
 
 void KernelBuilder::barrier(Loc loc) {
   gpu::BarrierOp::create(impl_->builder, impl_->loc(loc));
+}
+
+void KernelBuilder::sync_warp(Loc loc) {
+  Location l = impl_->loc(loc);
+  auto all = arith::ConstantIntOp::create(impl_->builder, l, -1, 32);
+  NVVM::SyncWarpOp::create(impl_->builder, l, all);
 }
 
 void KernelBuilder::copy(const Tensor &src, const std::vector<Value> &origin,

@@ -473,8 +473,16 @@ public:
   /// programmatic stream serialization attribute (ABI `programmatic`). What
   /// overlaps is the next launch's latency and block scheduling with this
   /// grid's tail: for chains of short kernels (an op's steps, a MoE
-  /// layer's routing). Nothing the kernel does runs before the wait.
+  /// layer's routing). Nothing the kernel does runs before the wait, unless
+  /// grid_wait() places it.
   void programmatic_launch(Loc loc = Loc::current());
+  /// In a programmatic launch, where the kernel waits for the grid before
+  /// it (at most once, in the kernel's body, not in a loop or a branch);
+  /// the kernel after it launches only once the wait is over. What comes
+  /// before may write no global memory and read only what the grid before
+  /// it does not write: an op's second kernel counting the op's inputs
+  /// while the first kernel finishes (get_fused_mapping's place kernel).
+  void grid_wait(Loc loc = Loc::current());
   /// A fragment of `shape` whose every element is `value` (of `dtype`).
   Value full(const std::vector<int64_t> &shape, double value, DType dtype,
              Loc loc = Loc::current());
@@ -494,6 +502,12 @@ public:
   /// A block-wide barrier (bar.sync): shared-memory writes before it are
   /// seen by reads after it, in every thread.
   void barrier(Loc loc = Loc::current());
+  /// A warp's barrier (bar.warp.sync, CUDA's __syncwarp()): shared-memory
+  /// writes before it by the lanes of a warp are seen by that warp's reads
+  /// after it. For data each warp keeps to itself (a row a warp): the warps
+  /// do not wait for each other. Every lane of the warp must reach it (not
+  /// in a branch that splits a warp).
+  void sync_warp(Loc loc = Loc::current());
 
   /// Copies the box of `shared`'s shape at `origin` of `src` into `shared`
   /// (zeros outside the tensor): every thread's cp.async pieces of up to 16

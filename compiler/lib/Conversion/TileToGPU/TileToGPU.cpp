@@ -160,13 +160,24 @@ outlineKernel(func::FuncOp func, gpu::GPUModuleOp gpuModule, int64_t threads) {
   kernel.getBody().getBlocks().clear();
   kernel.getBody().takeBody(func.getBody());
   // A programmatic dependent launch: wait for the grid before, then let the
-  // grid after launch, before anything else.
+  // grid after launch; where tile.grid_wait stands, else before anything
+  // else. The grid after launches only once this one's wait is over, so
+  // that whatever it reads before its own wait was written two grids back.
   if (func->hasAttr(TileDialect::getProgrammaticAttrName())) {
-    OpBuilder at = OpBuilder::atBlockBegin(&kernel.getBody().front());
-    NVVM::GriddepcontrolOp::create(at, func.getLoc(),
-                                   NVVM::GridDepActionKind::wait);
-    NVVM::GriddepcontrolOp::create(at, func.getLoc(),
+    Block &body = kernel.getBody().front();
+    auto marks = body.getOps<GridWaitOp>();
+    OpBuilder at = OpBuilder::atBlockBegin(&body);
+    Location loc = func.getLoc();
+    GridWaitOp mark = marks.empty() ? GridWaitOp() : *marks.begin();
+    if (mark) {
+      at.setInsertionPoint(mark);
+      loc = mark.getLoc();
+    }
+    NVVM::GriddepcontrolOp::create(at, loc, NVVM::GridDepActionKind::wait);
+    NVVM::GriddepcontrolOp::create(at, loc,
                                    NVVM::GridDepActionKind::launch_dependents);
+    if (mark)
+      mark.erase();
   }
   kernel.walk([&](func::ReturnOp ret) {
     OpBuilder rb(ret);

@@ -659,3 +659,32 @@ func.func @store_at_combine(%h: memref<64xf32>, %v: tensor<4x32xf32>, %r: tensor
   tile.store_at %v, %h[%r] combine umax : tensor<4x32xf32>, memref<64xf32>, tensor<4x32xi32>
   return
 }
+
+// -----
+
+func.func @grid_wait_not_programmatic() attributes {tile.threads = 32 : i32} {
+  // expected-error @+1 {{'tile.grid_wait' op requires a kernel with the 'tile.programmatic' attribute}}
+  tile.grid_wait
+  return
+}
+
+// -----
+
+func.func @grid_wait_in_loop(%n: index) attributes {tile.threads = 32 : i32, tile.programmatic} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %n step %c1 {
+    // expected-error @+1 {{'tile.grid_wait' op must be directly in a kernel's body (not in a loop or a branch)}}
+    tile.grid_wait
+  }
+  return
+}
+
+// -----
+
+func.func @grid_wait_twice() attributes {tile.threads = 32 : i32, tile.programmatic} {
+  tile.grid_wait
+  // expected-error @+1 {{'tile.grid_wait' op follows another in the same kernel; requires at most one wait}}
+  tile.grid_wait
+  return
+}

@@ -165,3 +165,11 @@ func.func @store_at(%h: memref<8x64xi32, #gpu.address_space<workgroup>>, %v: ten
   tile.store_at %v, %h[%r, %c] mask(%m : tensor<4x32xi1>) combine add : tensor<4x32xi32>, memref<8x64xi32, #gpu.address_space<workgroup>>, tensor<4x32xi32>, tensor<4x32xi64>
   return
 }
+
+// CHECK-LABEL: func.func @grid_wait
+// CHECK-SAME: tile.programmatic
+func.func @grid_wait() attributes {tile.threads = 32 : i32, tile.programmatic} {
+  // CHECK: tile.grid_wait
+  tile.grid_wait
+  return
+}

@@ -332,6 +332,25 @@ LogicalResult MatchAnyOp::verify() {
   return success();
 }
 
+LogicalResult GridWaitOp::verify() {
+  auto func = dyn_cast<func::FuncOp>((*this)->getParentOp());
+  if (!func)
+    return emitOpError() << "must be directly in a kernel's body (not in a "
+                            "loop or a branch)";
+  if (!func->hasAttr(TileDialect::getProgrammaticAttrName()))
+    return emitOpError() << "requires a kernel with the '"
+                         << TileDialect::getProgrammaticAttrName()
+                         << "' attribute";
+  // The second of two waits is the error.
+  for (GridWaitOp other : func.getBody().getOps<GridWaitOp>()) {
+    if (other == *this)
+      return success();
+    return emitOpError() << "follows another in the same kernel; requires at "
+                            "most one wait";
+  }
+  return success();
+}
+
 LogicalResult ShuffleIdxOp::verify() {
   RankedTensorType type = getSource().getType();
   int64_t dim = static_cast<int64_t>(getDim());

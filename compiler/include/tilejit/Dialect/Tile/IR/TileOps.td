@@ -465,6 +465,35 @@ def Tile_MatchAnyOp : Tile_Op<"match_any", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Tile_GridWaitOp : Tile_Op<"grid_wait", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Where a programmatic launch waits for the grid before it.";
+  let description = [{
+    In a kernel launched as a programmatic dependent launch (the
+    `tile.programmatic` attribute), the point where its threads wait until
+    the grid before it on the stream has completed and its writes are
+    visible (`griddepcontrol.wait`); the kernel then lets the grid after it
+    launch (`griddepcontrol.launch_dependents`). Without this op the wait is
+    at the kernel's start. What comes before it may write no global memory
+    and read only what the grid before it does not write (an op's second
+    kernel reading the op's inputs, while its first kernel finishes). At
+    most one, directly in the kernel's body (not in a loop or a branch).
+
+    Example:
+
+    ```mlir
+    func.func @second(%ids: memref<?xi64>) attributes {
+        tile.threads = 256 : i32, tile.programmatic} {
+      // ... read %ids, count into shared memory ...
+      tile.grid_wait
+      // ... read what the first kernel wrote ...
+      return
+    }
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
 def Tile_StoreAtOp : Tile_Op<"store_at", [MemoryEffects<[MemRead, MemWrite]>,
                                           AttrSizedOperandSegments]> {
   let summary = "Store (or combine) a fragment's elements at per-element positions.";
