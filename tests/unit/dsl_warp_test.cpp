@@ -1,7 +1,7 @@
 // dsl_warp_test.cpp - The DSL's warp and scatter operations: match_any,
 // popcount, store_at and atomic_add_at (global and shared), load_at of a
-// shared tile and sync_warp take what they require, each mistake with its message, and
-// well-formed ones compile to the PTX they should.
+// shared tile and sync_warp take what they require, each mistake with its
+// message, and well-formed ones compile to the PTX they should.
 #include "dsl_error_of.h"
 
 #include "tilejit/compiler/compile.h"
