@@ -26,8 +26,9 @@ FusedMappingSpec spec(const ops::Call &c) {
   s.chunks = static_cast<int32_t>((e + s.width - 1) / s.width);
   // 8 warps of 4 sub-batches of 32 a step: a block takes 1024 entries a
   // step, and up to 256 blocks take one step each before any takes two (at
-  // TileKernels' benchmark shape on an H100, 14.7 us; 14.5-15.8 with 128,
-  // 512 threads or 2, 8 sub-batches, 24-25 with 1024 threads or 16).
+  // TileKernels' benchmark shape on an H100, 14.4 us; 14.5-14.9 with 128 or
+  // 512 threads, 2 or 8 sub-batches, 256 blocks; 24-25 with 1024 threads
+  // or 16 sub-batches, measured before the place kernel's early count).
   s.threads = 256;
   s.per = 4;
   const int64_t entries = c.tensor("topk_idx").numel();

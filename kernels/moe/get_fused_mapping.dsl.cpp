@@ -6,11 +6,13 @@
 // count: block b's count of each expert (a shared histogram: each group of
 //   equal ids in a sub-batch, __match_any_sync's, adds its size once, from
 //   its first lane) into row b of the scratch; every pos_to_* map set to -1.
-// place: each expert's aligned total and its count in blocks before b
-//   (from the scratch: the segment starts, a prefix sum over experts, and
-//   where block b's entries of each expert begin); each warp's count of
-//   each expert (the histogram again, a row a warp) and from it where the
-//   warp's entries of each expert begin (a prefix sum over warps); then
+// place: each warp's count of each expert (the histogram again, a row a
+//   warp, while the count kernel finishes: a programmatic launch that
+//   waits for it only after); each expert's aligned total and its count in
+//   blocks before b (from the scratch: the segment starts, a prefix sum
+//   over experts, and where block b's entries of each expert begin), and
+//   where each warp's entries of each expert begin (a prefix sum over
+//   warps); then
 //   each warp walks its run in order: an entry's position is its expert's
 //   next one in the warp's row plus its rank among its equals in the
 //   sub-batch (the popcount of its match mask below its lane), and the
@@ -85,14 +87,20 @@ Batch batch(dsl::KernelBuilder &k, const FusedMappingSpec &s, const Split &r,
   return b;
 }
 
-/// The block's steps, `per` sub-batches each, their loads first.
+/// Step i's `per` sub-batches, their loads first.
+std::vector<Batch> step(dsl::KernelBuilder &k, const FusedMappingSpec &s,
+                        const Split &r, Value i) {
+  std::vector<Batch> batches;
+  for (int64_t u = 0; u < s.per; ++u)
+    batches.push_back(batch(k, s, r, i, u));
+  return batches;
+}
+
+/// The block's steps from `from` on, in turn.
 void each_step(dsl::KernelBuilder &k, const FusedMappingSpec &s, const Split &r,
-               const std::function<void(const Batch &)> &body) {
-  k.serial(k.index(0), r.steps, {}, [&](Value i, Values) {
-    std::vector<Batch> batches;
-    for (int64_t u = 0; u < s.per; ++u)
-      batches.push_back(batch(k, s, r, i, u));
-    for (const Batch &b : batches)
+               Value from, const std::function<void(const Batch &)> &body) {
+  k.serial(from, r.steps, {}, [&](Value i, Values) {
+    for (const Batch &b : step(k, s, r, i))
       body(b);
     return Values{};
   });
@@ -105,14 +113,20 @@ int64_t columns(const FusedMappingSpec &s) {
 
 /// Each warp's count of each expert over its run, a (warps, columns)
 /// shared tile a row a warp: each group of equal ids in a sub-batch adds
-/// its size once, from its first lane. Read after a barrier.
+/// its size once, from its first lane. Read after a barrier. The first
+/// step's sub-batches (every step there is up to blocks x threads x per
+/// entries) are kept in `held`, for the caller to use again.
 Value warp_histogram(dsl::KernelBuilder &k, const FusedMappingSpec &s,
-                     const Split &r) {
+                     const Split &r, std::vector<Batch> &held) {
   const int64_t warps = s.threads / 32, cols = columns(s);
   auto hist = k.alloc_shared(i32, {warps, cols});
   k.store(k.full({warps, cols}, 0, i32), hist, {k.index(0), k.index(0)});
   k.barrier();
-  each_step(k, s, r, [&](const Batch &b) { add_group_sizes(k, hist, b.g); });
+  auto add = [&](const Batch &b) { add_group_sizes(k, hist, b.g); };
+  held = step(k, s, r, k.index(0));
+  for (const Batch &b : held)
+    add(b);
+  each_step(k, s, r, k.index(1), add);
   k.barrier();
   return hist;
 }
@@ -146,7 +160,8 @@ Kernel get_fused_mapping_count_kernel(const FusedMappingSpec &s) {
   // The block's histogram, a row a warp (a group of equal ids adds its
   // size once), summed over the warps a chunk of experts at a time.
   const int64_t warps = s.threads / 32;
-  auto hist = warp_histogram(k, s, r);
+  std::vector<Batch> held;
+  auto hist = warp_histogram(k, s, r, held);
   k.serial(k.index(0), k.index(s.chunks), {}, [&](Value c, Values) {
     auto c0 = c * k.index(s.width);
     k.store(k.reduce_sum(k.load(hist, {k.index(0), c0}, {warps, s.width}), 0),
@@ -185,7 +200,13 @@ Kernel get_fused_mapping_place_kernel(const FusedMappingSpec &s) {
   // start, its count in the blocks before b and in the warps before. The
   // chunks carry the positions of the chunks before (a row of nb x w, the
   // sum over a scratch-shaped tile of zeros to begin, every column equal).
-  auto hist = warp_histogram(k, s, r);
+  //
+  // The histogram reads only the op's input: it is counted while the count
+  // kernel finishes, and the kernel waits for that grid only then. The
+  // first step's entries stay in registers until they are placed.
+  std::vector<Batch> held;
+  auto hist = warp_histogram(k, s, r, held);
+  k.grid_wait();
   auto next = k.alloc_shared(i32, {warps, cols});
   auto none = k.reduce_sum(k.full({nb, w}, 0, i32), 0);
   k.serial(k.index(0), k.index(s.chunks), {none}, [&](Value c, Values prior) {
@@ -218,9 +239,9 @@ Kernel get_fused_mapping_place_kernel(const FusedMappingSpec &s) {
 
   // Each warp's run in order: an entry's position is its expert's next one
   // in the warp's row plus its rank among its equals; the group's first
-  // lane moves the row on by the group's size (seen after the barrier).
+  // lane moves the row on by the group's size (seen after a warp barrier).
   auto minus_one = k.constant(-1, i32);
-  each_step(k, s, r, [&](const Batch &bt) {
+  auto place = [&](const Batch &bt) {
     const WarpGroups &g = bt.g;
     auto used = k.ge(g.id, zero);
     auto first = k.load_at(next, {warp, g.id});
@@ -233,13 +254,16 @@ Kernel get_fused_mapping_place_kernel(const FusedMappingSpec &s) {
     k.store_at(g.id, experts, {pos}, used);
     k.store_at(flat / k.cast(topk, i32), tokens, {pos}, used);
     k.store_at(flat, flats, {pos}, used);
-    // Every lane has read its row before the first lanes move it on (the
-    // lanes of a warp are not in step), and the next sub-batch reads it
-    // after.
-    k.barrier();
+    // Every lane has read its warp's row before the first lanes move it on
+    // (the lanes of a warp are not in step), and the next sub-batch reads
+    // it after; no other warp touches the row.
+    k.sync_warp();
     k.store_at(first + size, next, {warp, g.id}, group_leads(k, g));
-    k.barrier();
-  });
+    k.sync_warp();
+  };
+  for (const Batch &bt : held)
+    place(bt);
+  each_step(k, s, r, k.index(1), place);
   return k.build();
 }
 
