@@ -121,7 +121,8 @@ def main():
         print(f"{name} chain max |error| against x * sum(w): {err:.3g}")
 
     print(f"\nrouting of one MoE layer: T={t}, E={e}, top {k}, H={h}, "
-          f"alignment {align}, N={n} (us, CUDA graph replay, H200)")
+          f"alignment {align}, N={n} (us, CUDA graph replay, "
+          f"{torch.cuda.get_device_name()})")
     print(f"{'step':<20} {'tilejit':>10} {'torch':>10}")
     total = [0.0, 0.0]
     for name in ours:
