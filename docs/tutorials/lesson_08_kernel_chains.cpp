@@ -42,12 +42,12 @@ Kernel partial_sum_kernel() {
   k.grid({k.blocks(x, 0, kRows)});
   auto b = k.block_id(0);
   auto tile = k.load(x, {b * k.index(kRows), k.index(0)}, {kRows, kCols});
-  k.store(k.reshape(k.reduce_sum(k.reduce_sum(tile, 1), 0), {1}), partial,
-          {b});
+  k.store(k.reshape(k.reduce_sum(k.reduce_sum(tile, 1), 0), {1}), partial, {b});
   return k.build();
 }
 
-// out = x^2 / sum(partial) (sum(partial) over `blocks` <= 128 values: a value a thread).
+// out = x^2 / sum(partial) (sum(partial) over `blocks` <= 128 values, a
+// value a thread).
 Kernel scale_kernel() {
   dsl::KernelBuilder k("scale", /*threads=*/128);
   k.programmatic_launch();
@@ -81,20 +81,17 @@ int main() {
   const size_t first_store = at(ptx, "st.global");
   std::printf("partial_sum: programmatic %s, waits at its start: %s\n",
               first.abi.programmatic ? "yes" : "no",
-              at(first.ptx, "griddepcontrol.wait;") <
-                      at(first.ptx, "ld.global")
+              at(first.ptx, "griddepcontrol.wait;") < at(first.ptx, "ld.global")
                   ? "yes"
                   : "no");
-  std::printf("scale: programmatic %s; x loaded before the wait: %s; partial "
-              "loaded after it: %s; the kernel after launched after the "
-              "wait: %s; stores after it: %s\n",
-              second.abi.programmatic ? "yes" : "no",
-              first_load < wait ? "yes" : "no",
-              load_after != std::string::npos ? "yes" : "no",
-              dependents > wait && dependents != std::string::npos ? "yes"
-                                                                   : "no",
-              first_store > wait && first_store != std::string::npos ? "yes"
-                                                                     : "no");
+  std::printf(
+      "scale: programmatic %s; x loaded before the wait: %s; partial "
+      "loaded after it: %s; the kernel after launched after the "
+      "wait: %s; stores after it: %s\n",
+      second.abi.programmatic ? "yes" : "no", first_load < wait ? "yes" : "no",
+      load_after != std::string::npos ? "yes" : "no",
+      dependents > wait && dependents != std::string::npos ? "yes" : "no",
+      first_store > wait && first_store != std::string::npos ? "yes" : "no");
   if (!first.abi.programmatic || !second.abi.programmatic ||
       wait == std::string::npos || first_load > wait ||
       load_after == std::string::npos || dependents < wait ||
