@@ -51,7 +51,7 @@ def main(argv):
         return 1
     print(f"{int(total)} samples over {len(data)} instructions")
     shares = sorted(((sum(value(r, j) for r in data), head[j][6:])
-                     for j in reasons), reverse=True)
+                     for j in reasons), key=lambda s: (-s[0], s[1]))
     print("  ".join(f"{name} {s / total * 100:.0f}%" for s, name in shares
                     if s / total >= 0.01))
     heaviest = set()
