@@ -659,6 +659,28 @@ TEST_CASE("programmatic_launch waits for the grid before at the kernel's "
   CHECK(!plain.abi.programmatic);
 }
 
+TEST_CASE("a scalar 64-bit load or store is one 8-byte access, not two "
+          "4-byte halves",
+          "[compiler]") {
+  // The module takes NVPTX's data layout before its translation to LLVM
+  // IR, which aligns each access to its type (LLVM's default layout gives
+  // i64 4 bytes, and NVPTX then splits the access in two).
+  dsl::KernelBuilder k("gather64", 128);
+  auto table = k.tensor("table", DType::i64, 1);
+  auto at = k.tensor("at", DType::i32, 1);
+  auto out = k.tensor("out", DType::i64, 1);
+  k.grid({k.blocks(at, 0, 128)});
+  auto row = k.block_id(0) * k.index(128);
+  auto where = k.load(at, {row}, {128});
+  auto lanes = k.iota({128}, 0) + k.cast(row, DType::i32);
+  k.store_at(k.load_at(table, {where}), out, {lanes});
+  const std::string ptx = compile(k.build()).ptx;
+  CHECK(ptx.find("ld.global.b64") != std::string::npos);
+  CHECK(ptx.find("st.global.b64") != std::string::npos);
+  CHECK(ptx.find("ld.global.b32") == std::string::npos);
+  CHECK(ptx.find("st.global.b32") == std::string::npos);
+}
+
 TEST_CASE("grid_wait places a programmatic launch's wait after what may "
           "run before it, and rejects misuse with one line",
           "[compiler][error]") {

@@ -18,6 +18,7 @@
 
 #include "tilejit/InitTilejit.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -119,6 +120,14 @@ FailureOr<std::string> tilejit::emitPTX(
     start = now;
   };
 
+  // NVPTX's data layout before the translation, which aligns each load and
+  // store without an alignment of its own to its type's ABI alignment in
+  // the module's layout: LLVM's default gives i64 and f64 4 bytes, and
+  // NVPTX splits such loads into two 32-bit ones.
+  kernels->setAttr(
+      LLVM::LLVMDialect::getDataLayoutAttrName(),
+      StringAttr::get(kernels.getContext(),
+                      (*machine)->createDataLayout().getStringRepresentation()));
   llvm::LLVMContext context;
   std::unique_ptr<llvm::Module> module =
       translateModuleToLLVMIR(kernels, context, kernels.getName());
