@@ -126,8 +126,9 @@ FailureOr<std::string> tilejit::emitPTX(
   // NVPTX splits such loads into two 32-bit ones.
   kernels->setAttr(
       LLVM::LLVMDialect::getDataLayoutAttrName(),
-      StringAttr::get(kernels.getContext(),
-                      (*machine)->createDataLayout().getStringRepresentation()));
+      StringAttr::get(
+          kernels.getContext(),
+          (*machine)->createDataLayout().getStringRepresentation()));
   llvm::LLVMContext context;
   std::unique_ptr<llvm::Module> module =
       translateModuleToLLVMIR(kernels, context, kernels.getName());
