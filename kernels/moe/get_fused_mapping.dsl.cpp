@@ -74,11 +74,11 @@ Batch batch(dsl::KernelBuilder &k, const FusedMappingSpec &s, const Split &r,
             Value i, int64_t u) {
   const int64_t warps = s.threads / 32;
   auto warp = k.cast(k.block_id(0), i64) * k.constant(warps, i64) +
-              k.cast(lane_tile(k, s.threads / 32, 0), i64);
+              k.cast(lane_tile(k, warps, 0), i64);
   auto at = (k.cast(i, i64) * k.constant(s.per, i64) + k.constant(u, i64)) *
             k.constant(32, i64);
   Batch b;
-  b.flat = warp * r.run + at + k.cast(lane_tile(k, s.threads / 32, 1), i64);
+  b.flat = warp * r.run + at + k.cast(lane_tile(k, warps, 1), i64);
   auto id = k.load_at(r.ids, {b.flat});
   auto c64 = [&](int64_t v) { return k.constant(v, i64); };
   auto ok = k.bit_and(k.lt(b.flat, r.entries),
