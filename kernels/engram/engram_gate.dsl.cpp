@@ -12,6 +12,7 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <deque>
 #include <functional>
 
 namespace tilejit::engram {
@@ -498,13 +499,32 @@ Kernel bwd_registers_kernel(const EngramGateBwdSpec &s) {
           ax[h] = gg.ax;
           ak[h] = gg.ak;
         }
+        // A chunk's loads, every head's, issued before any of its stores
+        // (and `stages` chunks' more: the stores may alias the loads as far
+        // as the compiler knows, so loads after a store wait for it).
+        struct Columns {
+          Value go, gof, x, k, w;
+        };
+        auto chunk_loads = [&](int64_t c) {
+          std::vector<Columns> in(heads);
+          for (int64_t h = 0; h < heads; ++h) {
+            Value col = at(h, c), goc = load(go, t, col);
+            in[h] = {goc, f(goc), f(load(x, t, col)), f(load(kk, t, col)),
+                     load(w, t, col)};
+          }
+          return in;
+        };
+        std::deque<std::vector<Columns>> loaded;
+        int64_t next = 0;
         for (int64_t c = 0; c < chunks; ++c) {
+          while (next < chunks && next <= c + s.stages)
+            loaded.push_back(chunk_loads(next++));
+          const std::vector<Columns> in = std::move(loaded.front());
+          loaded.pop_front();
           Value grad_v = none;
           for (int64_t h = 0; h < heads; ++h) {
+            const auto &[goc, gof, xc, kc, wc] = in[h];
             Value col = at(h, c);
-            Value goc = load(go, t, col), gof = f(goc);
-            Value xc = f(load(x, t, col)), kc = f(load(kk, t, col));
-            Value wc = load(w, t, col);
             Value grad_x = k.cast(gof + dldp[h] * (kc * wc - xc * ax[h]), bf16);
             Value grad_k = k.cast(dldp[h] * (xc * wc - kc * ak[h]), bf16);
             grad_v = grad_v + gof * g[h]; // from head 0 on, as the spec

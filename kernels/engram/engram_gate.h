@@ -46,7 +46,8 @@ struct EngramGateBwdSpec {
   /// shared memory that many stages ahead (the op's `stages`, default 2).
   int32_t stages = 2;
   /// 2 or 4: each block's grad_w row in registers, a thread all four heads
-  /// of that many columns (chunk = registers * threads; `stages` unused);
+  /// of that many columns (chunk = registers * threads; `stages`: how many
+  /// chunks' loads are issued ahead of a chunk's stores, 0 or 1);
   /// 0: added to in global memory.
   int32_t registers = 0;
 };
