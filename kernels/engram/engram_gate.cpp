@@ -287,20 +287,21 @@ const ops::OpDef &engram_gate_bwd_op() {
             ops::output("grad_w_partial", {DType::f32}, "num_sms, hc, D",
                         Layout::contiguous,
                         "a row per block: its tokens' dL/dweight_fused")},
-       .params =
-           {ops::real("clamp_value", 1e-6, 0.0, "the forward's clamp_value"),
-            ops::integer("num_sms", 132, 1, 1 << 16,
-                         "persistent blocks (grad_w_partial's rows)"),
-            stages_param(),
-            ops::choice("grad_w", "registers_2",
-                        {"registers_2", "registers_4", "global"},
-                        "where each block's grad_w row is summed: registers_2 "
-                        "(2 columns of every head a thread, 512 threads) or "
-                        "registers_4 (4 columns, 256 threads), where the row "
-                        "fits (64 or 128 floats a thread) and k's and grad_k's "
-                        "heads are D apart (`stages` 1 or more: the next "
-                        "chunk's loads issued before this one's stores); global: "
-                        "added to in memory token by token (any k)")},
+       .params = {ops::real("clamp_value", 1e-6, 0.0,
+                            "the forward's clamp_value"),
+                  ops::integer("num_sms", 132, 1, 1 << 16,
+                               "persistent blocks (grad_w_partial's rows)"),
+                  stages_param(),
+                  ops::choice(
+                      "grad_w", "registers_2",
+                      {"registers_2", "registers_4", "global"},
+                      "where each block's grad_w row is summed: registers_2 "
+                      "(2 columns of every head a thread, 512 threads) or "
+                      "registers_4 (4 columns, 256 threads), where the row "
+                      "fits (64 or 128 floats a thread) and k's and grad_k's "
+                      "heads are D apart (`stages` 1 or more: the next "
+                      "chunk's loads issued before this one's stores); global: "
+                      "added to in memory token by token (any k)")},
        .dim_rules = {{.dim = "hc", .min = 4, .max = 4},
                      {.dim = "D", .min = 256, .multiple = 256}},
        .cli_shape = "T, hc, D",

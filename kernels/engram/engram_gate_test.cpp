@@ -150,12 +150,12 @@ TILEJIT_OP_TEST(engram_gate_fwd) {
 // 5, D) tensor; grad_kv's views in the GPU pytest) and image tokens, fewer
 // tokens than blocks (empty rows), D = 256 and 2560 (one partial chunk), no
 // tokens, each with the grad_w row in registers (2 columns a thread, the
-// default, also at stages 0 (a chunk's loads at a time), and 4) and in global memory at stages 4, 0, 1, 2 and 3 (the kv
-// form's strided k takes the registers path too: its heads are D apart);
-// TileKernels' benchmark shape with its time (also at 4 columns, and in
-// global memory at stages 0 to 4), mistakes. calc_diff <
-// 1e-8, the spec's bound; the partial rows are summed in their block's token
-// order in both.
+// default, also at stages 0 (a chunk's loads at a time), and 4) and in global
+// memory at stages 4, 0, 1, 2 and 3 (the kv form's strided k takes the
+// registers path too: its heads are D apart); TileKernels' benchmark shape with
+// its time (also at 4 columns, and in global memory at stages 0 to 4),
+// mistakes. calc_diff < 1e-8, the spec's bound; the partial rows are summed in
+// their block's token order in both.
 TILEJIT_OP_TEST(engram_gate_bwd) {
   OpTest t{.op = "engram_gate_bwd"};
   for (const char *name : {"grad_x", "grad_k", "grad_v", "grad_w_partial"})
@@ -184,9 +184,8 @@ TILEJIT_OP_TEST(engram_gate_bwd) {
   // The registers path with a chunk's loads at a time (stages 0; the
   // default issues the next chunk's before a chunk's stores).
   for (int64_t d : {2560, 7168})
-    t.cases.push_back({.label = "stages 0",
-                       .shape = {4001, 4, d},
-                       .set = {{"stages", "0"}}});
+    t.cases.push_back(
+        {.label = "stages 0", .shape = {4001, 4, d}, .set = {{"stages", "0"}}});
   const size_t four = t.cases.size();
   cases(t);
   set_from(t, four, "grad_w", "registers_4");
