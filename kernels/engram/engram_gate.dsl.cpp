@@ -443,7 +443,8 @@ Kernel bwd_global_kernel(const EngramGateBwdSpec &s) {
 // token. Per token: dL/dg's per-thread sums over the chunks (a loop), one
 // block sum a head, the heads' scalars, then the chunks unrolled while the
 // kernel is built (each head and chunk's accumulator is its own value),
-// their loads straight from global memory.
+// their loads straight from global memory: a chunk's, every head's, and at
+// `stages` 1 the next chunk's, before the chunk's stores.
 
 Kernel bwd_registers_kernel(const EngramGateBwdSpec &s) {
   using dsl::Value;
