@@ -504,13 +504,17 @@ Kernel bwd_registers_kernel(const EngramGateBwdSpec &s) {
         // (and `stages` chunks' more: the stores may alias the loads as far
         // as the compiler knows, so loads after a store wait for it).
         struct Columns {
-          Value go, gof, x, k, w;
+          Value col, go, gof, x, k, w;
         };
         auto chunk_loads = [&](int64_t c) {
           std::vector<Columns> in(heads);
           for (int64_t h = 0; h < heads; ++h) {
             Value col = at(h, c), goc = load(go, t, col);
-            in[h] = {goc, f(goc), f(load(x, t, col)), f(load(kk, t, col)),
+            in[h] = {col,
+                     goc,
+                     f(goc),
+                     f(load(x, t, col)),
+                     f(load(kk, t, col)),
                      load(w, t, col)};
           }
           return in;
@@ -524,8 +528,7 @@ Kernel bwd_registers_kernel(const EngramGateBwdSpec &s) {
           loaded.pop_front();
           Value grad_v = none;
           for (int64_t h = 0; h < heads; ++h) {
-            const auto &[goc, gof, xc, kc, wc] = in[h];
-            Value col = at(h, c);
+            const auto &[col, goc, gof, xc, kc, wc] = in[h];
             Value grad_x = k.cast(gof + dldp[h] * (kc * wc - xc * ax[h]), bf16);
             Value grad_k = k.cast(dldp[h] * (xc * wc - kc * ak[h]), bf16);
             grad_v = grad_v + gof * g[h]; // from head 0 on, as the spec
