@@ -397,6 +397,7 @@ RunResult Prepared::check(std::vector<ref::HostTensor> outputs) const {
   const ops::OpDef &op = *r_.op;
   RunResult result;
   result.shape = r_.label;
+  result.seed = data_.seed;
   RunData data = data_;
   if (!expf_args_.empty()) {
     // The reference again with CUDA's expf where it took glibc's.
@@ -467,6 +468,7 @@ RunResult Prepared::run(const RunOptions &options) const {
   std::vector<rt::TensorView> views;
   RunResult result;
   result.shape = r_.label;
+  result.seed = data_.seed;
   int input = 0;
   for (size_t i = 0; i < r_.tensors.size(); ++i) {
     const ops::TensorShape &t = r_.tensors[i];
@@ -560,6 +562,7 @@ void run_cases(
       } catch (const Error &e) {
         r.shape = cases[i].label;
         r.check = e.what();
+        r.seed = options.seed + i;
         r.passed = false;
       }
       done(cases[i], r);

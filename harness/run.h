@@ -28,6 +28,7 @@ struct RunResult {
   double bytes = 0;   ///< bytes the op must move (read + write)
   double copy_ms = 0; ///< device-to-device copy of the same bytes, same run
   double flops = 0;   ///< floating-point operations of a compute-bound op
+  uint64_t seed = 0;  ///< the inputs' seed (`tilejit run --seed` takes it)
 };
 
 /// Elements a layout's storage spans (0 when it has none): what a buffer of

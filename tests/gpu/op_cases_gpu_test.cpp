@@ -1,6 +1,8 @@
 // op_cases_gpu_test.cpp - Every op's GPU cases (kernels/<family>/<op>_test.cpp)
 // on the GPU against its CPU reference; `[big]` runs TileKernels' full
-// grids. Inputs are seeded anew each run (the seed is printed on failure).
+// grids. Inputs are seeded anew each run: a failure prints the op's seed
+// (TILEJIT_TEST_SEED=N runs the op's cases on those inputs again) and its
+// case's (`tilejit run OP ... --seed N`, for a case the CLI can state).
 // Also what a case table cannot say: gemm's two cubin makers, an op called
 // in place.
 #include "run.h"
@@ -16,9 +18,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <charconv>
 #include <cstdint>
 #include <cstdlib>
 #include <random>
+#include <string_view>
 #include <vector>
 
 using namespace tilejit;
@@ -34,6 +38,22 @@ bool skipped(const std::string &op) {
   return list.find("," + op + ",") != std::string::npos;
 }
 
+/// The seed of an op's cases: TILEJIT_TEST_SEED's (a failure's, to run it
+/// again), else a new one.
+uint64_t op_seed() {
+  const char *env = std::getenv("TILEJIT_TEST_SEED");
+  if (!env || !*env)
+    return std::random_device{}();
+  const std::string_view text(env);
+  uint64_t seed = 0;
+  auto [end, ec] =
+      std::from_chars(text.data(), text.data() + text.size(), seed);
+  if (ec != std::errc() || end != text.data() + text.size())
+    FAIL("TILEJIT_TEST_SEED is '" << text
+                                  << "'; requires a non-negative integer");
+  return seed;
+}
+
 void run_kind(int kind) {
   for (const harness::OpTest *t : harness::all_tests()) {
     const ops::OpDef &op = *ops::find_op(t->op);
@@ -47,12 +67,14 @@ void run_kind(int kind) {
           (kind == harness::Case::big || !(c.kind & harness::Case::big)))
         cases.push_back(c);
     harness::RunOptions options;
-    options.seed = std::random_device{}();
+    options.seed = op_seed();
     harness::run_cases(
         op, cases, options,
         [&](const harness::Case &c, const harness::RunResult &r) {
-          INFO(op.name << " " << r.shape << " (" << c.label << ", seed "
-                       << options.seed << "): " << r.check);
+          INFO(op.name << " " << r.shape << " (" << c.label
+                       << "; TILEJIT_TEST_SEED=" << options.seed
+                       << ", the case's inputs seed " << r.seed
+                       << "): " << r.check);
           CHECK(r.passed);
         });
   }

@@ -13,7 +13,8 @@
 namespace tilejit::cli {
 
 static int run_op(std::string_view command, Args args, bool timed) {
-  std::vector<std::string_view> allowed = {"--shape", "--dtype", "--set"};
+  std::vector<std::string_view> allowed = {"--shape", "--dtype", "--set",
+                                           "--seed"};
   if (timed)
     allowed.push_back("--iters");
   // Every argument is checked before the driver is.
@@ -26,6 +27,7 @@ static int run_op(std::string_view command, Args args, bool timed) {
 
   harness::RunOptions options;
   options.iters = timed ? cmd.iters : 0;
+  options.seed = cmd.seed;
   if (timed)
     harness::settle_timing();
   harness::RunResult r =

@@ -44,13 +44,15 @@ constexpr Subcommand kSubcommands[] = {
      "tile, gpu, mlir, llvm, ptx, sass; --kernel: which of an op's kernels "
      "(default 0)",
      cmd_compile},
-    {"run", "run OP [--shape AxB] [--dtype [NAME=]T]... [--set NAME=VALUE]...",
-     "run OP on the GPU with seeded inputs and check it against the CPU "
-     "reference",
+    {"run",
+     "run OP [--shape AxB] [--dtype [NAME=]T]... [--set NAME=VALUE]... "
+     "[--seed N]",
+     "run OP on the GPU with seeded inputs (--seed N: the generator's seed, "
+     "default 2026) and check it against the CPU reference",
      cmd_run},
     {"bench",
      "bench OP [--shape AxB] [--dtype [NAME=]T]... [--set NAME=VALUE]... "
-     "[--iters N]",
+     "[--seed N] [--iters N]",
      "run, check and time OP; report GB/s against a device-to-device copy",
      cmd_bench},
     {"cache",

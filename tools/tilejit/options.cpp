@@ -188,6 +188,8 @@ OpCommand parse_op_command(std::string_view command,
                                     "requires 1 to 1000000",
                                     command, value));
       out.iters = static_cast<int>(iters);
+    } else if (opt == "--seed") {
+      out.seed = static_cast<uint64_t>(parse_int(command, "--seed", value));
     } else if (opt == "--kernel") {
       const int64_t kernel = parse_int(command, "--kernel", value);
       if (kernel < 0 || kernel >= out.op->kernel_count)

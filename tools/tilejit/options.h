@@ -21,6 +21,9 @@ struct OpCommand {
   std::vector<Stage> dump; ///< --dump (compile)
   bool timings = false;    ///< --timings
   int iters = 20;          ///< --iters (bench)
+  /// --seed (run, bench): the inputs' generator seed; a failed GPU test
+  /// prints its case's.
+  uint64_t seed = harness::RunOptions{}.seed;
   int kernel = 0; ///< --kernel: which of an op's kernels (compile, explain)
 };
 
