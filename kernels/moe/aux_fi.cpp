@@ -1,11 +1,11 @@
 // aux_fi.cpp - aux_fi declared: i64 expert ids (T, K) to the f32 fraction
 // of the ids each expert got, scaled by E / num_aux_topk; group_count's
-// counting, each block's fractions added atomically.
+// counting, each block's fractions added atomically to the output, which
+// a kernel before zeroes.
 #include "moe/aux_fi.h"
 #include "moe/reference.h"
 
 #include "op/op.h"
-#include "op/zero_output.h"
 
 namespace tilejit::moe {
 
@@ -37,14 +37,16 @@ const ops::OpDef &aux_fi_op() {
                                    "top-k of the auxiliary loss")},
            .cli_shape = "T, K",
            .default_shape = {21760, 8},
-           .special = ops::zero_before_kernel("fi"),
-           .reference =
+               .reference =
                [](const ops::HostCall &c) {
                  return std::vector{aux_fi_ref(c.tensor("topk_idx"),
                                                c.integer("num_experts"),
                                                c.integer("num_aux_topk"))};
                }},
-          {spec, aux_fi_kernel, views});
+          {.spec = spec,
+           .kernel = aux_fi_zero_kernel,
+           .views = views,
+           .then = {aux_fi_kernel}});
   return op;
 }
 TILEJIT_REGISTER_OP(aux_fi_op);

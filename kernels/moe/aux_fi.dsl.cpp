@@ -1,9 +1,14 @@
-// aux_fi.dsl.cpp - aux_fi in the tile DSL: group_count's block counts, each
-// made float(count * E) / float(T * num_aux_topk) and added atomically.
+// aux_fi.dsl.cpp - aux_fi in the tile DSL: the output zeroed, then
+// group_count's block counts, each made float(count * E) / float(T *
+// num_aux_topk) and added atomically.
 #include "moe/aux_fi.h"
 #include "moe/group_count_dsl.h"
 
 namespace tilejit::moe {
+
+Kernel aux_fi_zero_kernel(const GroupCountSpec &s) {
+  return zero_counts_kernel("aux_fi_zero", "fi", DType::f32, s);
+}
 
 Kernel aux_fi_kernel(const GroupCountSpec &s) {
   dsl::KernelBuilder k("aux_fi", s.threads);

@@ -20,9 +20,10 @@ void aux_fi(const rt::TensorView &topk_idx, int64_t num_experts,
 
 const ops::OpDef &aux_fi_op();
 
-/// The kernel in the DSL (aux_fi.dsl.cpp): group_count's blocks, whose
-/// counts become fractions of the scalar `denominator` = float(T *
-/// num_aux_topk).
+/// The kernels in the DSL (aux_fi.dsl.cpp): fi zeroed, then group_count's
+/// blocks, whose counts become fractions of the scalar `denominator` =
+/// float(T * num_aux_topk), added to it.
+Kernel aux_fi_zero_kernel(const GroupCountSpec &spec);
 Kernel aux_fi_kernel(const GroupCountSpec &spec);
 
 } // namespace tilejit::moe

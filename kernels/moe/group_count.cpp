@@ -1,11 +1,10 @@
 // group_count.cpp - group_count declared: i64 group ids (T, K) to the i32
-// count of each of num_groups groups; the output zeroed, then a block's
-// counts added atomically.
+// count of each of num_groups groups; the output zeroed by a one-block
+// kernel, then a block's counts added atomically.
 #include "moe/group_count.h"
 #include "moe/reference.h"
 
 #include "op/op.h"
-#include "op/zero_output.h"
 
 #include <algorithm>
 #include <bit>
@@ -68,13 +67,15 @@ const ops::OpDef &group_count_op() {
        .params = {ops::integer("num_groups", 32, 1, 1024, "groups counted")},
        .cli_shape = "T, K",
        .default_shape = {21760, 8},
-       .special = ops::zero_before_kernel("counts"),
        .reference =
            [](const ops::HostCall &c) {
              return std::vector{group_count_ref(c.tensor("group_idx"),
                                                 c.integer("num_groups"))};
            }},
-      {spec, group_count_kernel, flat});
+      {.spec = spec,
+       .kernel = group_count_zero_kernel,
+       .views = flat,
+       .then = {group_count_kernel}});
   return op;
 }
 TILEJIT_REGISTER_OP(group_count_op);

@@ -1,15 +1,20 @@
-// group_count.dsl.cpp - group_count in the tile DSL: a block takes a run of
-// the flattened ids in steps, counts them, and adds the block's counts to
-// the output atomically (which the op zeroed first). Up to 32 groups, each
-// step's ids are compared with every group (an (ids, groups) tile of 0 and
-// 1, its columns summed); above, in each warp, each group of equal ids
-// (__match_any_sync's) adds its size once, from its first lane, to the
-// warp's row of a shared histogram, whose rows are summed 32 groups at a
-// time (the work an id then does not grow with the groups).
+// group_count.dsl.cpp - group_count in the tile DSL: a one-block kernel
+// zeroes the output; the counting kernel, launched while it runs, has each
+// block take a run of the flattened ids in steps and count them, then wait
+// for the zeroing and add the block's counts to the output atomically. Up
+// to 32 groups, each step's ids are compared with every group (an (ids,
+// groups) tile of 0 and 1, its columns summed); above, in each warp, each
+// group of equal ids (__match_any_sync's) adds its size once, from its
+// first lane, to the warp's row of a shared histogram, whose rows are
+// summed 32 groups at a time (the work an id then does not grow with the
+// groups).
 #include "moe/group_count_dsl.h"
 #include "moe/warp_groups.h"
 
+#include <algorithm>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace tilejit::moe {
@@ -93,10 +98,36 @@ void count_by_match(dsl::KernelBuilder &k, const dsl::Tensor &ids,
 void count_block_groups(dsl::KernelBuilder &k, const dsl::Tensor &ids,
                         const GroupCountSpec &s, const AddFn &add) {
   k.grid({k.blocks(ids, 0, int64_t{s.block} * s.steps)});
+  // The block's counts first (they read only the ids, which the zeroing
+  // kernel before does not write), then the wait for it, then the adds.
+  std::vector<std::pair<Value, int64_t>> counts;
+  auto keep = [&](Value c, int64_t first) { counts.emplace_back(c, first); };
   if (s.match)
-    count_by_match(k, ids, s, add);
+    count_by_match(k, ids, s, keep);
   else
-    count_by_compare(k, ids, s, add);
+    count_by_compare(k, ids, s, keep);
+  k.grid_wait();
+  for (const auto &[c, first] : counts)
+    add(c, first);
+}
+
+Kernel zero_counts_kernel(const std::string &kernel, const std::string &name,
+                          DType dtype, const GroupCountSpec &s) {
+  // A power of two or whole chunks of 32, at least a warp (past the output's
+  // size, stores are dropped).
+  const int32_t n = std::max(32, s.groups);
+  dsl::KernelBuilder k(kernel, n);
+  // Launched while the kernel before it finishes; the counting kernel after
+  // it launches once its wait is over.
+  k.programmatic_launch();
+  auto out = k.tensor(name, dtype, 1);
+  k.grid({dsl::Extent(1)});
+  k.store(k.full({n}, 0, dtype), out, {k.index(0)});
+  return k.build();
+}
+
+Kernel group_count_zero_kernel(const GroupCountSpec &s) {
+  return zero_counts_kernel("group_count_zero", "counts", DType::i32, s);
 }
 
 Kernel group_count_kernel(const GroupCountSpec &s) {

@@ -32,7 +32,9 @@ struct GroupCountSpec {
 };
 TILEJIT_SPEC_FIELDS(GroupCountSpec, groups, chunk, block, steps, threads, match)
 
-/// The kernel in the DSL (group_count.dsl.cpp).
+/// The kernels in the DSL (group_count.dsl.cpp): the output zeroed, then
+/// counted into.
+Kernel group_count_zero_kernel(const GroupCountSpec &spec);
 Kernel group_count_kernel(const GroupCountSpec &spec);
 
 /// The spec of a count of `groups` groups over `ids` ids (bins in whole
