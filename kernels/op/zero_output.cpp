@@ -18,12 +18,4 @@ void zero_output(const rt::TensorView &t, CUstream stream) {
   TILEJIT_CU_CHECK(cuMemsetD2D8Async(t.data, pitch, 0, width, rows, stream));
 }
 
-std::function<bool(const Call &, CUstream)>
-zero_before_kernel(std::string name) {
-  return [name = std::move(name)](const Call &c, CUstream stream) {
-    zero_output(c.tensor(name), stream);
-    return false;
-  };
-}
-
 } // namespace tilejit::ops
