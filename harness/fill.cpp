@@ -107,10 +107,15 @@ void fill(ref::HostTensor &t, int64_t elements, const Fill &f,
     }
     return;
   }
-  std::normal_distribution<double> normal(f.a, f.b);
+  const bool outside = f.kind == Fill::Kind::normal_outside;
+  std::normal_distribution<double> normal(outside ? 0 : f.a,
+                                          outside ? f.a : f.b);
   std::uniform_real_distribution<double> uniform(f.a, f.b);
   for (int64_t i = 0; i < elements; ++i) {
-    const double v = f.kind == Fill::Kind::normal ? normal(gen) : uniform(gen);
+    double v =
+        f.kind == Fill::Kind::normal || outside ? normal(gen) : uniform(gen);
+    while (outside && std::fabs(v) < f.b)
+      v = normal(gen);
     std::byte *at = raw + static_cast<size_t>(i) * elt;
     auto put = [&](auto value) { std::memcpy(at, &value, sizeof(value)); };
     switch (t.dtype()) {

@@ -14,12 +14,13 @@
 
 namespace tilejit::harness {
 
-/// How an input is filled (seeded): normal(mean, stddev), uniform(lo, hi),
-/// random bytes (every bit pattern, NaNs included), bytes in a range, or
-/// power-of-two scales.
+/// How an input is filled (seeded): normal(mean, stddev), its values of
+/// magnitude at least some bound, uniform(lo, hi), random bytes (every bit
+/// pattern, NaNs included), bytes in a range, or power-of-two scales.
 struct Fill {
   enum class Kind {
     normal,
+    normal_outside,
     uniform,
     bytes,
     byte_range,
@@ -37,6 +38,10 @@ struct Fill {
 };
 inline Fill normal(double mean = 0, double stddev = 1) {
   return {Fill::Kind::normal, mean, stddev};
+}
+/// normal(0, stddev), each value of magnitude below `min_abs` drawn again.
+inline Fill normal_outside(double stddev, double min_abs) {
+  return {Fill::Kind::normal_outside, stddev, min_abs};
 }
 inline Fill uniform(double lo, double hi) {
   return {Fill::Kind::uniform, lo, hi};

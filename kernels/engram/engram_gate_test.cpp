@@ -161,8 +161,12 @@ TILEJIT_OP_TEST(engram_gate_bwd) {
   for (const char *name : {"grad_x", "grad_k", "grad_v", "grad_w_partial"})
     t.compare[name] = calc_diff(1e-8);
   // The saved values of randn inputs: P ~ sqrt(D), rstds ~ 1, gates in
-  // (0, 1) (the forward's own are what TileKernels' test feeds).
-  t.fills = {{"dot", normal(0, 60)},
+  // (0, 1) (the forward's own are what TileKernels' test feeds). |P| >= 2:
+  // dL/dP grows as |P|^-1/2, and a (t, h) of P near 0 alone outweighs all
+  // the others, so that one bf16 rounding among its D columns decides
+  // calc_diff (P = 0.0104 held 43% of grad_k's sum of squares, and its one
+  // rounding off by an ulp made 1.83e-8, in a kv-form case of session 61).
+  t.fills = {{"dot", normal_outside(60, 2)},
              {"gate_score", uniform(0.05, 0.95)},
              {"rstd_x", uniform(0.8, 1.25)},
              {"rstd_k", uniform(0.8, 1.25)}};

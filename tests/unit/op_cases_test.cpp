@@ -2,6 +2,7 @@
 // mistake raises its exact message before any launch, every case resolves
 // through the declaration, calls with nothing to write need no GPU, and the
 // kernel of every GPU and benchmark case compiles (and ptxas takes it).
+#include "fill.h"
 #include "op/typed_op.h"
 #include "run.h"
 
@@ -11,6 +12,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
+#include <random>
 #include <set>
 
 using namespace tilejit;
@@ -203,4 +207,19 @@ TEST_CASE("every op's GPU and benchmark cases compile to PTX that ptxas "
   WARN(compiled << " distinct kernels compiled"
                 << (ptxas ? " and taken by ptxas" : ""));
   CHECK(compiled >= 30);
+}
+
+TEST_CASE("a normal_outside fill draws no value inside its bound",
+          "[harness]") {
+  ref::HostTensor t = ref::HostTensor::zeros(DType::f32, {100000});
+  std::mt19937_64 gen(7);
+  harness::fill(t, t.numel(), harness::normal_outside(60, 2), gen);
+  float least = 1e30f, most = 0;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    least = std::min(least, std::fabs(t.data<float>()[i]));
+    most = std::max(most, std::fabs(t.data<float>()[i]));
+  }
+  CHECK(least >= 2.0f);
+  CHECK(least < 2.1f);  // the bound, not a scaled distribution
+  CHECK(most > 120.0f); // its stddev's tails
 }
