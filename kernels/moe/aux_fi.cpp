@@ -37,7 +37,7 @@ const ops::OpDef &aux_fi_op() {
                                    "top-k of the auxiliary loss")},
            .cli_shape = "T, K",
            .default_shape = {21760, 8},
-               .reference =
+           .reference =
                [](const ops::HostCall &c) {
                  return std::vector{aux_fi_ref(c.tensor("topk_idx"),
                                                c.integer("num_experts"),
