@@ -547,12 +547,14 @@ void run_cases(
     const RunOptions &options,
     const std::function<void(const Case &, const RunResult &)> &done) {
   const size_t batch = std::max(1u, std::thread::hardware_concurrency());
+  // Case i's inputs' seed.
+  auto seed_of = [&](size_t i) { return options.seed + i; };
   for (size_t first = 0; first < cases.size(); first += batch) {
     const size_t last = std::min(cases.size(), first + batch);
     std::vector<std::future<Prepared>> prepared;
     for (size_t i = first; i < last; ++i)
       prepared.push_back(std::async(std::launch::async, [&, i] {
-        return Prepared::make(resolve(op, cases[i]), options.seed + i);
+        return Prepared::make(resolve(op, cases[i]), seed_of(i));
       }));
     // A case that throws fails alone; the others still run.
     for (size_t i = first; i < last; ++i) {
@@ -562,7 +564,7 @@ void run_cases(
       } catch (const Error &e) {
         r.shape = cases[i].label;
         r.check = e.what();
-        r.seed = options.seed + i;
+        r.seed = seed_of(i);
         r.passed = false;
       }
       done(cases[i], r);
