@@ -1,8 +1,7 @@
 // zero_output.h - Zeroing an op's output on the stream of its launch, for
 // calls with nothing to compute (gemm's K = 0). (group_count and aux_fi,
 // whose kernels add to their outputs, zero them with a programmatic kernel
-// of their own, which their counting overlaps: 5.3 -> 3.7 and 3.2 us on the
-// H100 against a memset before the kernel.)
+// of their own, which their counting overlaps: group_count_dsl.h.)
 #pragma once
 
 #include "op/op_def.h"
