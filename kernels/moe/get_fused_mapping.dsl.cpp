@@ -23,8 +23,6 @@
 
 #include "tilejit/compiler/dsl.h"
 
-#include <algorithm>
-#include <bit>
 #include <functional>
 #include <vector>
 
@@ -187,10 +185,9 @@ Kernel get_fused_mapping_place_kernel(const FusedMappingSpec &s) {
   auto tokens = k.tensor("pos_to_token", i32, 1, dsl::inner_contiguous());
   auto flats = k.tensor("pos_to_token_topk", i32, 1, dsl::inner_contiguous());
   const int64_t w = s.width, warps = s.threads / 32, cols = columns(s);
-  // The scratch's rows as a power of two (a reduction's tile), a thread's
-  // worth of elements at least.
-  const int64_t nb = std::max<int64_t>(
-      std::bit_ceil(static_cast<uint64_t>(s.blocks)), s.threads / w);
+  // The scratch's rows are read a thread's worth at a time: `rows` of them
+  // a group, `groups` groups.
+  const int64_t rows = s.threads / w, groups = (s.blocks + rows - 1) / rows;
   auto b = k.block_id(0);
   auto one = k.constant(1, i32);
   auto zero = k.constant(0, i32);
@@ -198,8 +195,8 @@ Kernel get_fused_mapping_place_kernel(const FusedMappingSpec &s) {
   // Each warp's count of each expert; then, a chunk of experts at a time,
   // where each warp's entries of each expert begin: the expert's segment
   // start, its count in the blocks before b and in the warps before. The
-  // chunks carry the positions of the chunks before (a row of nb x w, the
-  // sum over a scratch-shaped tile of zeros to begin, every column equal).
+  // chunks carry the positions of the chunks before (a row of w, the sum
+  // over a group's tile of zeros to begin, every column equal).
   //
   // The histogram reads only the op's input: it is counted while the count
   // kernel finishes, and the kernel waits for that grid only then. The
@@ -208,15 +205,25 @@ Kernel get_fused_mapping_place_kernel(const FusedMappingSpec &s) {
   auto hist = warp_histogram(k, s, r, held);
   k.grid_wait();
   auto next = k.alloc_shared(i32, {warps, cols});
-  auto none = k.reduce_sum(k.full({nb, w}, 0, i32), 0);
+  auto none = k.reduce_sum(k.full({rows, w}, 0, i32), 0);
   k.serial(k.index(0), k.index(s.chunks), {none}, [&](Value c, Values prior) {
     auto c0 = c * k.index(w);
-    // Each expert's total, aligned, and its count in blocks before b (rows
-    // past the blocks read 0).
-    auto counts = k.load(scratch, {k.index(0), c0}, {nb, w});
-    auto total = k.reduce_sum(counts, 0); // (1, w)
-    auto earlier = k.lt(k.iota({nb, w}, 0), k.cast(b, i32));
-    auto before = k.reduce_sum(k.select(earlier, counts, zero), 0);
+    // Each expert's total, aligned, and its count in blocks before b: the
+    // scratch's rows a group at a time, summed in each thread (rows past
+    // the blocks read 0), then over the threads once. (A tile of every
+    // row held 255 registers at 256 experts.)
+    auto blank = k.full({rows, w}, 0, i32);
+    auto sums = k.serial(
+        k.index(0), k.index(groups), {blank, blank}, [&](Value g, Values acc) {
+          auto r0 = g * k.index(rows);
+          auto counts = k.load(scratch, {r0, c0}, {rows, w});
+          auto row = k.iota({rows, w}, 0) + k.cast(r0, i32);
+          auto earlier = k.lt(row, k.cast(b, i32));
+          return Values{acc[0] + counts,
+                        acc[1] + k.select(earlier, counts, zero)};
+        });
+    auto total = k.reduce_sum(sums[0], 0); // (1, w)
+    auto before = k.reduce_sum(sums[1], 0);
     auto aligned = (total + alignment - one) / alignment * alignment;
     // Starts: the prefix sum over experts, on the aligned totals repeated
     // over a thread's worth of rows (a scan takes whole threads' worth),
