@@ -10,6 +10,8 @@ namespace tilejit::moe {
 static NormalizeWeightSpec spec(const ops::Call &c) {
   NormalizeWeightSpec s;
   s.topk = static_cast<int32_t>(c.dim("K"));
+  if (s.topk % 4 == 0)
+    s.vector_bytes = ops::vector_bytes(c, {"topk_weights", "normalized"});
   return s;
 }
 

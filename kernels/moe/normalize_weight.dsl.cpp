@@ -14,9 +14,12 @@ Kernel normalize_weight_kernel(const NormalizeWeightSpec &s) {
   // Launched while the kernel before it on the stream finishes (a routing
   // chain of short kernels).
   k.programmatic_launch();
-  auto w = k.tensor("topk_weights", DType::f32, 2);
+  // With aligned rows of whole vectors a thread's row is read and written
+  // in place (two 16-byte accesses at K = 8); else through shared memory.
+  const dsl::Access access = dsl::vectors_of(s.vector_bytes);
+  auto w = k.tensor("topk_weights", DType::f32, 2, access);
   auto denominator = k.tensor("denominator", DType::f32, 1);
-  auto normalized = k.tensor("normalized", DType::f32, 2);
+  auto normalized = k.tensor("normalized", DType::f32, 2, access);
   const int64_t bt = s.block_t;
   const auto width =
       static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(s.topk)));

@@ -24,8 +24,12 @@ struct NormalizeWeightSpec {
   int32_t topk = 8;      ///< K
   int32_t block_t = 128; ///< rows a block: one a thread
   int32_t threads = 128;
+  /// 16: the rows are 16-byte aligned and hold whole 16-byte vectors, so a
+  /// thread reads and writes its row straight from global memory (else
+  /// through shared memory).
+  int32_t vector_bytes = 0;
 };
-TILEJIT_SPEC_FIELDS(NormalizeWeightSpec, topk, block_t, threads)
+TILEJIT_SPEC_FIELDS(NormalizeWeightSpec, topk, block_t, threads, vector_bytes)
 
 /// The kernel in the DSL (normalize_weight.dsl.cpp).
 Kernel normalize_weight_kernel(const NormalizeWeightSpec &spec);
