@@ -20,8 +20,8 @@ FusedMappingSpec spec(const ops::Call &c) {
   const int64_t e = c.integer("num_experts");
   s.experts = static_cast<int32_t>(e);
   // The experts' tables in chunks of 32 columns (a row a warp: a thread's
-  // worth of elements; the place kernel sums a (blocks, 32) tile of the
-  // scratch a chunk).
+  // worth of elements; the place kernel sums the scratch's rows of a chunk
+  // a thread's worth of them at a time).
   s.width = 32;
   s.chunks = static_cast<int32_t>((e + s.width - 1) / s.width);
   // 8 warps of 4 sub-batches of 32 a step: a block takes 1024 entries a

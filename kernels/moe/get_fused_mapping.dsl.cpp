@@ -209,21 +209,21 @@ Kernel get_fused_mapping_place_kernel(const FusedMappingSpec &s) {
   k.serial(k.index(0), k.index(s.chunks), {none}, [&](Value c, Values prior) {
     auto c0 = c * k.index(w);
     // Each expert's total, aligned, and its count in blocks before b: the
-    // scratch's rows a group at a time, summed in each thread (rows past
-    // the blocks read 0), then over the threads once. (A tile of every
-    // row held 255 registers at 256 experts.)
-    auto blank = k.full({rows, w}, 0, i32);
-    auto sums = k.serial(
-        k.index(0), k.index(groups), {blank, blank}, [&](Value g, Values acc) {
-          auto r0 = g * k.index(rows);
-          auto counts = k.load(scratch, {r0, c0}, {rows, w});
-          auto row = k.iota({rows, w}, 0) + k.cast(r0, i32);
-          auto earlier = k.lt(row, k.cast(b, i32));
-          return Values{acc[0] + counts,
-                        acc[1] + k.select(earlier, counts, zero)};
-        });
-    auto total = k.reduce_sum(sums[0], 0); // (1, w)
-    auto before = k.reduce_sum(sums[1], 0);
+    // scratch's rows a group at a time (rows past the blocks read 0), every
+    // group's load issued before the first sum, summed in each thread, then
+    // over the threads once. (A tile of every row held 255 registers at 256
+    // experts; a loop over the groups waited for each group's load in turn.)
+    Values groups_of;
+    for (int64_t g = 0; g < groups; ++g)
+      groups_of.push_back(k.load(scratch, {k.index(g * rows), c0}, {rows, w}));
+    auto total = k.full({rows, w}, 0, i32), before = total;
+    for (int64_t g = 0; g < groups; ++g) {
+      auto row = k.iota({rows, w}, 0) + k.constant(g * rows, i32);
+      total = total + groups_of[g];
+      before = before + k.select(k.lt(row, k.cast(b, i32)), groups_of[g], zero);
+    }
+    total = k.reduce_sum(total, 0); // (1, w)
+    before = k.reduce_sum(before, 0);
     auto aligned = (total + alignment - one) / alignment * alignment;
     // Starts: the prefix sum over experts, on the aligned totals repeated
     // over a thread's worth of rows (a scan takes whole threads' worth),
