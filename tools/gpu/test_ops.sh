@@ -5,7 +5,9 @@
 # (~[ops]~[big]: DSL, runtime, scale_copy). A line per process with its
 # Catch2 summary; logs in $out/test-<n>.log. OPS=a,b tests those ops alone.
 # Ops in $SOLO (default mhc_multilayer_recompute, whose ten-layer cases at
-# 8192 x 4 x 8192 take minutes of CPU reference) get a process each.
+# 8192 x 4 x 8192 take minutes of CPU reference, and engram_gate_bwd, whose
+# cases outlasted 500 s in a process with seven other ops on an H100 beside
+# the sanitizers, session 62) get a process each.
 # Exits 1 when any process fails.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -14,7 +16,7 @@ all=$(bin/tilejit list | awk '/^[a-z]/{print $1}')
 ops=${OPS:+$(echo "${OPS//,/ }" | tr ' ' '\n')}
 ops=${ops:-$all}
 jobs=${JOBS:-4}
-solo=$(echo "${SOLO-mhc_multilayer_recompute}" | tr ', ' '\n\n' | grep -xF "$ops")
+solo=$(echo "${SOLO-mhc_multilayer_recompute engram_gate_bwd}" | tr ', ' '\n\n' | grep -xF "$ops")
 rest=$(echo "$ops" | grep -vxF "${solo:-@}")
 summary() { grep -E 'test cases?|tests? passed|No tests ran' "$1" | tail -1; }
 pids=()
