@@ -217,10 +217,11 @@ Kernel get_fused_mapping_place_kernel(const FusedMappingSpec &s) {
     for (int64_t g = 0; g < groups; ++g)
       groups_of.push_back(k.load(scratch, {k.index(g * rows), c0}, {rows, w}));
     auto total = k.full({rows, w}, 0, i32), before = total;
+    auto row = k.iota({rows, w}, 0), b32 = k.cast(b, i32);
     for (int64_t g = 0; g < groups; ++g) {
-      auto row = k.iota({rows, w}, 0) + k.constant(g * rows, i32);
+      auto earlier = k.lt(row + k.constant(g * rows, i32), b32);
       total = total + groups_of[g];
-      before = before + k.select(k.lt(row, k.cast(b, i32)), groups_of[g], zero);
+      before = before + k.select(earlier, groups_of[g], zero);
     }
     total = k.reduce_sum(total, 0); // (1, w)
     before = k.reduce_sum(before, 0);
