@@ -253,6 +253,12 @@ std::string compare_exact(const HostTensor &actual, const HostTensor &expected,
     return fmt::format("got strides of {}, expected {}", actual.to_string(),
                        expected.to_string());
   size_t bytes = size_of(actual.dtype());
+  // Both dense: one memcmp decides, and only a difference is looked for
+  // element by element.
+  if (actual.numel() == 0 ||
+      (actual.is_contiguous() && expected.is_contiguous() &&
+       std::memcmp(actual.raw(), expected.raw(), actual.numel() * bytes) == 0))
+    return "";
   std::string diff;
   for_each_index(actual.shape(), [&](std::span<const int64_t> index) {
     if (!diff.empty())

@@ -223,25 +223,3 @@ TEST_CASE("a normal_outside fill draws no value inside its bound",
   CHECK(least < 2.1f);  // the bound, not a scaled distribution
   CHECK(most > 120.0f); // its stddev's tails
 }
-
-TEST_CASE("allclose and calc_diff read strided outputs in row-major order",
-          "[harness]") {
-  // want: 0 1 2 / 3 4 5; got: the same values held column-major (strides
-  // 1, 2), but for [1, 0], which reads 9.
-  const int64_t shape[2] = {2, 3}, strides[2] = {1, 2};
-  ref::HostTensor want = ref::HostTensor::from(
-      DType::f32, shape, std::vector<float>{0, 1, 2, 3, 4, 5});
-  std::vector<float> columns{0, 9, 1, 4, 2, 5};
-  ref::HostTensor got =
-      ref::HostTensor::view(columns.data(), DType::f32, shape, strides);
-  const harness::RunData run;
-  CHECK(harness::allclose(0, 0).fn(got, want, run) ==
-        "[1, 0]: 9 vs reference 3");
-  columns[1] = 3;
-  CHECK(harness::allclose(0, 0).fn(got, want, run) == "");
-  CHECK(harness::calc_diff(1e-8).fn(got, want, run) == "");
-  for (float &v : columns)
-    v = -v;
-  CHECK(harness::calc_diff(1e-8).fn(got, want, run) ==
-        "calc_diff 2, requires below 1e-08");
-}

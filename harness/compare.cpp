@@ -1,0 +1,202 @@
+// compare.cpp - How a case's outputs are compared with the reference's:
+// bitwise, allclose, the rows' sum, calc_diff. Elements are decoded a row
+// (the last dimension) at a time with the dtype switched once a row, so a
+// comparison of 10^8 elements takes a fraction of a second, not seconds.
+#include "op_test.h"
+
+#include "common/convert.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+#include <cstring>
+#include <span>
+#include <vector>
+
+namespace tilejit::harness {
+
+namespace {
+
+template <class Bits, class Decode>
+void decode(const std::byte *p, int64_t stride, int64_t n, double *out,
+            Decode &&to_double) {
+  for (int64_t i = 0; i < n; ++i) {
+    Bits v;
+    std::memcpy(&v, p + i * stride * int64_t{sizeof(Bits)}, sizeof v);
+    out[i] = static_cast<double>(to_double(v));
+  }
+}
+
+/// `n` elements of `t` from element offset `base`, `stride` elements apart,
+/// as doubles (as ref::element_as_double reads one).
+void decode_row(const ref::HostTensor &t, int64_t base, int64_t stride,
+                int64_t n, double *out) {
+  const std::byte *p = t.raw() + base * int64_t(size_of(t.dtype()));
+  auto same = [](auto v) { return v; };
+  switch (t.dtype()) {
+  case DType::f32:
+    return decode<float>(p, stride, n, out, same);
+  case DType::f64:
+    return decode<double>(p, stride, n, out, same);
+  case DType::f16:
+    return decode<uint16_t>(p, stride, n, out, ref::f16_to_f32);
+  case DType::bf16:
+    return decode<uint16_t>(p, stride, n, out, ref::bf16_to_f32);
+  case DType::e4m3:
+    return decode<uint8_t>(p, stride, n, out, ref::e4m3_to_f32);
+  case DType::e5m2:
+    return decode<uint8_t>(p, stride, n, out, ref::e5m2_to_f32);
+  case DType::i8:
+    return decode<int8_t>(p, stride, n, out, same);
+  case DType::u8:
+    return decode<uint8_t>(p, stride, n, out, same);
+  case DType::boolean:
+    return decode<uint8_t>(p, stride, n, out,
+                           [](uint8_t v) { return v != 0 ? 1 : 0; });
+  case DType::i32:
+    return decode<int32_t>(p, stride, n, out, same);
+  case DType::u32:
+    return decode<uint32_t>(p, stride, n, out, same);
+  case DType::i64:
+    return decode<int64_t>(p, stride, n, out, same);
+  case DType::u64:
+    return decode<uint64_t>(p, stride, n, out, same);
+  }
+}
+
+/// Calls `visit(row, got, want)` for each row (the last dimension; a rank-0
+/// tensor is one row of one) in row-major order, as doubles, until it
+/// returns false; `row` is the row's multi-index with a last index of 0.
+/// Requires equal shapes.
+template <class Visit>
+void for_each_row_pair(const ref::HostTensor &got, const ref::HostTensor &want,
+                       Visit &&visit) {
+  const auto &shape = got.shape();
+  const int rank = got.rank();
+  if (got.numel() == 0)
+    return;
+  const int64_t n = rank == 0 ? 1 : shape.back();
+  const int64_t got_step = rank == 0 ? 0 : got.strides().back();
+  const int64_t want_step = rank == 0 ? 0 : want.strides().back();
+  std::vector<double> g(static_cast<size_t>(n)), w(static_cast<size_t>(n));
+  std::vector<int64_t> index(shape.size(), 0);
+  int64_t got_base = 0, want_base = 0;
+  while (true) {
+    decode_row(got, got_base, got_step, n, g.data());
+    decode_row(want, want_base, want_step, n, w.data());
+    if (!visit(std::span<const int64_t>(index), std::span<const double>(g),
+               std::span<const double>(w)))
+      return;
+    // The next row: an odometer over every dimension but the last.
+    int d = rank - 2;
+    for (; d >= 0; --d) {
+      got_base += got.strides()[d];
+      want_base += want.strides()[d];
+      if (++index[d] < shape[d])
+        break;
+      got_base -= shape[d] * got.strides()[d];
+      want_base -= shape[d] * want.strides()[d];
+      index[d] = 0;
+    }
+    if (d < 0)
+      return;
+  }
+}
+
+/// `row` with its last index set to `i`, as "a, b, c".
+std::string at(std::span<const int64_t> row, int64_t i) {
+  std::vector<int64_t> index(row.begin(), row.end());
+  if (!index.empty())
+    index.back() = i;
+  return fmt::format("{}", fmt::join(index, ", "));
+}
+
+} // namespace
+
+Compare exact() {
+  return {"bitwise equal",
+          [](const ref::HostTensor &got, const ref::HostTensor &want,
+             const RunData &) { return ref::compare_exact(got, want); }};
+}
+
+Compare allclose(double rtol, double atol) {
+  return {
+      fmt::format("within rtol {}, atol {}", rtol, atol),
+      [rtol, atol](const ref::HostTensor &got, const ref::HostTensor &want,
+                   const RunData &) -> std::string {
+        if (got.shape() != want.shape())
+          return fmt::format("got {}, expected {}", got.to_string(),
+                             want.to_string());
+        std::string diff;
+        for_each_row_pair(got, want, [&](auto row, auto g, auto w) {
+          for (size_t i = 0; i < g.size(); ++i)
+            if (!(std::fabs(g[i] - w[i]) <= atol + rtol * std::fabs(w[i]))) {
+              diff = fmt::format("[{}]: {} vs reference {}",
+                                 at(row, int64_t(i)), g[i], w[i]);
+              return false;
+            }
+          return true;
+        });
+        return diff;
+      }};
+}
+
+Compare rows_summed(double rtol, double atol) {
+  return {fmt::format("summed over dim 0, within rtol {}, atol {}", rtol, atol),
+          [rtol, atol](const ref::HostTensor &got, const ref::HostTensor &want,
+                       const RunData &) -> std::string {
+            const int64_t row = want.numel();
+            if (got.rank() < 1 || want.rank() < 1 || want.size(0) != 1 ||
+                got.numel() != got.size(0) * row)
+              return fmt::format("got {}, expected rows of {}", got.to_string(),
+                                 want.to_string());
+            // got viewed as [rows, row] against want repeated each row:
+            // both decoded through a flat, row-major copy of want's shape.
+            auto flat = [](const ref::HostTensor &t) {
+              std::vector<double> v(static_cast<size_t>(t.numel()));
+              size_t k = 0;
+              for_each_row_pair(t, t, [&](auto, auto g, auto) {
+                for (double x : g)
+                  v[k++] = x;
+                return true;
+              });
+              return v;
+            };
+            const std::vector<double> g = flat(got), w = flat(want);
+            std::vector<double> sum(static_cast<size_t>(row), 0.0);
+            for (size_t i = 0; i < g.size(); ++i)
+              sum[i % size_t(row)] += g[i];
+            for (int64_t j = 0; j < row; ++j)
+              if (!(std::fabs(sum[j] - w[j]) <= atol + rtol * std::fabs(w[j])))
+                return fmt::format("element {} of the rows' sum: {} vs "
+                                   "reference {}",
+                                   j, sum[j], w[j]);
+            return "";
+          }};
+}
+
+Compare calc_diff(double max) {
+  return {fmt::format("calc_diff below {}", max),
+          [max](const ref::HostTensor &got, const ref::HostTensor &want,
+                const RunData &) -> std::string {
+            if (got.shape() != want.shape())
+              return fmt::format("got {}, expected {}", got.to_string(),
+                                 want.to_string());
+            double dot = 0, squares = 0;
+            for_each_row_pair(got, want, [&](auto, auto g, auto w) {
+              for (size_t i = 0; i < g.size(); ++i) {
+                dot += g[i] * w[i];
+                squares += g[i] * g[i] + w[i] * w[i];
+              }
+              return true;
+            });
+            const double diff = squares == 0 ? 0 : 1 - 2 * dot / squares;
+            if (diff < max)
+              return "";
+            return fmt::format("calc_diff {:.3g}, requires below {}", diff,
+                               max);
+          }};
+}
+
+} // namespace tilejit::harness
