@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <span>
@@ -28,6 +29,39 @@ void decode(const std::byte *p, int64_t stride, int64_t n, double *out,
   }
 }
 
+/// Every code of a narrow float format as a float, from its reference
+/// conversion (built once).
+template <size_t N> struct Table {
+  explicit Table(float (*convert)(uint16_t)) {
+    for (size_t i = 0; i < N; ++i)
+      value[i] = convert(static_cast<uint16_t>(i));
+  }
+  float operator()(uint16_t code) const { return value[code]; }
+  std::array<float, N> value;
+};
+
+const Table<65536> &f16_table() {
+  static const Table<65536> t(ref::f16_to_f32);
+  return t;
+}
+const Table<256> &e4m3_table() {
+  static const Table<256> t(
+      [](uint16_t c) { return ref::e4m3_to_f32(static_cast<uint8_t>(c)); });
+  return t;
+}
+const Table<256> &e5m2_table() {
+  static const Table<256> t(
+      [](uint16_t c) { return ref::e5m2_to_f32(static_cast<uint8_t>(c)); });
+  return t;
+}
+
+float bf16(uint16_t code) {
+  const uint32_t bits = uint32_t{code} << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
 /// `n` elements of `t` from element offset `base`, `stride` elements apart,
 /// as doubles (as ref::element_as_double reads one).
 void decode_row(const ref::HostTensor &t, int64_t base, int64_t stride,
@@ -40,13 +74,13 @@ void decode_row(const ref::HostTensor &t, int64_t base, int64_t stride,
   case DType::f64:
     return decode<double>(p, stride, n, out, same);
   case DType::f16:
-    return decode<uint16_t>(p, stride, n, out, ref::f16_to_f32);
+    return decode<uint16_t>(p, stride, n, out, f16_table());
   case DType::bf16:
-    return decode<uint16_t>(p, stride, n, out, ref::bf16_to_f32);
+    return decode<uint16_t>(p, stride, n, out, bf16);
   case DType::e4m3:
-    return decode<uint8_t>(p, stride, n, out, ref::e4m3_to_f32);
+    return decode<uint8_t>(p, stride, n, out, e4m3_table());
   case DType::e5m2:
-    return decode<uint8_t>(p, stride, n, out, ref::e5m2_to_f32);
+    return decode<uint8_t>(p, stride, n, out, e5m2_table());
   case DType::i8:
     return decode<int8_t>(p, stride, n, out, same);
   case DType::u8:
