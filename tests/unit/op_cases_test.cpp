@@ -13,9 +13,11 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <random>
 #include <set>
+#include <thread>
 
 using namespace tilejit;
 using Catch::Matchers::Contains;
@@ -162,47 +164,109 @@ TEST_CASE("every case's outputs are the layouts its inputs give "
   }
 }
 
-TEST_CASE("every op's GPU and benchmark cases compile to PTX that ptxas "
-          "takes, with a declared grid",
-          "[ops][compile]") {
-  const std::optional<std::string> ptxas = rt::find_ptxas();
-  size_t compiled = 0;
-  for (const harness::OpTest *t : harness::all_tests()) {
-    const ops::OpDef &op = *ops::find_op(t->op);
-    std::set<std::string> seen;
-    for (const harness::Case &c : t->cases) {
-      if (c.kind & harness::Case::big)
-        continue;
+namespace {
+
+/// What compiling one op's GPU and benchmark cases found: each problem a
+/// line naming the case, the kernel and the check that failed.
+struct OpCompiled {
+  std::vector<std::string> problems;
+  size_t kernels = 0;
+};
+
+OpCompiled compile_cases(const harness::OpTest &t,
+                         const std::optional<std::string> &ptxas) {
+  OpCompiled out;
+  const ops::OpDef &op = *ops::find_op(t.op);
+  std::set<std::string> seen;
+  for (const harness::Case &c : t.cases) {
+    if (c.kind & harness::Case::big)
+      continue;
+    std::string where = fmt::format("{} {}", op.name, c.label);
+    auto fail = [&](const std::string &what) {
+      out.problems.push_back(fmt::format("{}: {}", where, what));
+    };
+    try {
       harness::Resolved r = harness::resolve(op, c);
       std::vector<rt::TensorView> views;
       const ops::Call call = harness::bind_for_compile(r, views);
       const rt::SpecKey key = op.key(call);
-      CHECK(key.op() == op.name);
+      if (key.op() != op.name)
+        fail(fmt::format("the key names op '{}'", key.op()));
       if (!seen.insert(key.digest()).second)
         continue;
-      INFO(op.name << " " << r.label << "\n" << key.canonical());
+      where = fmt::format("{} {}\n{}", op.name, r.label, key.canonical());
       // The views a launch binds keep what each kernel assumes of them.
       const ops::KernelArgs args = op.kernel_args(call);
       for (int index = 0; index < op.kernel_count; ++index) {
-        INFO("kernel " << index << " of " << op.kernel_count);
-        if (index > 0)
-          CHECK(op.key(call, index).digest() != key.digest());
+        auto fail_kernel = [&](const std::string &what) {
+          fail(
+              fmt::format("kernel {} of {}: {}", index, op.kernel_count, what));
+        };
+        if (index > 0 && op.key(call, index).digest() == key.digest())
+          fail_kernel("the same key as kernel 0");
         CompiledKernel k = compile(op.kernel(call, index));
-        CHECK_THAT(k.ptx, Contains(".target sm_90a"));
-        CHECK(k.abi.has_grid);
-        CHECK(k.abi.threads == k.threads);
+        if (k.ptx.find(".target sm_90a") == std::string::npos)
+          fail_kernel("PTX without '.target sm_90a'");
+        if (!k.abi.has_grid)
+          fail_kernel("no declared grid");
+        if (k.abi.threads != k.threads)
+          fail_kernel(fmt::format("ABI threads {}, kernel threads {}",
+                                  k.abi.threads, k.threads));
         for (const AbiArg &a : k.abi.args)
           if (a.kind == AbiArg::Kind::tensor) {
             const rt::TensorView *v = args.find_tensor(a.name);
-            CHECK(v != nullptr); // every tensor bound (a scratch too)
-            if (v)
-              CHECK_NOTHROW(ops::check_binding(a, *v, op.name));
+            if (!v) // every tensor bound (a scratch too)
+              fail_kernel(fmt::format("tensor '{}' not bound", a.name));
+            else
+              try {
+                ops::check_binding(a, *v, op.name);
+              } catch (const std::exception &e) {
+                fail_kernel(
+                    fmt::format("binding of '{}': {}", a.name, e.what()));
+              }
           }
         if (ptxas)
-          CHECK_NOTHROW(rt::ptx_to_cubin(k.ptx, k.name, "ptxas"));
-        ++compiled;
+          try {
+            rt::ptx_to_cubin(k.ptx, k.name, "ptxas");
+          } catch (const std::exception &e) {
+            fail_kernel(fmt::format("ptxas: {}", e.what()));
+          }
+        ++out.kernels;
       }
+    } catch (const std::exception &e) {
+      fail(fmt::format("threw: {}", e.what()));
     }
+  }
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("every op's GPU and benchmark cases compile to PTX that ptxas "
+          "takes, with a declared grid",
+          "[ops][compile]") {
+  // The ops on every core at once (each compile has its own MLIR context
+  // and ptxas its own directory), checked here, on the test's thread.
+  const std::optional<std::string> ptxas = rt::find_ptxas();
+  const std::vector<const harness::OpTest *> tests = harness::all_tests();
+  std::vector<OpCompiled> results(tests.size());
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> workers;
+  const unsigned n = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+  for (unsigned w = 0; w < n; ++w)
+    workers.emplace_back([&] {
+      for (size_t i; (i = next++) < tests.size();)
+        results[i] = compile_cases(*tests[i], ptxas);
+    });
+  for (std::thread &w : workers)
+    w.join();
+  size_t compiled = 0;
+  for (size_t i = 0; i < tests.size(); ++i) {
+    INFO(tests[i]->op);
+    for (const std::string &p : results[i].problems)
+      FAIL_CHECK(p);
+    CHECK(results[i].kernels > 0);
+    compiled += results[i].kernels;
   }
   WARN(compiled << " distinct kernels compiled"
                 << (ptxas ? " and taken by ptxas" : ""));
