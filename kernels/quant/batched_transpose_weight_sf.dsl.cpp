@@ -42,9 +42,15 @@ Kernel batched_transpose_weight_sf_kernel(const TransposeWeightSfSpec &s) {
   k.store(k.reshape(words(row, {c / 4, 4, bs}, 1), {1, 1, c / 4, bs}), sf0,
           {g, i, c0 / k.index(4), zero});
   // sf1: rows 4i + j, word i of each k-column.
-  auto rows = k.load(sf, {g, i * k.index(4), c0, zero}, {1, 4, c, bs});
-  k.store(k.reshape(words(rows, {4, c, bs}, 0), {1, 1, c, bs}), sf1,
-          {g, i, c0, zero});
+  auto sf1_words = [&] {
+    auto rows = k.load(sf, {g, i * k.index(4), c0, zero}, {1, 4, c, bs});
+    k.store(k.reshape(words(rows, {4, c, bs}, 0), {1, 1, c, bs}), sf1,
+            {g, i, c0, zero});
+  };
+  if (s.sf1_rows_only)
+    k.when(k.lt(i, k.dim(sf1, 1)), sf1_words);
+  else
+    sf1_words();
   return k.build();
 }
 

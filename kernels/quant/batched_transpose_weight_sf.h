@@ -42,9 +42,17 @@ struct TransposeWeightSfSpec {
   int32_t cols = 8;         ///< scales a block: 1024 / bs
   int32_t threads = 256;
   int32_t vector_bytes = 0; ///< 16: both outputs 16-byte aligned
+  /// 1: sf1's words loaded, summed and stored only by the blocks of a word
+  /// row that exists (i < P1 = ceil(Nn / 4)); 0: by every block, masked
+  /// past P1 (three quarters of the blocks, whose sf1 work is 16 of the 20
+  /// scales a thread loads at bs 128). Opt-in until measured on the GPU
+  /// (TILEJIT_TUNE=batched_transpose_weight_sf:sf1_rows_only=1); at 0 the
+  /// op moved 12.8 % of a copy's bandwidth on an H100 (session 63,
+  /// 256x32x56).
+  int32_t sf1_rows_only = 0;
 };
 TILEJIT_SPEC_FIELDS(TransposeWeightSfSpec, block_size, cols, threads,
-                    vector_bytes)
+                    vector_bytes, sf1_rows_only)
 
 /// The kernel in the DSL (batched_transpose_weight_sf.dsl.cpp).
 Kernel batched_transpose_weight_sf_kernel(const TransposeWeightSfSpec &spec);
