@@ -99,43 +99,68 @@ void decode_row(const ref::HostTensor &t, int64_t base, int64_t stride,
   }
 }
 
-/// Calls `visit(row, got, want)` for each row (the last dimension; a rank-0
-/// tensor is one row of one) in row-major order, as doubles, until it
-/// returns false; `row` is the row's multi-index with a last index of 0.
-/// Requires equal shapes.
+/// The rows (the last dimension; a rank-0 tensor is one row of one) of a
+/// tensor in row-major order, each decoded as doubles.
+class Rows {
+public:
+  explicit Rows(const ref::HostTensor &t)
+      : t_(t), n_(t.rank() == 0 ? 1 : t.shape().back()),
+        step_(t.rank() == 0 ? 0 : t.strides().back()),
+        index_(t.shape().size(), 0), values_(static_cast<size_t>(n_)) {}
+
+  bool empty() const { return t_.numel() == 0; }
+  /// The current row's multi-index, its last index 0.
+  std::span<const int64_t> index() const { return index_; }
+  /// The current row's values.
+  std::span<const double> values() {
+    decode_row(t_, base_, step_, n_, values_.data());
+    return values_;
+  }
+  /// Moves to the next row (an odometer over every dimension but the
+  /// last); false past the last.
+  bool next() {
+    const auto &shape = t_.shape();
+    for (int d = t_.rank() - 2; d >= 0; --d) {
+      base_ += t_.strides()[d];
+      if (++index_[d] < shape[d])
+        return true;
+      base_ -= shape[d] * t_.strides()[d];
+      index_[d] = 0;
+    }
+    return false;
+  }
+
+private:
+  const ref::HostTensor &t_;
+  int64_t n_, step_, base_ = 0;
+  std::vector<int64_t> index_;
+  std::vector<double> values_;
+};
+
+/// Calls `visit(row, got, want)` for each row of two tensors of one shape,
+/// in row-major order, until it returns false; `row` is the row's
+/// multi-index with a last index of 0.
 template <class Visit>
 void for_each_row_pair(const ref::HostTensor &got, const ref::HostTensor &want,
                        Visit &&visit) {
-  const auto &shape = got.shape();
-  const int rank = got.rank();
-  if (got.numel() == 0)
+  Rows g(got), w(want);
+  if (g.empty())
     return;
-  const int64_t n = rank == 0 ? 1 : shape.back();
-  const int64_t got_step = rank == 0 ? 0 : got.strides().back();
-  const int64_t want_step = rank == 0 ? 0 : want.strides().back();
-  std::vector<double> g(static_cast<size_t>(n)), w(static_cast<size_t>(n));
-  std::vector<int64_t> index(shape.size(), 0);
-  int64_t got_base = 0, want_base = 0;
-  while (true) {
-    decode_row(got, got_base, got_step, n, g.data());
-    decode_row(want, want_base, want_step, n, w.data());
-    if (!visit(std::span<const int64_t>(index), std::span<const double>(g),
-               std::span<const double>(w)))
+  do {
+    if (!visit(g.index(), g.values(), w.values()))
       return;
-    // The next row: an odometer over every dimension but the last.
-    int d = rank - 2;
-    for (; d >= 0; --d) {
-      got_base += got.strides()[d];
-      want_base += want.strides()[d];
-      if (++index[d] < shape[d])
-        break;
-      got_base -= shape[d] * got.strides()[d];
-      want_base -= shape[d] * want.strides()[d];
-      index[d] = 0;
-    }
-    if (d < 0)
-      return;
-  }
+  } while (g.next() && w.next());
+}
+
+/// Calls `fn(x)` for each element of `t` in row-major order, as a double.
+template <class Fn> void for_each_value(const ref::HostTensor &t, Fn &&fn) {
+  Rows r(t);
+  if (r.empty())
+    return;
+  do
+    for (double x : r.values())
+      fn(x);
+  while (r.next());
 }
 
 /// `row` with its last index set to `i`, as "a, b, c".
@@ -185,22 +210,12 @@ Compare rows_summed(double rtol, double atol) {
                 got.numel() != got.size(0) * row)
               return fmt::format("got {}, expected rows of {}", got.to_string(),
                                  want.to_string());
-            // got viewed as [rows, row] against want repeated each row:
-            // both decoded through a flat, row-major copy of want's shape.
-            auto flat = [](const ref::HostTensor &t) {
-              std::vector<double> v(static_cast<size_t>(t.numel()));
-              size_t k = 0;
-              for_each_row_pair(t, t, [&](auto, auto g, auto) {
-                for (double x : g)
-                  v[k++] = x;
-                return true;
-              });
-              return v;
-            };
-            const std::vector<double> g = flat(got), w = flat(want);
-            std::vector<double> sum(static_cast<size_t>(row), 0.0);
-            for (size_t i = 0; i < g.size(); ++i)
-              sum[i % size_t(row)] += g[i];
+            // got's elements in row-major order, element i added to the
+            // sum's element i mod row; want's in the same order.
+            std::vector<double> sum(static_cast<size_t>(row), 0.0), w;
+            size_t i = 0;
+            for_each_value(got, [&](double x) { sum[i++ % size_t(row)] += x; });
+            for_each_value(want, [&](double x) { w.push_back(x); });
             for (int64_t j = 0; j < row; ++j)
               if (!(std::fabs(sum[j] - w[j]) <= atol + rtol * std::fabs(w[j])))
                 return fmt::format("element {} of the rows' sum: {} vs "

@@ -20,7 +20,6 @@
 #include <thread>
 
 using namespace tilejit;
-using Catch::Matchers::Contains;
 
 namespace {
 
