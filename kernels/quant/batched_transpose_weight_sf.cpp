@@ -27,7 +27,10 @@ static void check(const ops::Call &c) {
 static TransposeWeightSfSpec spec(const ops::Call &c) {
   TransposeWeightSfSpec s;
   s.block_size = static_cast<int32_t>(c.integer("block_size"));
-  s.cols = 1024 / s.block_size;
+  // A thread a column b of the bs repeats: each thread then holds all 4 x
+  // cols scales of its column, and both outputs' words are sums within a
+  // thread (256 threads at bs 128 shared the sums through shared memory).
+  s.threads = s.block_size;
   // 16-byte stores where both outputs start 16-byte aligned (their other
   // strides are multiples of 128 words).
   const bool aligned =

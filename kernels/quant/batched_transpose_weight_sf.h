@@ -34,25 +34,17 @@ void batched_transpose_weight_sf(
 const ops::OpDef &batched_transpose_weight_sf_op();
 
 /// Static parameters of a batched_transpose_weight_sf kernel: a block takes
-/// one row of scales of one group, `cols` scales of it, and writes sf0's
-/// cols / 4 x bs words of that row block and sf1's cols x bs words of the
-/// row's word of four rows.
+/// four rows of scales of one group, `cols` scales of each, and writes
+/// sf0's 4 x cols / 4 x bs words of those rows and sf1's cols x bs words of
+/// their word of four rows.
 struct TransposeWeightSfSpec {
   int32_t block_size = 128; ///< bs
-  int32_t cols = 8;         ///< scales a block: 1024 / bs
-  int32_t threads = 256;
+  int32_t cols = 8;         ///< scales a row a block
+  int32_t threads = 128;    ///< bs
   int32_t vector_bytes = 0; ///< 16: both outputs 16-byte aligned
-  /// 1: sf1's words loaded, summed and stored only by the blocks of a word
-  /// row that exists (i < P1 = ceil(Nn / 4)); 0: by every block, masked
-  /// past P1 (three quarters of the blocks, whose sf1 work is 16 of the 20
-  /// scales a thread loads at bs 128). Opt-in until measured on the GPU
-  /// (TILEJIT_TUNE=batched_transpose_weight_sf:sf1_rows_only=1); at 0 the
-  /// op moved 12.8 % of a copy's bandwidth on an H100 (session 63,
-  /// 256x32x56).
-  int32_t sf1_rows_only = 0;
 };
 TILEJIT_SPEC_FIELDS(TransposeWeightSfSpec, block_size, cols, threads,
-                    vector_bytes, sf1_rows_only)
+                    vector_bytes)
 
 /// The kernel in the DSL (batched_transpose_weight_sf.dsl.cpp).
 Kernel batched_transpose_weight_sf_kernel(const TransposeWeightSfSpec &spec);
