@@ -8,6 +8,7 @@
 // column of the partial rows in order (exact). Finalize: x * (alpha / (n +
 // eps)), a block a row.
 #include "engram/engram_sinkhorn.h"
+#include "common/ordered_sum.h"
 
 #include "tilejit/compiler/dsl.h"
 
@@ -112,18 +113,14 @@ Kernel sinkhorn_step_reduce_kernel(const SinkhornReduceSpec &s) {
   const dsl::Access access = dsl::vectors_of(s.vector_bytes);
   auto partial = k.tensor("col_sumsq_partial", f32, 2, access); // (P, Dh)
   auto out = k.tensor("col_sumsq_row", f32, 2, access);         // (1, Dh)
-  const int64_t bn = s.block_n, unroll = s.unroll;
+  const int64_t bn = s.block_n;
   k.grid({k.blocks(partial, 1, bn)});
   auto n0 = k.block_id(0) * k.index(bn), zero = k.index(0);
-  // (0 + p_0) + p_1 + ...: a column a thread, in partial order.
-  auto sum = k.serial(
-      zero, k.index(s.partials / unroll), {k.full({1, bn}, 0, f32)},
-      [&](Value step, std::vector<Value> acc) {
-        Value v = acc[0];
-        for (int64_t u = 0; u < unroll; ++u)
-          v = v + k.load(partial, {step * k.index(unroll) + k.index(u), n0},
-                         {1, bn});
-        return std::vector<Value>{v};
+  // (0 + p_0) + p_1 + ...: a column a thread, in partial order, `unroll`
+  // rows in flight (the columns are all the parallel work there is).
+  auto sum = ordered_sums(
+      k, k.dim(partial, 0), s.unroll, {k.full({1, bn}, 0, f32)}, [&](Value i) {
+        return std::vector<Value>{k.load(partial, {i, n0}, {1, bn})};
       });
   k.store(sum[0], out, {zero, n0});
   return k.build();

@@ -58,7 +58,9 @@ TILEJIT_OP_TEST(engram_sinkhorn_step) {
 
 TILEJIT_OP_TEST(engram_sinkhorn_step_reduce) {
   OpTest t{.op = "engram_sinkhorn_step_reduce", .poison_outputs = true};
-  for (int64_t p : {396, 7, 1})
+  // 64 rows in flight a step, then steps of 32, 16, ..., 1 for the rest:
+  // 6 steps and 8 + 4 rows, one step, 64 - 1 rows after one, 4 + 2 + 1, 1.
+  for (int64_t p : {396, 64, 127, 7, 1})
     t.cases.push_back({.label = "", .shape = {p, 7168}});
   t.cases.push_back({.label = "", .shape = {396, 256}});
   t.cases.push_back({.label = "", .shape = {396, 7168}, .kind = Case::bench});
