@@ -17,6 +17,8 @@ TILEJIT_OP_TEST(mhc_reduce_partials_and_rmsnorm_fwd) {
                      .shape = {4, 1000, 3, 24},
                      .set = {{"rms_group_size", "4096"}}});
   t.cases.push_back({.label = "", .shape = {1, 77, 2, 5}});
+  // 4 splits a step (the default unroll): one step and 3 more.
+  t.cases.push_back({.label = "", .shape = {7, 300, 2, 24}});
   t.cases.push_back({.label = "", .shape = {16, 33, 1, 64}});
   t.cases.push_back({.label = "no tokens", .shape = {16, 0, 1, 24}});
   t.cases.push_back(
