@@ -8,8 +8,10 @@ TileKernels' µs where measured, the check. This draws it:
     python -m tilejit.bench bench.json chart.svg
 
 a bar a row of its % of a device-to-device copy (the roofline of a
-memory-bound op), TileKernels' own % where measured as a tick on the bar,
-failed checks in red; and prints the rows below a threshold. The chart is
+memory-bound op), TileKernels' own % where measured as a tick on the bar
+(of the copy of the H200 its times were taken on), failed checks in red;
+and prints the lowest rows and, against TileKernels, the ratio of the two
+fractions (their geometric mean, and the rows below 1). The chart is
 SVG written directly (no plotting library needed).
 """
 import json
@@ -31,12 +33,20 @@ def load(path):
     return report
 
 
+# The device-to-device copy of the machine TileKernels' times were taken on
+# (an H200: shared/perf/tilekernels_h200.md, 4264 GB/s). TileKernels' fraction
+# of a copy is of that one, so that a report from another card (an H100's copy
+# is two thirds of it) compares fractions of each machine's own roofline.
+PEER_COPY_GBPS = 4264.0
+
+
 def _peer_of_copy(row):
-    """TileKernels' fraction of the copy on the same row, or None."""
+    """TileKernels' fraction of its machine's copy on the same row, or
+    None."""
     peer = row.get("peer_us")
-    if not peer or not row.get("copy_gbps"):
+    if not peer or not row.get("bytes"):
         return None
-    return row["bytes"] / (peer * 1e3) / row["copy_gbps"]
+    return row["bytes"] / (peer * 1e3) / PEER_COPY_GBPS
 
 
 def chart(report, width=900):
@@ -103,6 +113,18 @@ def main(argv):
               f"geometric mean {100 * mean:.1f}% of copy")
         for r in sorted(rows, key=lambda r: r["of_copy"])[:10]:
             print(f"  {100 * r['of_copy']:5.1f}%  {r['op']} {r['shape']}")
+    # Against TileKernels: each one's fraction of its own machine's copy.
+    peers = [(r["of_copy"] / _peer_of_copy(r), r) for r in rows
+             if _peer_of_copy(r)]
+    if peers:
+        mean = math.exp(sum(math.log(max(q, 1e-9)) for q, _ in peers)
+                        / len(peers))
+        print(f"against TileKernels (fractions of each one's copy): "
+              f"geometric mean {mean:.2f}x over {len(peers)} "
+              f"row{'' if len(peers) == 1 else 's'}")
+        for q, r in sorted(peers, key=lambda p: p[0]):
+            if q < 1:
+                print(f"  {q:5.2f}x  {r['op']} {r['shape']}")
     if len(argv) == 2:
         with open(argv[1], "w") as f:
             f.write(chart(report))

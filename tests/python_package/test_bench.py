@@ -1,7 +1,8 @@
 """test_bench.py - tilejit.bench's chart of a tilejit_bench report (a
 report written here in its format): a bar a memory-bound row, in
 proportion to its fraction of the copy, TileKernels' tick where its time
-is known, failed checks in red, valid SVG; the CLI's summary and errors.
+is known (at its fraction of the H200's copy), failed checks in red, valid
+SVG; the CLI's summary, the ratio to TileKernels, and errors.
 Plain Python; prints `bench: N passed, M failed`; exits 1 when M > 0.
 """
 import contextlib
@@ -41,7 +42,7 @@ report("bars in proportion to the fraction of the copy",
 report("a failed check is red, a passed one not",
        bars[1].get("fill") == "#c62828" and bars[0].get("fill") != "#c62828")
 ticks = [e for e in root.iter(f"{ns}line") if e.get("class") == "peer"]
-peer = 1.7e8 / (43.6e3) / 4100.0
+peer = 1.7e8 / (43.6e3) / bench.PEER_COPY_GBPS  # of the H200 copy
 left = float(bars[0].get("x"))
 report("TileKernels' tick where its time is known, at its fraction",
        len(ticks) == 1 and abs((float(ticks[0].get("x1")) - left) / w[0]
@@ -58,6 +59,21 @@ with contextlib.redirect_stdout(out):
 report("the CLI writes the chart and a summary", rc == 0 and
        os.path.exists(svg_path) and "2 memory-bound rows on NVIDIA H200 "
        "(132 SMs): geometric mean 50.7% of copy" in out.getvalue(),
+       out.getvalue())
+# per_token_cast: 0.944 of the copy against TileKernels' 1.7e8 B in 43.6 us
+# of 4264 GB/s (0.914): 1.03x; topk_gate has no TileKernels time.
+report("the ratio to TileKernels' fraction of its own copy",
+       "against TileKernels (fractions of each one's copy): geometric mean "
+       "1.03x over 1 row\n" in out.getvalue(), out.getvalue())
+slow = dict(rows[0], of_copy=0.5)
+slow_path = path.replace(".json", "-slow.json")
+with open(slow_path, "w") as f:
+    json.dump({"device": "NVIDIA H100", "rows": [slow]}, f)
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    rc = bench.main([slow_path])
+report("a row below TileKernels' fraction is listed with its ratio",
+       rc == 0 and "   0.55x  per_token_cast 8001x7168 bf16" in out.getvalue(),
        out.getvalue())
 err = io.StringIO()
 with contextlib.redirect_stderr(err):
