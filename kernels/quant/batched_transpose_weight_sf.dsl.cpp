@@ -6,8 +6,9 @@
 // column t c, and writes both outputs' words of them: for sf0, each row's
 // words of 4 consecutive columns, for its bs rows r bs + b; for sf1, word q
 // of the k-columns m bs + b. A word's bytes are summed from their shifted
-// codes (a reduction over the word's 4 columns or rows), and words are
-// stored 16 bytes at a time. Reads past Nn or Nk give 0, the padding bytes.
+// codes (a reduction over the word's 4 columns or rows, within a thread:
+// thread b holds column b of the repeats), and a warp stores 32 consecutive
+// words at once. Reads past Nn or Nk give 0, the padding bytes.
 #include "quant/batched_transpose_weight_sf.h"
 
 #include "tilejit/compiler/dsl.h"
