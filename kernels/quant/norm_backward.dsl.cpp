@@ -45,45 +45,80 @@ Kernel norm_backward_kernel(const NormBackwardSpec &s) {
   auto at = [&](int64_t c) { return k.index(c * chunk); };
   // 4 consecutive columns a thread.
   auto f = [&](Value v) { return k.cast(k.relayout(v, 4), f32); };
-  // A chunk's xh, go and gw.
+  // A row's chunks of x and out_grad as loaded (4 columns a thread).
+  struct Raw {
+    std::vector<Value> x, go;
+  };
+  auto raw = [&](Value r) {
+    Raw w;
+    for (int64_t c = 0; c < chunks; ++c) {
+      w.x.push_back(k.relayout(k.load(x, {r, at(c)}, box), 4));
+      w.go.push_back(k.relayout(k.load(go_t, {r, at(c)}, box), 4));
+    }
+    return w;
+  };
+  // Chunk c's xh, go and gw, from row r's chunks as carried (prefetch) or
+  // loaded here.
   struct Terms {
     Value xh, go, gw;
   };
-  auto terms = [&](Value r, Value sr, Value c0) {
+  auto terms = [&](const Raw &w, Value r, Value sr, int64_t c) {
+    auto xc = s.prefetch ? w.x[c] : k.load(x, {r, at(c)}, box);
+    auto goc = s.prefetch ? w.go[c] : k.load(go_t, {r, at(c)}, box);
     Terms t;
-    t.xh = f(k.load(x, {r, c0}, box)) * sr;
-    t.go = f(k.load(go_t, {r, c0}, box)) * out_scale;
-    t.gw = weight ? t.go * f(k.load(*weight, {zero, c0}, box)) : t.go;
+    t.xh = f(xc) * sr;
+    t.go = f(goc) * out_scale;
+    t.gw = weight ? t.go * f(k.load(*weight, {zero, at(c)}, box)) : t.go;
     return t;
   };
+  const size_t n = static_cast<size_t>(chunks);
   std::vector<Value> init;
   if (partials)
-    init.assign(static_cast<size_t>(chunks),
-                k.relayout(k.full(box, 0, f32), 4));
-  auto sums = k.serial(begin, end, init, [&](Value r, std::vector<Value> acc) {
+    init.assign(n, k.relayout(k.full(box, 0, f32), 4));
+  // With prefetch, the row's chunks come carried from the step before,
+  // which loaded them while it reduced and wrote its own row (a block's
+  // last step reads the next block's first row, or zeros past the end).
+  const size_t carried = init.size();
+  if (s.prefetch) {
+    // Two rows' chunks within 128 registers: two blocks an SM.
+    k.min_blocks_per_sm(2);
+    Raw first = raw(begin);
+    init.insert(init.end(), first.x.begin(), first.x.end());
+    init.insert(init.end(), first.go.begin(), first.go.end());
+  }
+  auto sums = k.serial(begin, end, init, [&](Value r, std::vector<Value> v) {
+    // Pass 1 unrolled, every chunk's loads issued together (a loop of
+    // chunks had one chunk's in flight, and the op moved 36 % of a copy's
+    // bandwidth on an H100, session 63); without prefetch pass 2 loads them
+    // again (from L1), so that they need no registers across the reduction.
+    Raw row, next;
+    if (s.prefetch) {
+      row.x.assign(v.begin() + carried, v.begin() + carried + n);
+      row.go.assign(v.begin() + carried + n, v.end());
+      next = raw(r + k.index(1));
+    }
     auto sr = k.load_scalar(rstd, {r});
-    // Pass 1 unrolled, so that every chunk's loads are in flight at once
-    // (a loop of chunks had one chunk's at a time, and the op moved 36 % of
-    // a copy's bandwidth on an H100, session 63); its loads are not kept for
-    // pass 2, which reads them again from L1.
     Value dot = k.relayout(k.full(box, 0, f32), 4);
     for (int64_t c = 0; c < chunks; ++c) {
-      Terms t = terms(r, sr, at(c));
+      Terms t = terms(row, r, sr, c);
       dot = k.fma(t.xh, t.gw, dot);
     }
     auto mean =
         k.reduce_sum(dot, 1) / k.constant(static_cast<double>(s.hidden), f32);
+    std::vector<Value> out(v.begin(), v.begin() + carried);
     for (int64_t c = 0; c < chunks; ++c) {
-      Terms t = terms(r, sr, at(c));
+      Terms t = terms(row, r, sr, c);
       Value dx = (t.gw - t.xh * mean) * sr;
       if (residual)
         dx = dx + f(k.load(*residual, {r, at(c)}, box));
       k.store(k.relayout(k.cast(dx, s.dtype), 4), dx_t, {r, at(c)});
       if (partials)
-        acc[static_cast<size_t>(c)] =
-            k.fma(t.xh, t.go, acc[static_cast<size_t>(c)]);
+        out[static_cast<size_t>(c)] =
+            k.fma(t.xh, t.go, out[static_cast<size_t>(c)]);
     }
-    return acc;
+    out.insert(out.end(), next.x.begin(), next.x.end());
+    out.insert(out.end(), next.go.begin(), next.go.end());
+    return out;
   });
   if (partials) // every block its row, zeros where it has no rows
     for (int64_t c = 0; c < chunks; ++c)

@@ -26,10 +26,16 @@ struct NormBackwardSpec {
   DType out_dtype = DType::f32; ///< weight_grad_out's
   int32_t threads = 128;
   int32_t vector_bytes = 0; ///< 16: every row 16-byte aligned
+  /// 1: each row's x and out_grad loaded by the step before (carried in
+  /// registers, and not loaded again for pass 2), so that the next row's
+  /// loads are in flight while a row is reduced and written. Opt-in until
+  /// measured on a GPU (TILEJIT_TUNE=norm_backward:prefetch=1; session 64
+  /// could not); at 0 the op moved 58 % of a copy's bandwidth on an H100.
+  int32_t prefetch = 0;
 };
 TILEJIT_SPEC_FIELDS(NormBackwardSpec, dtype, hidden, chunk, blocks, weight,
                     residual, weight_grad, weight_out, out_dtype, threads,
-                    vector_bytes)
+                    vector_bytes, prefetch)
 
 /// The kernels in the DSL (norm_backward.dsl.cpp): the rows, then the
 /// weight gradient's sum of the partials.
