@@ -55,13 +55,6 @@ const Table<256> &e5m2_table() {
   return t;
 }
 
-float bf16(uint16_t code) {
-  const uint32_t bits = uint32_t{code} << 16;
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
 /// `n` elements of `t` from element offset `base`, `stride` elements apart,
 /// as doubles (as ref::element_as_double reads one).
 void decode_row(const ref::HostTensor &t, int64_t base, int64_t stride,
@@ -76,7 +69,7 @@ void decode_row(const ref::HostTensor &t, int64_t base, int64_t stride,
   case DType::f16:
     return decode<uint16_t>(p, stride, n, out, f16_table());
   case DType::bf16:
-    return decode<uint16_t>(p, stride, n, out, bf16);
+    return decode<uint16_t>(p, stride, n, out, ref::bf16_to_f32);
   case DType::e4m3:
     return decode<uint8_t>(p, stride, n, out, e4m3_table());
   case DType::e5m2:

@@ -9,12 +9,6 @@
 
 namespace tilejit::ref {
 
-float bits_to_f32(uint32_t bits) {
-  float v;
-  std::memcpy(&v, &bits, 4);
-  return v;
-}
-
 uint32_t f32_to_bits(float v) {
   uint32_t bits;
   std::memcpy(&bits, &v, 4);
@@ -119,8 +113,6 @@ uint16_t f32_to_bf16(float v) {
   uint32_t rounding = 0x7FFF + ((bits >> 16) & 1);
   return static_cast<uint16_t>((bits + rounding) >> 16);
 }
-
-float bf16_to_f32(uint16_t bits) { return bits_to_f32(uint32_t{bits} << 16); }
 
 uint16_t f32_to_f16(float v) {
   return static_cast<uint16_t>(encode(v, kF16, Rounding::nearest_even, false));

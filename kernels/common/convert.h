@@ -4,16 +4,20 @@
 // round to nearest, ties to even, unless the name says otherwise.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 
 namespace tilejit::ref {
 
-float bits_to_f32(uint32_t bits);
+inline float bits_to_f32(uint32_t bits) { return std::bit_cast<float>(bits); }
 uint32_t f32_to_bits(float v);
 
 /// bf16: RNE; NaN stays NaN (quiet, sign kept).
 uint16_t f32_to_bf16(float v);
-float bf16_to_f32(uint16_t bits);
+/// Inline: the case comparisons decode whole tensors of bf16 through it.
+inline float bf16_to_f32(uint16_t bits) {
+  return bits_to_f32(uint32_t{bits} << 16);
+}
 
 /// fp16: RNE, overflow to +-inf, subnormals kept.
 uint16_t f32_to_f16(float v);
