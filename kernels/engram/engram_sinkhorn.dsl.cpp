@@ -110,10 +110,9 @@ Kernel sinkhorn_step_reduce_kernel(const SinkhornReduceSpec &s) {
   dsl::KernelBuilder k("engram_sinkhorn_step_reduce", s.threads);
   k.programmatic_launch();
   const auto f32 = DType::f32;
-  const dsl::Access access = dsl::vectors_of(s.vector_bytes);
-  auto partial = k.tensor("col_sumsq_partial", f32, 2, access); // (P, Dh)
-  auto out = k.tensor("col_sumsq_row", f32, 2, access);         // (1, Dh)
-  const int64_t bn = s.block_n;
+  auto partial = k.tensor("col_sumsq_partial", f32, 2); // (P, Dh)
+  auto out = k.tensor("col_sumsq_row", f32, 2);         // (1, Dh)
+  const int64_t bn = s.threads;
   k.grid({k.blocks(partial, 1, bn)});
   auto n0 = k.block_id(0) * k.index(bn), zero = k.index(0);
   // (0 + p_0) + p_1 + ...: a column a thread, in partial order, `unroll`

@@ -36,15 +36,13 @@ struct SinkhornRowSpec {
 TILEJIT_SPEC_FIELDS(SinkhornRowSpec, cols, chunk, threads, vector_bytes)
 
 /// The reduction: the partial rows added in order, `unroll` in flight, a
-/// column a thread (block_n = threads columns a block, in blocks of one
-/// warp so that Dh / 32 blocks spread over the SMs).
+/// column a thread (`threads` columns a block, one warp so that Dh / 32
+/// blocks spread over the SMs).
 struct SinkhornReduceSpec {
   int32_t unroll = 64; ///< a power of two
-  int32_t block_n = 32;
   int32_t threads = 32;
-  int32_t vector_bytes = 0;
 };
-TILEJIT_SPEC_FIELDS(SinkhornReduceSpec, unroll, block_n, threads, vector_bytes)
+TILEJIT_SPEC_FIELDS(SinkhornReduceSpec, unroll, threads)
 
 /// The kernels in the DSL (engram_sinkhorn.dsl.cpp).
 Kernel sinkhorn_momentum_kernel(const SinkhornMomentumSpec &spec);
