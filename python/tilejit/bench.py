@@ -114,8 +114,8 @@ def main(argv):
         for r in sorted(rows, key=lambda r: r["of_copy"])[:10]:
             print(f"  {100 * r['of_copy']:5.1f}%  {r['op']} {r['shape']}")
     # Against TileKernels: each one's fraction of its own machine's copy.
-    peers = [(r["of_copy"] / _peer_of_copy(r), r) for r in rows
-             if _peer_of_copy(r)]
+    peers = [(r["of_copy"] / p, r) for r in rows
+             if (p := _peer_of_copy(r))]
     if peers:
         mean = math.exp(sum(math.log(max(q, 1e-9)) for q, _ in peers)
                         / len(peers))
