@@ -63,27 +63,33 @@ Value KernelBuilder::to_e2m1(Value a, Loc loc) {
   if (a.dtype() != DType::f32)
     impl_->fail(loc, fmt::format("to_e2m1: the values must be f32, got {}",
                                  name_of(a.dtype())));
-  // Magnitude codes 0..7 are 0, 0.5, 1, 1.5, 2, 3, 4, 6: a code counts the
-  // midpoints below |x|, a midpoint counting when it rounds up (to the even
-  // code: the midpoints 0.75, 1.75, 3.5 round up, 0.25, 1.25, 2.5, 5 down).
-  struct Midpoint {
-    double at;
-    bool roundsUp;
-  };
-  const Midpoint midpoints[] = {{0.25, false}, {0.75, true}, {1.25, false},
-                                {1.75, true},  {2.5, false}, {3.5, true},
-                                {5.0, false}};
-  Value m = abs(a, loc), code;
-  for (const Midpoint &p : midpoints) {
-    Value t = constant(p.at, DType::f32, loc);
-    Value up =
-        cast(p.roundsUp ? ge(m, t, loc) : gt(m, t, loc), DType::u32, loc);
-    code = code.valid() ? add(code, up, loc) : up;
-  }
-  code = select(ne(a, a, loc), constant(7, DType::u32, loc), code, loc);
-  Value sign =
-      shl(shr(bitcast(a, DType::u32, loc), constant(31, DType::u32), loc),
-          constant(3, DType::u32), loc);
+  // Magnitude codes 0..7 are 0, 0.5, 1, 1.5, 2, 3, 4, 6, rounded to
+  // nearest even, saturating; NaN is 7 and the sign is bit 3. Two paths,
+  // about 12 instructions an element where counting the seven midpoints
+  // below |x| took 26 (an e2m1 cast was ALU-bound):
+  // - |x| >= 1 (2^0..2^2, one mantissa bit): the f32 bits rounded to
+  //   mantissa bit 22 to nearest even (+ 0x1FFFFF + that bit), shifted: the
+  //   code is exponent and bit, (e - 127) x 2 + 2 + m, so the bias and the
+  //   rounding fold into one constant; past 6 (infinities and NaN too) it
+  //   is at least 8 and min saturates it to 7;
+  // - |x| < 1 (steps of 0.5): 2|x| rounded to an integer by the fma's RNE
+  //   into 2^23's last place, so the f32 bits are 0x4B000000 + code and the
+  //   final cast to u8 drops the 0x4B.
+  // Checked against kernels/common/convert.h's f32_to_e2m1 on every f32
+  // bit pattern (and on the GPU by tests/gpu/dsl_cast_gpu_test.cpp).
+  auto u32 = [&](int64_t v) { return constant(v, DType::u32, loc); };
+  Value bits = bitcast(a, DType::u32, loc);
+  Value mag = bit_and(bits, u32(0x7FFFFFFF), loc);
+  Value odd = bit_and(shr(mag, u32(22), loc), u32(1), loc);
+  // 0xC11FFFFF = 0x1FFFFF - (252 << 22), modulo 2^32.
+  Value normal =
+      min(shr(add(add(mag, odd, loc), u32(0xC11FFFFF), loc), u32(22), loc),
+          u32(7), loc);
+  Value small = bitcast(fma(abs(a, loc), constant(2.0, DType::f32, loc),
+                            constant(8388608.0, DType::f32, loc), loc),
+                        DType::u32, loc);
+  Value code = select(lt(mag, u32(0x3F800000), loc), small, normal, loc);
+  Value sign = bit_and(shr(bits, u32(28), loc), u32(8), loc);
   return cast(bit_or(code, sign, loc), DType::u8, loc);
 }
 
