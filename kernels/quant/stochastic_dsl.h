@@ -14,11 +14,6 @@ inline dsl::Value u32(dsl::KernelBuilder &k, int64_t v) {
   return k.constant(v, DType::u32);
 }
 
-/// a ^ b of unsigned integers: (a | b) - (a & b).
-inline dsl::Value bit_xor(dsl::KernelBuilder &k, dsl::Value a, dsl::Value b) {
-  return k.bit_or(a, b) - k.bit_and(a, b);
-}
-
 /// §2.2's random bits of each element of f32 quads `q` of `shape` (..., n,
 /// 4), quad i of the last-but-one dimension having index first + i: h = the
 /// sum of bits(v_j) x C_j + quad, mixed; r0 = h x 0x846CA68B, r1 = h x
@@ -38,12 +33,12 @@ inline dsl::Value random_bits(dsl::KernelBuilder &k, dsl::Value q,
   auto quad = k.iota(shape, last - 1, DType::u32) + k.cast(first, DType::u32);
   auto term = k.bitcast(q, DType::u32) * c + k.select(is(0), quad, u32(k, 0));
   auto h = k.reduce_sum(term, last);
-  h = bit_xor(k, h, h >> u32(k, 23));
+  h = k.bit_xor(h, h >> u32(k, 23));
   h = h * u32(k, 0x7FEB352D);
-  h = bit_xor(k, h, h >> u32(k, 16));
+  h = k.bit_xor(h, h >> u32(k, 16));
   auto r0 = h * u32(k, 0x846CA68B), r1 = h * u32(k, 0xD35A2D97);
-  r0 = bit_xor(k, r0, r0 >> u32(k, 11));
-  r1 = bit_xor(k, r1, r1 >> u32(k, 11));
+  r0 = k.bit_xor(r0, r0 >> u32(k, 11));
+  r1 = k.bit_xor(r1, r1 >> u32(k, 11));
   auto word = k.select(k.lt(j, u32(k, 2)), k.broadcast(r0, shape),
                        k.broadcast(r1, shape));
   auto odd = k.bit_and(j, u32(k, 1));
@@ -67,20 +62,35 @@ inline dsl::Value is_nan(dsl::KernelBuilder &k, dsl::Value bits) {
   return k.gt(k.bit_and(bits, u32(k, 0x7fffffff)), u32(k, 0x7f800000));
 }
 
-/// The u32 code of the magnitude at or below a >= 0 on a grid of `gap` (a
-/// power of two; 1 / gap is `inv_gap`, so the scaling is exact; `encode`
-/// exact there), plus one (codes are ordered) where r is below the
-/// discarded fraction, truncated to 16 bits (the references' step).
-template <class Encode>
-dsl::Value step(dsl::KernelBuilder &k, dsl::Value a, dsl::Value gap,
-                dsl::Value inv_gap, dsl::Value r, Encode encode) {
-  auto scaled = a * inv_gap;
-  auto units = k.cast(scaled, DType::u32); // toward zero
-  auto low = k.cast(units, DType::f32) * gap;
-  auto fraction = k.cast((scaled - k.cast(units, DType::f32)) *
-                             k.constant(65536, DType::f32),
-                         DType::u32);
-  return encode(low) + k.select(k.lt(r, fraction), u32(k, 1), u32(k, 0));
+/// The u32 code of the magnitude at or below |v| in a format of `m`
+/// mantissa bits whose smallest normal exponent is `emin` (its gap 2^(e -
+/// m) among normals, 2^(emin - m) below), plus one (codes are ordered)
+/// where r is below the discarded fraction, truncated to 16 bits (the
+/// references' step). From the f32 bits alone, without conversions (four
+/// an element, at a quarter of the ALU's rate, took most of a cast's time):
+/// with M the 24-bit significand and x the exponent field, |v| / gap x 2^16
+/// is M >> (7 - m) among normals and M >> (134 + emin - m - x) below (at
+/// most 31: M < 2^24, and f32 subnormals give 0 as the references' floor
+/// does); its top bits are the units and its low 16 bits the fraction; the
+/// low code is the exponent above emin's shifted by m plus the units.
+/// Checked against the references' floor-and-scale step on every f32 below
+/// the format's largest (e4m3 and e2m1).
+inline dsl::Value step(dsl::KernelBuilder &k, dsl::Value v, int64_t m,
+                       int64_t emin, dsl::Value r) {
+  auto bits = k.bitcast(v, DType::u32);
+  auto x = k.bit_and(bits >> u32(k, 23), u32(k, 0xff));
+  auto significand = k.bit_or(k.bit_and(bits, u32(k, 0x7fffff)),
+                              u32(k, 0x800000));
+  // As signed: the subnormal shift is negative for large x.
+  auto below = k.cast(u32(k, 134 + emin - m) - x, DType::i32);
+  auto shift = k.min(k.max(below, k.constant(7 - m, DType::i32)),
+                     k.constant(31, DType::i32));
+  auto fixed = significand >> k.cast(shift, DType::u32);
+  auto units = fixed >> u32(k, 16);
+  auto fraction = k.bit_and(fixed, u32(k, 0xffff));
+  auto normal = k.max(x, u32(k, 127 + emin)) - u32(k, 127 + emin);
+  auto low = (normal << u32(k, m)) + units;
+  return low + k.select(k.lt(r, fraction), u32(k, 1), u32(k, 0));
 }
 
 /// e4m3 with random bits r: the magnitude at or below |v| (steps of 2^-9
@@ -90,17 +100,7 @@ inline dsl::Value round_e4m3(dsl::KernelBuilder &k, dsl::Value v,
                              dsl::Value r) {
   auto f32 = [&](double x) { return k.constant(x, DType::f32); };
   auto a = k.abs(v);
-  auto exponent = k.bitcast(a, DType::u32) >> u32(k, 23);
-  auto normal = k.ge(a, f32(0x1p-6));
-  auto inv_gap = k.select(
-      normal, k.bitcast((u32(k, 257) - exponent) << u32(k, 23), DType::f32),
-      f32(512));
-  auto gap = k.select(
-      normal, k.bitcast((exponent - u32(k, 3)) << u32(k, 23), DType::f32),
-      f32(0x1p-9));
-  auto code = step(k, a, gap, inv_gap, r, [&](dsl::Value low) {
-    return k.cast(k.bitcast(k.cast(low, DType::e4m3), DType::u8), DType::u32);
-  });
+  auto code = step(k, a, 3, -6, r);
   code = k.select(k.ge(a, f32(448)), u32(k, 0x7e), code);
   auto bits = k.bitcast(v, DType::u32);
   code = k.select(is_nan(k, bits), u32(k, 0x7f), code);
@@ -116,12 +116,7 @@ inline dsl::Value round_e2m1(dsl::KernelBuilder &k, dsl::Value v,
                              dsl::Value r) {
   auto f32 = [&](double x) { return k.constant(x, DType::f32); };
   auto a = k.abs(v);
-  auto below2 = k.lt(a, f32(2)), below4 = k.lt(a, f32(4));
-  auto gap = k.select(below2, f32(0.5), k.select(below4, f32(1), f32(2)));
-  auto inv_gap = k.select(below2, f32(2), k.select(below4, f32(1), f32(0.5)));
-  auto code = step(k, a, gap, inv_gap, r, [&](dsl::Value low) {
-    return k.cast(k.to_e2m1(low), DType::u32);
-  });
+  auto code = step(k, a, 1, 0, r);
   auto bits = k.bitcast(v, DType::u32);
   code = k.select(k.bit_or(k.ge(a, f32(6)), is_nan(k, bits)), u32(k, 7), code);
   auto sign = k.bit_and(bits >> u32(k, 28), u32(k, 0x8));
