@@ -29,26 +29,14 @@ struct QuantizedInput {
   int64_t threads = 128;
 };
 
-/// The f32 rows x cols tile at (m0, k0) of `in`: data x scale. The tile's
-/// rows are a multiple of bm (bm rows a scale row), or within one scale row
-/// (m0 a multiple of rows, rows dividing bm); its columns hold whole groups,
-/// or lie within one (k0 a multiple of cols). Scales are loaded one a
-/// thread (relayout 1): a few bytes a row, they leave the data's vectors
-/// alone; a row of scales shared by rows is read `copies` times through the
-/// stride-0 dimension (a load has an element a thread) and taken back to
-/// one by a maximum.
-inline dsl::Value dequantized(dsl::KernelBuilder &k, const QuantizedInput &in,
+/// The scales of the rows x cols tile at (m0, k0) of `in` as (srows, 1,
+/// groups), for dequantized_as. Loaded one a thread (relayout 1): a few
+/// bytes a row, they leave the data's vectors alone; a row of scales shared
+/// by rows is read `copies` times through the stride-0 dimension (a load
+/// has an element a thread) and taken back to one by a maximum.
+inline dsl::Value tile_scales(dsl::KernelBuilder &k, const QuantizedInput &in,
                               dsl::Value m0, dsl::Value k0, int64_t rows,
                               int64_t cols) {
-  dsl::Value v;
-  if (in.e5m6) // 8 codes in 3 words
-    v = k.from_e5m6(k.unpack_e5m6(k.load(
-        in.data, {m0, k0 / k.index(8) * k.index(3)}, {rows, cols / 8 * 3})));
-  else if (in.e2m1) // two codes a byte, the even element in the low nibble
-    v = k.from_e2m1(k.unpack_nibbles(
-        k.load(in.data, {m0, k0 / k.index(2)}, {rows, cols / 2})));
-  else
-    v = k.cast(k.load(in.data, {m0, k0}, {rows, cols}), DType::f32);
   // The tile's groups: cols / group of them, or one (a group spans it).
   const bool several = in.group > 0 && in.group < cols;
   const int64_t groups = several ? cols / in.group : 1;
@@ -88,9 +76,46 @@ inline dsl::Value dequantized(dsl::KernelBuilder &k, const QuantizedInput &in,
                            1),
                   {srows, 1, groups});
   }
-  return k.reshape(k.reshape(v, {srows, per, groups, cols / groups}) *
+  return scale;
+}
+
+/// The rows x cols tile at (m0, k0) of `in`'s data as stored: e4m3, the
+/// bytes of packed e2m1 or E5M6's words (a kernel may keep it in shared
+/// memory and decode it again).
+inline dsl::Value stored_data(dsl::KernelBuilder &k, const QuantizedInput &in,
+                              dsl::Value m0, dsl::Value k0, int64_t rows,
+                              int64_t cols) {
+  if (in.e5m6) // 8 codes in 3 words
+    return k.load(in.data, {m0, k0 / k.index(8) * k.index(3)},
+                  {rows, cols / 8 * 3});
+  if (in.e2m1) // two codes a byte, the even element in the low nibble
+    return k.load(in.data, {m0, k0 / k.index(2)}, {rows, cols / 2});
+  return k.load(in.data, {m0, k0}, {rows, cols});
+}
+
+/// Stored data (stored_data's) times its scales (tile_scales'): the f32
+/// rows x cols tile.
+inline dsl::Value dequantized_as(dsl::KernelBuilder &k,
+                                 const QuantizedInput &in, dsl::Value data,
+                                 dsl::Value scale, int64_t rows, int64_t cols) {
+  dsl::Value v = in.e5m6   ? k.from_e5m6(k.unpack_e5m6(data))
+                 : in.e2m1 ? k.from_e2m1(k.unpack_nibbles(data))
+                           : k.cast(data, DType::f32);
+  const int64_t srows = scale.shape()[0], groups = scale.shape()[2];
+  return k.reshape(k.reshape(v, {srows, rows / srows, groups, cols / groups}) *
                        k.reshape(scale, {srows, 1, groups, 1}),
                    {rows, cols});
+}
+
+/// The f32 rows x cols tile at (m0, k0) of `in`: data x scale. The tile's
+/// rows are a multiple of bm (bm rows a scale row), or within one scale row
+/// (m0 a multiple of rows, rows dividing bm); its columns hold whole groups,
+/// or lie within one (k0 a multiple of cols).
+inline dsl::Value dequantized(dsl::KernelBuilder &k, const QuantizedInput &in,
+                              dsl::Value m0, dsl::Value k0, int64_t rows,
+                              int64_t cols) {
+  return dequantized_as(k, in, stored_data(k, in, m0, k0, rows, cols),
+                        tile_scales(k, in, m0, k0, rows, cols), rows, cols);
 }
 
 } // namespace tilejit::quant

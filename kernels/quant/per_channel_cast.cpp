@@ -27,11 +27,12 @@ template <bool transpose> static PerChannelCastSpec spec(const ops::Call &c) {
       s.x_group = static_cast<int32_t>(c.integer("num_per_channels"));
       const DType sf = c.tensor("x_sf").dtype;
       s.x_sf_dtype = sf == DType::i32 ? DType::u8 : sf; // packed: its bytes
-      // The scales' fragment fills the threads: block_m x block_k / g >=
-      // threads.
-      s.block_k = s.x_group == 128 ? 256 : 128;
-      if (s.bm == 32)
+      // 64 elements a thread: 128 x 128 tiles of 256 threads, or 32 x 256
+      // of 128 (128 x 256 tiles took 191 registers, one block an SM).
+      if (s.bm == 32) {
+        s.block_k = 256;
         s.threads = 128;
+      }
     }
     // 32 rows a scale: 32-row tiles (H100, 8064 x 7168, packed UE8M0 out:
     // a bf16 x 84.8 -> 74.7 us against 128-row tiles; an e4m3 x of packed
@@ -42,8 +43,10 @@ template <bool transpose> static PerChannelCastSpec spec(const ops::Call &c) {
     // A plain bf16 x of 128 rows a scale: through shared memory (80
     // registers and 3 blocks an SM instead of 105 and 2; 94.8% of copy
     // against 87.8% at 8064 x 7168). An f32 tile, or 32 rows a scale (the
-    // scales' layout conversions), would need more than 48 KB.
-    s.stage = !s.x_group && s.bm == 128 && s.in_dtype == DType::bf16;
+    // scales' layout conversions), would need more than 48 KB. A quantized
+    // x's stored bytes too (120 -> 96 registers with 32 rows a scale, 122
+    // -> 111 with 128).
+    s.stage = s.x_group || (s.bm == 128 && s.in_dtype == DType::bf16);
   } else {
     // The bf16 tile transposed first: 64 registers for 4 blocks an SM (H200,
     // 8064 x 7168: 58.0 -> 52.8 us with 128 rows a scale, TileKernels
@@ -274,11 +277,15 @@ static PerChannelCastSpec fused_spec(const ops::Call &c) {
   s.round_sf = c.flag("round_sf");
   s.x_sf = c.has("x_sf");
   s.gather = c.has("pos_to_token");
-  s.block_k = s.x_sf ? 256 : 128; // the scales' fragment fills the threads
   s.vector_bytes = ops::vector_bytes(c, {"x"});
-  // A plain bf16 x through shared memory, as per_channel_cast (H200, 4096
-  // rows of 7168 without pos_to_token: 27.6 -> 25.9 us; TileKernels 23.24).
-  s.stage = !s.x_sf && s.in_dtype == DType::bf16;
+  // x through shared memory as loaded, read back after the absmax, as
+  // per_channel_cast (H200, a bf16 x of 4096 rows of 7168 without
+  // pos_to_token: 27.6 -> 25.9 us; TileKernels 23.24); 128 x 128 tiles,
+  // also with x_sf (its scales read twice a tile): 128 x 256 ones took 192
+  // registers, one block an SM (H100, 28672 rows: 48.9% of copy).
+  s.stage = s.in_dtype != DType::f32;
+  if (s.x_sf) // 103 -> 80 registers, no spills: 3 blocks an SM
+    s.min_blocks = 3;
   s.inside =
       !s.gather && c.dim("R") % s.block_m == 0 && c.dim("K") % s.block_k == 0;
   return s;
@@ -317,6 +324,14 @@ static ops::TensorShape fused_shape(std::string_view name,
   if (name == "x_sf")
     return {DType::f32, {a.dim("N"), k / 128}, {k / 128, 1}};
   return {DType::f32, {(a.dim("R") + 127) / 128, k}, {k, 1}};
+}
+
+/// x_sf as (N, threads, K / 128), the second dimension of stride 0 (the
+/// kernel reads as many copies as it needs).
+static void fused_views(const ops::Call &c, const PerChannelCastSpec &s,
+                        ops::KernelArgs &args) {
+  if (s.x_sf)
+    args.tensor("x_sf", ops::repeated(c.tensor("x_sf"), 1, s.threads));
 }
 
 const ops::OpDef &per_channel_cast_fused_op() {
@@ -372,7 +387,7 @@ const ops::OpDef &per_channel_cast_fused_op() {
                  c.flag("round_sf"), g, pos);
              return std::vector{q.data, q.sf};
            }},
-      {fused_spec, per_channel_cast_kernel});
+      {fused_spec, per_channel_cast_kernel, fused_views});
   return op;
 }
 TILEJIT_REGISTER_OP(per_channel_cast_fused_op);

@@ -14,6 +14,7 @@
 
 #include "tilejit/compiler/dsl.h"
 
+#include <algorithm>
 #include <optional>
 
 namespace tilejit::quant {
@@ -43,8 +44,8 @@ Kernel per_channel_cast_kernel(const PerChannelCastSpec &s) {
     up = k.tensor("up", s.in_dtype, 2, access);
   if (s.clamp)
     clamp = k.scalar("swiglu_clamp_value", DType::f32);
-  if (s.x_sf)
-    x_sf = k.tensor("x_sf", DType::f32, 2);
+  if (s.x_sf) // (N, copies, K / 128), the copies of stride 0
+    x_sf = k.tensor("x_sf", DType::f32, 3);
   if (s.gather)
     pos = k.tensor("pos_to_token", DType::i32, 1);
   auto out = k.tensor("out", DType::e4m3, 2, access);
@@ -75,8 +76,10 @@ Kernel per_channel_cast_kernel(const PerChannelCastSpec &s) {
   // x's tile as loaded (plain x), or SwiGLU's bf16 activation
   std::optional<dsl::Value> raw;
   dsl::Value tile;
+  std::optional<dsl::Value> x_scales; // a quantized x's
   if (quantized) {
-    tile = dequantized(k, *quantized, m0, k0, tm, tk);
+    raw = stored_data(k, *quantized, m0, k0, tm, tk);
+    x_scales = tile_scales(k, *quantized, m0, k0, tm, tk);
   } else if (up && s.swiglu_chunk) {
     // The activation of swiglu_chunk rows at a time, into a shared tile
     // read back whole: the gate and up halves of the tile are never all
@@ -112,17 +115,36 @@ Kernel per_channel_cast_kernel(const PerChannelCastSpec &s) {
             bounds);
     return k.build();
   }
-  if (raw)
-    tile = f32(*raw);
-  if (s.x_sf) { // x * x_sf, per 128 columns (kernel tiles hold whole groups)
-    const int64_t g = tk / 128;
+  // x * x_sf, per 128 columns (kernel tiles hold whole groups)
+  std::optional<dsl::Value> sf;
+  if (s.x_sf) {
     // Read one scale a thread in a layout of its own: as a (tm, g) access
     // it would cap every access of the kernel at g elements a vector.
-    auto sf = k.relayout(rows(*x_sf, k.block_id(1) * k.index(g), g), 1);
-    tile = k.reshape(k.reshape(tile, {tm, g, 128}) *
-                         k.broadcast(k.reshape(sf, {tm, g, 1}), {tm, g, 128}),
-                     {tm, tk});
+    // Fewer scales than threads are read `copies` times through the
+    // stride-0 dimension (a load has an element a thread) and taken back
+    // to one by a maximum.
+    const int64_t g = tk / 128;
+    const int64_t copies = std::max<int64_t>(1, s.threads / (tm * g));
+    auto zero = k.index(0), col = k.block_id(1) * k.index(g);
+    auto one = k.relayout(
+        s.gather ? k.gather(*x_sf, *pos, {m0, zero, col}, {tm, copies, g})
+                 : k.load(*x_sf, {m0, zero, col}, {tm, copies, g}, bounds),
+        1);
+    if (copies > 1)
+      one = k.reduce_max(one, 1);
+    sf = k.broadcast(k.reshape(one, {tm, g, 1}), {tm, g, 128});
   }
+  // x's tile as loaded, in f32 and times its scales if it has any
+  auto scaled = [&](dsl::Value v) {
+    if (x_scales)
+      return dequantized_as(k, *quantized, v, *x_scales, tm, tk);
+    if (!sf)
+      return f32(v);
+    return k.reshape(
+        k.reshape(f32(v), {tm, s.block_k / 128, 128}) * *sf, {tm, tk});
+  };
+  if (raw)
+    tile = scaled(*raw);
   auto blocks = k.reshape(tile, {n, bm, tk});
   std::optional<dsl::Value> staged;
   if (s.stage) { // x as loaded, read back after the absmax
@@ -135,7 +157,7 @@ Kernel per_channel_cast_kernel(const PerChannelCastSpec &s) {
   if (s.stage) {
     k.barrier();
     blocks = k.reshape(
-        k.cast(k.load(*staged, {k.index(0), k.index(0)}, {tm, tk}), DType::f32),
+        scaled(k.load(*staged, {k.index(0), k.index(0)}, {tm, tk})),
         {n, bm, tk});
   }
   k.store(k.reshape(k.cast(blocks * sc.sf_inv, DType::e4m3), {tm, tk}), out,
