@@ -33,8 +33,13 @@ Kernel per_block_cast_lossless_kernel(const PerBlockCastLosslessSpec &s) {
   auto m0 = k.block_id(0) * k.index(tm), k0 = k.block_id(1) * k.index(tk);
   auto zero = k.index(0), four = k.index(4);
   auto u32 = [&](int64_t v) { return k.constant(v, DType::u32); };
-  auto v = k.from_e2m1(
-      k.unpack_nibbles(k.load(x, {m0, k0 / k.index(2)}, {tm, tk / 2})));
+  // The packed bytes: the even elements' codes (low nibbles) and the odd
+  // ones' are decoded, scaled and cast apart, in the bytes' layout, and
+  // stacked only as e4m3 (stacked earlier, the f32 tile would have twice
+  // the kernel's vector and cross shared memory to meet the factors).
+  auto packed_x = k.load(x, {m0, k0 / k.index(2)}, {tm, tk / 2});
+  auto even = k.from_e2m1(k.bit_and(packed_x, k.constant(15, DType::u8)));
+  auto odd = k.from_e2m1(k.shr(packed_x, k.constant(4, DType::u8)));
 
   // The biased exponents of the tile's input scales (0 past the end, which
   // never wins a maximum), one a thread: their few-byte loads leave the
@@ -76,12 +81,27 @@ Kernel per_block_cast_lossless_kernel(const PerBlockCastLosslessSpec &s) {
     blocks = k.reduce_max(blocks, 2);
   auto e_max = k.reduce_max(k.reduce_max(blocks, 4), 1);
   auto e_out = k.select(k.ge(e_max, u32(6)), e_max - u32(6), u32(0));
-  // Each input block's factor 2^(e_in - e_out), exact in f32.
-  auto factor =
-      k.bitcast(k.shl(blocks - e_out + u32(127), u32(23)), DType::f32);
-  auto scaled =
-      k.reshape(v, {tm, groups, s.x_bk}) * k.reshape(factor, {tm, groups, 1});
-  k.store(k.cast(k.reshape(scaled, {tm, tk}), DType::e4m3), out, {m0, k0});
+  // Each input block's factor 2^(e_in - e_out), exact in f32, taken in
+  // the data's layout: e_in and e_out broadcast over their elements (the
+  // same value across a thread's vector, so one subtraction a vector). In
+  // the scales' layout (one a thread), e_out's broadcast over the input
+  // blocks would narrow every access of the kernel to one element.
+  // (The even and odd elements of a byte are in one input group.)
+  auto e_in_each =
+      k.reshape(k.broadcast(k.reshape(blocks, {tm, groups, 1}),
+                            {tm, groups, s.x_bk / 2}),
+                {tm, tk / 2});
+  auto e_out_each =
+      k.reshape(k.broadcast(k.reshape(e_out, {nm, 1, nk, 1}),
+                            {nm, s.out_bm, nk, s.out_bk / 2}),
+                {tm, tk / 2});
+  auto factor = k.bitcast(k.shl(e_in_each - e_out_each + u32(127), u32(23)),
+                          DType::f32);
+  auto e4m3 = [&](dsl::Value half) {
+    return k.reshape(k.cast(half * factor, DType::e4m3), {tm, tk / 2, 1});
+  };
+  k.store(k.reshape(k.stack({e4m3(even), e4m3(odd)}), {tm, tk}), out,
+          {m0, k0});
 
   // The output scales: 2^(e_out - 127) as f32, or the UE8M0 byte (scale j
   // of a row is byte j % 4 of word j / 4; fewer than 4 a tile fill part of
