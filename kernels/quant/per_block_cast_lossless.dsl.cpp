@@ -87,21 +87,18 @@ Kernel per_block_cast_lossless_kernel(const PerBlockCastLosslessSpec &s) {
   // the scales' layout (one a thread), e_out's broadcast over the input
   // blocks would narrow every access of the kernel to one element.
   // (The even and odd elements of a byte are in one input group.)
-  auto e_in_each =
-      k.reshape(k.broadcast(k.reshape(blocks, {tm, groups, 1}),
-                            {tm, groups, s.x_bk / 2}),
-                {tm, tk / 2});
-  auto e_out_each =
-      k.reshape(k.broadcast(k.reshape(e_out, {nm, 1, nk, 1}),
-                            {nm, s.out_bm, nk, s.out_bk / 2}),
-                {tm, tk / 2});
-  auto factor = k.bitcast(k.shl(e_in_each - e_out_each + u32(127), u32(23)),
-                          DType::f32);
+  auto e_in_each = k.reshape(
+      k.broadcast(k.reshape(blocks, {tm, groups, 1}), {tm, groups, s.x_bk / 2}),
+      {tm, tk / 2});
+  auto e_out_each = k.reshape(k.broadcast(k.reshape(e_out, {nm, 1, nk, 1}),
+                                          {nm, s.out_bm, nk, s.out_bk / 2}),
+                              {tm, tk / 2});
+  auto factor =
+      k.bitcast(k.shl(e_in_each - e_out_each + u32(127), u32(23)), DType::f32);
   auto e4m3 = [&](dsl::Value half) {
     return k.reshape(k.cast(half * factor, DType::e4m3), {tm, tk / 2, 1});
   };
-  k.store(k.reshape(k.stack({e4m3(even), e4m3(odd)}), {tm, tk}), out,
-          {m0, k0});
+  k.store(k.reshape(k.stack({e4m3(even), e4m3(odd)}), {tm, tk}), out, {m0, k0});
 
   // The output scales: 2^(e_out - 127) as f32, or the UE8M0 byte (scale j
   // of a row is byte j % 4 of word j / 4; fewer than 4 a tile fill part of

@@ -140,8 +140,8 @@ Kernel per_channel_cast_kernel(const PerChannelCastSpec &s) {
       return dequantized_as(k, *quantized, v, *x_scales, tm, tk);
     if (!sf)
       return f32(v);
-    return k.reshape(
-        k.reshape(f32(v), {tm, s.block_k / 128, 128}) * *sf, {tm, tk});
+    return k.reshape(k.reshape(f32(v), {tm, s.block_k / 128, 128}) * *sf,
+                     {tm, tk});
   };
   if (raw)
     tile = scaled(*raw);
@@ -156,9 +156,9 @@ Kernel per_channel_cast_kernel(const PerChannelCastSpec &s) {
   auto sc = scales_of(k, k.reduce_absmax(blocks, 1), kE4m3Limits, s.round_sf);
   if (s.stage) {
     k.barrier();
-    blocks = k.reshape(
-        scaled(k.load(*staged, {k.index(0), k.index(0)}, {tm, tk})),
-        {n, bm, tk});
+    blocks =
+        k.reshape(scaled(k.load(*staged, {k.index(0), k.index(0)}, {tm, tk})),
+                  {n, bm, tk});
   }
   k.store(k.reshape(k.cast(blocks * sc.sf_inv, DType::e4m3), {tm, tk}), out,
           {m0, k0}, bounds);

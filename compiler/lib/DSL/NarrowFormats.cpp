@@ -135,8 +135,8 @@ Value KernelBuilder::from_e2m1(Value codes, Loc loc) {
   Value c = cast(codes, DType::u32, loc);
   Value bits = bit_or(shl(bit_and(c, u32(7), loc), u32(22), loc),
                       shl(bit_and(c, u32(8), loc), u32(28), loc), loc);
-  return mul(bitcast(bits, DType::f32, loc),
-             constant(0x1p126, DType::f32, loc), loc);
+  return mul(bitcast(bits, DType::f32, loc), constant(0x1p126, DType::f32, loc),
+             loc);
 }
 
 Value KernelBuilder::unpack_nibbles(Value bytes, Loc loc) {
