@@ -126,17 +126,19 @@ Value KernelBuilder::from_e2m1(Value codes, Loc loc) {
   if (codes.dtype() != DType::u8)
     impl_->fail(loc, fmt::format("from_e2m1: the codes must be u8, got {}",
                                  name_of(codes.dtype())));
-  // Code s eem as f32 bits eem << 22 is the value times 2^-126 (e = 0, m
-  // = 1 the subnormal 2^-127, e > 0 the normal (1 + m / 2) 2^(e - 127)), so
-  // one exact multiply by 2^126 decodes it (the kernels keep f32
-  // subnormals: no .ftz); the sign goes to bit 31. Five instructions an
-  // element where building exponent and mantissa with two selects took ten.
+  // Code s eem: e = 0 is the subnormal 0 or 0.5 (f32 bits 0x3F000000),
+  // e > 0 is (1 + m / 2) * 2^(e - 1): exponent field e + 126, m the top
+  // mantissa bit. The sign goes to bit 31.
   auto u32 = [&](int64_t v) { return constant(v, DType::u32, loc); };
   Value c = cast(codes, DType::u32, loc);
-  Value bits = bit_or(shl(bit_and(c, u32(7), loc), u32(22), loc),
-                      shl(bit_and(c, u32(8), loc), u32(28), loc), loc);
-  return mul(bitcast(bits, DType::f32, loc), constant(0x1p126, DType::f32, loc),
-             loc);
+  Value e = bit_and(shr(c, u32(1), loc), u32(3), loc);
+  Value m = bit_and(c, u32(1), loc);
+  Value normal = bit_or(shl(add(e, u32(126), loc), u32(23), loc),
+                        shl(m, u32(22), loc), loc);
+  Value subnormal = select(eq(m, u32(0), loc), u32(0), u32(0x3F000000), loc);
+  Value magnitude = select(eq(e, u32(0), loc), subnormal, normal, loc);
+  Value sign = shl(bit_and(shr(c, u32(3), loc), u32(1), loc), u32(31), loc);
+  return bitcast(bit_or(magnitude, sign, loc), DType::f32, loc);
 }
 
 Value KernelBuilder::unpack_nibbles(Value bytes, Loc loc) {
