@@ -27,13 +27,11 @@ template <bool transpose> static PerChannelCastSpec spec(const ops::Call &c) {
       s.x_group = static_cast<int32_t>(c.integer("num_per_channels"));
       const DType sf = c.tensor("x_sf").dtype;
       s.x_sf_dtype = sf == DType::i32 ? DType::u8 : sf; // packed: its bytes
-      // 128 x 128 tiles of 256 threads (128 x 256 ones, with groups of
-      // 128, took 191 registers, one block an SM); 32 rows a scale: 128
-      // threads, 32 x 256 tiles with groups of 128.
+      // 64 elements a thread: 128 x 128 tiles of 256 threads, or 32 x 256
+      // of 128 (128 x 256 tiles took 191 registers, one block an SM).
       if (s.bm == 32) {
+        s.block_k = 256;
         s.threads = 128;
-        if (s.x_group == 128)
-          s.block_k = 256;
       }
     }
     // 32 rows a scale: 32-row tiles (H100, 8064 x 7168, packed UE8M0 out:
