@@ -21,7 +21,10 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 
+PTXAS = os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin",
+                     "ptxas")
 DTYPES = {"bf16", "f16", "f32", "e4m3", "e5m2", "i8", "u8", "i32", "i64"}
 ROW = re.compile(r"^(\w+)\s+(.*?)\s+(\d+\.\d+)\s+(\d+\.\d+)\s+(\d+\.\d+)"
                  r"\s+(\d+\.\d+)\s+(\d+\.\d+)%")
@@ -72,12 +75,12 @@ def survey(build, op, label):
         width = re.search(r"vector width (\d+)", report)
         by = re.search(r"narrowed to \d+ by this '([\w.]+)'", report)
         ptx = compile_stage(build, op, args, "ptx", kernel).stdout
-        with open("/tmp/kernel_survey.ptx", "w") as f:
+        with tempfile.NamedTemporaryFile("w", suffix=".ptx") as f:
             f.write(ptx)
-        info = subprocess.run(
-            ["/usr/local/cuda/bin/ptxas", "-arch=sm_90a", "-v",
-             "/tmp/kernel_survey.ptx", "-o", "/dev/null"],
-            capture_output=True, text=True).stderr
+            f.flush()
+            info = subprocess.run(
+                [PTXAS, "-arch=sm_90a", "-v", f.name, "-o", "/dev/null"],
+                capture_output=True, text=True).stderr
         number = lambda pattern: int(m.group(1)) if (
             m := re.search(pattern, info)) else 0
         regs = number(r"Used (\d+) registers")
