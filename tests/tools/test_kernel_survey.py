@@ -12,6 +12,8 @@ import subprocess
 import sys
 import tempfile
 
+from checks import Checks
+
 TOOL = os.path.join(os.path.dirname(__file__), "..", "..", "tools",
                     "kernel_survey.py")
 
@@ -30,13 +32,7 @@ def run(*args):
 
 def main():
     build = sys.argv[1]
-    failures = 0
-
-    def check(cond, what, out=""):
-        nonlocal failures
-        if not cond:
-            failures += 1
-            print(f"FAILED: {what}\n{out}")
+    check = Checks()
 
     with tempfile.TemporaryDirectory() as d:
         log = os.path.join(d, "bench.log")
@@ -65,8 +61,8 @@ def main():
         check(rc == 1 and err.strip() == "kernel_survey.py: unknown argument "
               "'--fast'; expected --below PCT or --build DIR",
               "unknown argument", err)
-    print(f"kernel_survey.py: {'FAILED' if failures else 'passed'}")
-    return 1 if failures else 0
+    print(f"kernel_survey.py: {'FAILED' if check.failures else 'passed'}")
+    return 1 if check.failures else 0
 
 
 if __name__ == "__main__":

@@ -8,6 +8,8 @@ import subprocess
 import sys
 import tempfile
 
+from checks import Checks
+
 TOOL = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "gpu",
                     "stalls.py")
 
@@ -29,13 +31,7 @@ def run(*args):
 
 
 def main():
-    failures = 0
-
-    def check(cond, what):
-        nonlocal failures
-        if not cond:
-            failures += 1
-            print(f"FAILED: {what}")
+    check = Checks()
 
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "sass.csv")
@@ -68,8 +64,8 @@ def main():
         check(rc == 1 and err.strip() == (
             f"stalls.py: cannot read {os.path.join(d, 'none.csv')}: No such "
             "file or directory"), err)
-    print(f"stalls.py: {'FAILED' if failures else 'passed'}")
-    return 1 if failures else 0
+    print(f"stalls.py: {'FAILED' if check.failures else 'passed'}")
+    return 1 if check.failures else 0
 
 
 if __name__ == "__main__":
