@@ -106,21 +106,34 @@ def main(argv):
     while rest:
         flag = rest.pop(0)
         if flag == "--below" and rest:
-            below = float(rest.pop(0))
+            value = rest.pop(0)
+            try:
+                below = float(value)
+            except ValueError:
+                sys.exit(f"kernel_survey.py: --below is '{value}'; requires "
+                         "a number (a % of copy)")
         elif flag == "--build" and rest:
             build = rest.pop(0)
         else:
             sys.exit(f"kernel_survey.py: unknown argument '{flag}'; expected "
                      "--below PCT or --build DIR")
+    for tool in ("tilejit", "tilejit-opt"):
+        if not os.access(os.path.join(build, "bin", tool), os.X_OK):
+            sys.exit(f"kernel_survey.py: no {build}/bin/{tool}; requires a "
+                     "build (./dev.sh) or --build DIR")
+    try:
+        with open(argv[1]) as log:
+            text = log.read()
+    except OSError as e:
+        sys.exit(f"kernel_survey.py: cannot read {argv[1]}: {e.strerror}")
     rows, seen = [], set()
-    with open(argv[1]) as log:
-        for line in log:
-            m = ROW.match(line)
-            if not m or m.group(1) == "gemm" or float(m.group(7)) >= below:
-                continue
-            if (m.group(1), m.group(2)) not in seen:
-                seen.add((m.group(1), m.group(2)))
-                rows.append((float(m.group(7)), m.group(1), m.group(2)))
+    for line in text.splitlines():
+        m = ROW.match(line)
+        if not m or m.group(1) == "gemm" or float(m.group(7)) >= below:
+            continue
+        if (m.group(1), m.group(2)) not in seen:
+            seen.add((m.group(1), m.group(2)))
+            rows.append((float(m.group(7)), m.group(1), m.group(2)))
     for pct, op, label in sorted(rows):
         for line in survey(build, op, label):
             print(f"{pct:6.1f}%  {op:34} {label[:48]:48}  {line}")

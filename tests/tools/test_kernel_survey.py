@@ -3,7 +3,8 @@
 with this build's tilejit, tilejit-opt and ptxas: a row whose label holds a
 parameter spelled like a dtype (fmt=e4m3, retried as --set), the order
 (slowest first), --below leaving the faster row out, and the messages for no
-arguments and an unknown one.
+arguments, an unknown one, a --below that is not a number, no build and no
+log.
 
     python3 test_kernel_survey.py BUILD_DIR
 """
@@ -57,6 +58,16 @@ def main():
         rc, out, err = run()
         check(rc == 1 and "kernel_survey.py - On the CPU machine" in err,
               "usage without arguments", err)
+        rc, out, err = run(log, "--below", "abc", "--build", build)
+        check(rc == 1 and err.strip() == "kernel_survey.py: --below is 'abc'; "
+              "requires a number (a % of copy)", "--below abc", err)
+        rc, out, err = run(log, "--build", os.path.join(d, "none"))
+        check(rc == 1 and err.strip() == f"kernel_survey.py: no {d}/none/bin/"
+              "tilejit; requires a build (./dev.sh) or --build DIR",
+              "no build", err)
+        rc, out, err = run(os.path.join(d, "none.log"), "--build", build)
+        check(rc == 1 and err.strip() == "kernel_survey.py: cannot read "
+              f"{d}/none.log: No such file or directory", "no log", err)
         rc, out, err = run(log, "--fast")
         check(rc == 1 and err.strip() == "kernel_survey.py: unknown argument "
               "'--fast'; expected --below PCT or --build DIR",
