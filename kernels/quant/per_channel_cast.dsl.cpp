@@ -116,6 +116,7 @@ Kernel per_channel_cast_kernel(const PerChannelCastSpec &s) {
     return k.build();
   }
   // x * x_sf, per 128 columns (kernel tiles hold whole groups)
+  const int64_t g = tk / 128;
   std::optional<dsl::Value> sf;
   if (s.x_sf) {
     // Read one scale a thread in a layout of its own: as a (tm, g) access
@@ -123,7 +124,6 @@ Kernel per_channel_cast_kernel(const PerChannelCastSpec &s) {
     // Fewer scales than threads are read `copies` times through the
     // stride-0 dimension (a load has an element a thread) and taken back
     // to one by a maximum.
-    const int64_t g = tk / 128;
     const int64_t copies = std::max<int64_t>(1, s.threads / (tm * g));
     auto zero = k.index(0), col = k.block_id(1) * k.index(g);
     auto one = k.relayout(
@@ -140,8 +140,7 @@ Kernel per_channel_cast_kernel(const PerChannelCastSpec &s) {
       return dequantized_as(k, *quantized, v, *x_scales, tm, tk);
     if (!sf)
       return f32(v);
-    return k.reshape(k.reshape(f32(v), {tm, s.block_k / 128, 128}) * *sf,
-                     {tm, tk});
+    return k.reshape(k.reshape(f32(v), {tm, g, 128}) * *sf, {tm, tk});
   };
   if (raw)
     tile = scaled(*raw);

@@ -66,16 +66,19 @@ inline dsl::Value is_nan(dsl::KernelBuilder &k, dsl::Value bits) {
 /// mantissa bits whose smallest normal exponent is `emin` (its gap 2^(e -
 /// m) among normals, 2^(emin - m) below), plus one (codes are ordered)
 /// where r is below the discarded fraction, truncated to 16 bits (the
-/// references' step). From the f32 bits alone, without the four float-int
-/// conversions an element of a floor-and-scale step (they were not what
-/// bounds the stochastic casts: the same times on an H100, session 65;
-/// fewer instructions all the same). With M the 24-bit significand and x the
-/// exponent field, |v| / gap x 2^16 is M >> (7 - m) among normals and M >> (134
-/// + emin - m - x) below (at most 31: M < 2^24, and f32 subnormals give 0 as
-/// the references' floor does); its top bits are the units and its low 16 bits
-/// the fraction; the low code is the exponent above emin's shifted by m plus
-/// the units. Checked against the references' floor-and-scale step on every f32
-/// below the format's largest (e4m3 and e2m1).
+/// references' step), from the f32 bits alone:
+///
+///   |v| / gap x 2^16 = M >> (7 - m)                  among normals,
+///                      M >> (134 + emin - m - x)     below,
+///
+/// M the 24-bit significand and x the exponent field (the shift at most 31:
+/// M < 2^24, and f32 subnormals give 0 as the references' floor does). Its
+/// top bits are the units and its low 16 bits the fraction; the low code is
+/// the exponent above emin's shifted by m plus the units. Checked against
+/// the references' floor-and-scale step on every f32 below the format's
+/// largest (e4m3 and e2m1). It has none of that step's four float-int
+/// conversions an element, which were not what bounds the stochastic casts
+/// (the same times on an H100, session 65).
 inline dsl::Value step(dsl::KernelBuilder &k, dsl::Value v, int64_t m,
                        int64_t emin, dsl::Value r) {
   auto bits = k.bitcast(v, DType::u32);
