@@ -8,7 +8,10 @@
 // tiles at the tensor's edge check chunk by chunk (on the H200 the
 // per-chunk checks alone cost per_token_cast 20-30% of its bandwidth).
 // Fragments with sliced layouts (reduction results) go slot by slot, and only
-// the slot whose sliced coordinates are 0 stores its element. tile.atomic goes
+// the slot whose sliced coordinates are 0 stores its element; where every
+// chunk holds whole reduced groups (e2m1 codes packed in pairs) those
+// representatives are consecutive and go as narrower chunks, when the tile
+// is inside and starts aligned to them. tile.atomic goes
 // slot by slot, as memref.atomic_rmw. A gather (tile.load with rows) reads
 // each chunk's row from the row tensor and checks it chunk by chunk; the
 // tile check then covers the other dimensions. A scatter (tile.store with
@@ -537,14 +540,18 @@ struct StoreOpLowering : OpConversionPattern<StoreOp> {
       return rewriter.notifyMatchFailure(op, "value not converted to vector");
     Location loc = op.getLoc();
     LayoutAttr layout = getLayout(op.getValue().getType());
-    const bool sliced = !layout.getSliced().empty();
-    const int64_t width = sliced ? 1 : layout.getVector();
-    const int64_t chunks = vecType.getNumElements() / width;
     ArrayRef<int64_t> shape = op.getValue().getType().getShape();
     Value rows = adaptor.getRows();
     RowFn rowOf = rowsOf(rewriter, loc, rows, adaptor.getIndices(), shape);
     Value mask = adaptor.getMask();
-    auto storeAll = [&](OpBuilder &b, Location l, bool check) {
+    // Stores `value` laid out by `layout`: a chunk at a time, or one slot
+    // at a time (its representative's) for a sliced layout.
+    auto storeAll = [&](OpBuilder &b, Location l, bool check,
+                        LayoutAttr layout, Value value) {
+      const bool sliced = !layout.getSliced().empty();
+      const int64_t width = sliced ? 1 : layout.getVector();
+      const int64_t chunks =
+          cast<VectorType>(value.getType()).getNumElements() / width;
       for (int64_t c = 0; c < chunks; ++c) {
         if (sliced && !mayRepresent(layout, c)) // c is a slot when sliced
           continue;
@@ -552,14 +559,14 @@ struct StoreOpLowering : OpConversionPattern<StoreOp> {
             b, l, mapping, layout, adaptor.getDest(), adaptor.getIndices(),
             shape, c, check, /*forStore=*/true, rowOf);
         if (mask) {
-          storeMasked(b, l, adaptor.getDest(), adaptor.getValue(), mask,
-                      c * width, width, access);
+          storeMasked(b, l, adaptor.getDest(), value, mask, c * width, width,
+                      access);
           continue;
         }
         SmallVector<Value> elements;
         for (int64_t e = 0; e < width; ++e)
-          elements.push_back(vector::ExtractOp::create(b, l, adaptor.getValue(),
-                                                       c * width + e));
+          elements.push_back(
+              vector::ExtractOp::create(b, l, value, c * width + e));
         Value chunk = vector::FromElementsOp::create(
             b, l, VectorType::get({width}, vecType.getElementType()), elements);
         storeChunk(b, l, adaptor.getDest(), chunk, access);
@@ -568,25 +575,91 @@ struct StoreOpLowering : OpConversionPattern<StoreOp> {
     // A scatter's rows are checked chunk by chunk in any case; the tile
     // check covers the other dimensions.
     const size_t firstDim = rows ? 1 : 0;
-    if (op.getInBounds() || sliced || chunks < 2 || firstDim == shape.size() ||
-        mask) {
-      storeAll(rewriter, loc, !op.getInBounds() && firstDim < shape.size());
+    const bool sliced = !layout.getSliced().empty();
+    const bool promised = op.getInBounds() || firstDim == shape.size();
+    const bool check = !op.getInBounds() && firstDim < shape.size();
+    if (sliced && !mask)
+      if (LayoutAttr compact = compactLayout(layout);
+          compact && compact.getVector() > 1 &&
+          shape.back() % compact.getVector() == 0) {
+        storeCompact(rewriter, loc, op, adaptor, layout, compact, promised,
+                     firstDim, [&](OpBuilder &b, Location l, bool inside,
+                                   LayoutAttr chosen, Value value) {
+                       storeAll(b, l, inside ? false : check, chosen, value);
+                     });
+        rewriter.eraseOp(op);
+        return success();
+      }
+    const int64_t chunks =
+        sliced ? 0 : vecType.getNumElements() / layout.getVector();
+    if (promised || sliced || chunks < 2 || mask) {
+      storeAll(rewriter, loc, check, layout, adaptor.getValue());
     } else {
       Value whole = tileInside(rewriter, loc, adaptor.getDest(),
                                adaptor.getIndices(), shape, firstDim);
       scf::IfOp::create(
           rewriter, loc, whole,
           [&](OpBuilder &b, Location l) {
-            storeAll(b, l, /*check=*/false);
+            storeAll(b, l, /*check=*/false, layout, adaptor.getValue());
             scf::YieldOp::create(b, l);
           },
           [&](OpBuilder &b, Location l) {
-            storeAll(b, l, /*check=*/true);
+            storeAll(b, l, /*check=*/true, layout, adaptor.getValue());
             scf::YieldOp::create(b, l);
           });
     }
     rewriter.eraseOp(op);
     return success();
+  }
+
+  using StoreFn =
+      function_ref<void(OpBuilder &, Location, bool, LayoutAttr, Value)>;
+
+  /// A reduction's result whose chunks hold whole groups (compactLayout):
+  /// its representatives go as chunks of the compact layout where the tile
+  /// is inside the tensor (or promised to be) and starts at a multiple of
+  /// the compact vector in its last dimension, so that every chunk is
+  /// aligned to its bytes; elsewhere slot by slot as before.
+  void storeCompact(OpBuilder &b, Location loc, StoreOp op, OpAdaptor adaptor,
+                    LayoutAttr layout, LayoutAttr compact, bool promised,
+                    size_t firstDim, StoreFn store) const {
+    auto vecType = cast<VectorType>(adaptor.getValue().getType());
+    const int64_t v = layout.getVector();
+    SmallVector<int64_t> lanes = compactLanes(layout);
+    SmallVector<Value> kept;
+    for (int64_t c = 0; c < vecType.getNumElements() / v; ++c)
+      for (int64_t r : lanes)
+        kept.push_back(
+            vector::ExtractOp::create(b, loc, adaptor.getValue(), c * v + r));
+    Value value = vector::FromElementsOp::create(
+        b, loc,
+        VectorType::get({static_cast<int64_t>(kept.size())},
+                        vecType.getElementType()),
+        kept);
+    Value start = adaptor.getIndices().back();
+    Value aligned = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq,
+        arith::RemUIOp::create(
+            b, loc, start,
+            arith::ConstantIndexOp::create(b, loc, compact.getVector())),
+        arith::ConstantIndexOp::create(b, loc, 0));
+    ArrayRef<int64_t> shape = op.getValue().getType().getShape();
+    Value inside = promised ? Value()
+                            : tileInside(b, loc, adaptor.getDest(),
+                                         adaptor.getIndices(), shape, firstDim);
+    Value fast =
+        inside ? arith::AndIOp::create(b, loc, inside, aligned).getResult()
+               : aligned;
+    scf::IfOp::create(
+        b, loc, fast,
+        [&](OpBuilder &ob, Location l) {
+          store(ob, l, /*inside=*/true, compact, value);
+          scf::YieldOp::create(ob, l);
+        },
+        [&](OpBuilder &ob, Location l) {
+          store(ob, l, /*inside=*/false, layout, adaptor.getValue());
+          scf::YieldOp::create(ob, l);
+        });
   }
 
   ThreadMapping mapping;

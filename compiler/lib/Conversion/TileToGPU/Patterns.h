@@ -72,6 +72,18 @@ bool mayRepresent(LayoutAttr layout, int64_t slot);
 /// divides the vector (by the lane); `slot` itself otherwise.
 int64_t canonicalSlot(LayoutAttr layout, int64_t slot);
 
+/// A sliced layout whose every chunk holds whole groups of its sliced
+/// dimensions (each sliced dimension's span divides the vector) as the
+/// unsliced layout of its representatives: vector / (product of the sliced
+/// sizes) consecutive fragment elements a chunk, chunk q's from q times
+/// that on (8 e2m1 codes a chunk, packed in pairs, are 4 consecutive
+/// bytes). The representatives are each chunk's lanes whose sliced
+/// coordinates are 0, in order (compactLanes). Null when the chunks split
+/// a group or the result would not be such a layout.
+LayoutAttr compactLayout(LayoutAttr layout);
+/// The lanes of a chunk of `layout` that compactLayout keeps, in order.
+SmallVector<int64_t> compactLanes(LayoutAttr layout);
+
 /// Where a conversion from `from` to `to` moves no data between threads:
 /// for each slot of `to`, a slot of `from` that holds the same element in
 /// every thread (e.g. one element a thread as (1, T, 1) with vector 1, and

@@ -155,6 +155,46 @@ bool mlir::tile::mayRepresent(LayoutAttr layout, int64_t slot) {
   return canonicalSlot(layout, slot) == slot;
 }
 
+SmallVector<int64_t> mlir::tile::compactLanes(LayoutAttr layout) {
+  SmallVector<int64_t> lanes;
+  for (int64_t r = 0; r < layout.getVector(); ++r)
+    if (mayRepresent(layout, r))
+      lanes.push_back(r);
+  return lanes;
+}
+
+LayoutAttr mlir::tile::compactLayout(LayoutAttr layout) {
+  const int64_t v = layout.getVector(), threads = layout.getThreads();
+  ArrayRef<int64_t> shape = layout.getShape();
+  int64_t groups = 1;
+  for (int64_t dim : layout.getSliced()) {
+    if (v % (strideOf(layout, dim) * shape[dim]) != 0)
+      return {};
+    groups *= shape[dim];
+  }
+  if (v % groups != 0)
+    return {};
+  const int64_t w = v / groups;
+  SmallVector<int64_t> lanes = compactLanes(layout);
+  if (static_cast<int64_t>(lanes.size()) != w)
+    return {};
+  // Checked element by element (the tile's size, at compile time): chunk
+  // q = c * threads + t keeps the fragment elements q * w to q * w + w - 1.
+  const int64_t rounds = layout.getSlots() / v;
+  for (int64_t q = 0; q < rounds * threads; ++q)
+    for (auto [i, r] : llvm::enumerate(lanes))
+      if (layout.getElement(q % threads, q / threads * v + r) !=
+          q * w + static_cast<int64_t>(i))
+        return {};
+  SmallVector<int64_t> kept;
+  for (auto [dim, size] : llvm::enumerate(shape))
+    if (!layout.isSliced(dim))
+      kept.push_back(size);
+  if (kept.empty())
+    return {};
+  return LayoutAttr::get(layout.getContext(), kept, threads, w, {});
+}
+
 std::optional<SmallVector<int64_t>>
 mlir::tile::registerPermutation(LayoutAttr from, LayoutAttr to) {
   if (!from || !to || from.getThreads() != to.getThreads() ||
