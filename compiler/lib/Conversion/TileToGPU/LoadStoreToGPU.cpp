@@ -546,8 +546,8 @@ struct StoreOpLowering : OpConversionPattern<StoreOp> {
     Value mask = adaptor.getMask();
     // Stores `value` laid out by `layout`: a chunk at a time, or one slot
     // at a time (its representative's) for a sliced layout.
-    auto storeAll = [&](OpBuilder &b, Location l, bool check,
-                        LayoutAttr layout, Value value) {
+    auto storeAll = [&](OpBuilder &b, Location l, bool check, LayoutAttr layout,
+                        Value value) {
       const bool sliced = !layout.getSliced().empty();
       const int64_t width = sliced ? 1 : layout.getVector();
       const int64_t chunks =
@@ -583,8 +583,9 @@ struct StoreOpLowering : OpConversionPattern<StoreOp> {
           compact && compact.getVector() > 1 &&
           shape.back() % compact.getVector() == 0) {
         storeCompact(rewriter, loc, op, adaptor, layout, compact, promised,
-                     firstDim, [&](OpBuilder &b, Location l, bool inside,
-                                   LayoutAttr chosen, Value value) {
+                     firstDim,
+                     [&](OpBuilder &b, Location l, bool inside,
+                         LayoutAttr chosen, Value value) {
                        storeAll(b, l, inside ? false : check, chosen, value);
                      });
         rewriter.eraseOp(op);
