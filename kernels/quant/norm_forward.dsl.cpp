@@ -1,8 +1,9 @@
 // norm_forward.dsl.cpp - norm_forward in the tile DSL: a block a row. Pass
 // 1 over the chunks: h = x (+ residual, rounded to x's dtype and written to
 // residual_out), per-thread sums of h^2; one block sum S, rstd = rsqrt(S /
-// H + eps). Pass 2 reads h again (x, or residual_out; L1/L2), and writes
-// out = (h * rstd) * (weight * out_scale) in x's dtype; or, for
+// H + eps). Pass 2 takes h again (held in registers for rows of up to 64
+// elements a thread, else read again from x or residual_out: L1/L2), and
+// writes out = (h * rstd) * (weight * out_scale) in x's dtype; or, for
 // norm_forward_and_per_token_cast, that value quantized to e4m3 with a scale
 // a 32 columns (per_token_cast's, §3.2) and, when asked, rounded to bf16.
 #include "quant/norm_forward.h"
@@ -94,31 +95,47 @@ Kernel norm_forward_kernel(const NormForwardSpec &s) {
               {row, first / k.index(4), k.index(0)});
     }
   };
-  auto sq = k.serial(zero, k.index(chunks), {k.full(box, 0, f32)},
-                     [&](Value c, std::vector<Value> acc) {
-                       auto h = k.cast(h_at(c * k.index(chunk)), f32);
-                       return std::vector<Value>{k.fma(h, h, acc[0])};
-                     });
+  // A row of at most 64 elements a thread is held in registers: both
+  // passes unrolled, pass 1's loads all in flight at once and pass 2
+  // reusing its h (no second read). Longer rows loop over their chunks.
+  const bool held = chunks * (chunk / s.threads) <= 64;
+  std::vector<Value> hs; // pass 1's h a chunk, when held
+  auto pass1 = [&](Value c, std::vector<Value> acc) {
+    auto h = h_at(c * k.index(chunk));
+    if (held)
+      hs.push_back(h);
+    auto hf = k.cast(h, f32);
+    return std::vector<Value>{k.fma(hf, hf, acc[0])};
+  };
+  const std::vector<Value> none = {k.full(box, 0, f32)};
+  auto sq = held ? k.unroll(0, chunks, none, pass1)
+                 : k.serial(zero, k.index(chunks), none, pass1);
   auto hidden = k.constant(static_cast<double>(s.hidden), f32);
   auto rstd = k.rsqrt(k.reduce_sum(sq[0], 1) / hidden + eps); // (1, 1)
   if (rstd_out)
     k.store(rstd, *rstd_out, {r, zero});
-  k.serial(zero, k.index(chunks), {}, [&](Value c, std::vector<Value>) {
+  size_t used = 0; // unroll calls pass2 with c = 0, 1, ... in turn
+  auto pass2 = [&](Value c, std::vector<Value>) {
     auto c0 = c * k.index(chunk);
     auto scale = weight
                      ? k.cast(k.load(*weight, {zero, c0}, box), f32) * out_scale
                      : out_scale;
     // h as pass 1 wrote it (the block sum's barrier orders it): right also
     // when residual_out is residual or x (in place).
-    auto h = residual_out ? k.load(*residual_out, {r, c0}, box)
-                          : k.load(x, {r, c0}, box);
+    auto h = held           ? hs[used++]
+             : residual_out ? k.load(*residual_out, {r, c0}, box)
+                            : k.load(x, {r, c0}, box);
     auto y = (k.cast(h, f32) * rstd) * scale;
     if (s.cast)
       quantize(y, c);
     else
       k.store(k.cast(y, s.dtype), out, {r, c0});
     return std::vector<Value>{};
-  });
+  };
+  if (held)
+    k.unroll(0, chunks, {}, pass2);
+  else
+    k.serial(zero, k.index(chunks), {}, pass2);
   return k.build();
 }
 
