@@ -82,15 +82,16 @@ TEST_CASE("to_e2m1 and pack_nibbles match the reference on every rounding "
 namespace {
 
 /// in (rows, 32) u8 bytes of packed e2m1 codes -> their f32 values, out
-/// (rows, 64), and the codes re-encoded and re-packed, again (rows, 32).
-Kernel e2m1_decode_kernel() {
+/// (rows, 64), decoded `how`, and the codes re-encoded and re-packed, again
+/// (rows, 32).
+Kernel e2m1_decode_kernel(dsl::E2m1Decode how) {
   dsl::KernelBuilder k("e2m1_decode", 256);
   auto in = k.tensor("in", DType::u8, 2, dsl::inner_contiguous(16));
   auto out = k.tensor("out", DType::f32, 2, dsl::inner_contiguous(16));
   auto again = k.tensor("again", DType::u8, 2, dsl::inner_contiguous(16));
   auto row = k.block_id(0) * k.index(kRows);
   auto bytes = k.load(in, {row, k.index(0)}, {kRows, kCols / 2});
-  auto values = k.from_e2m1(k.unpack_nibbles(bytes));
+  auto values = k.from_e2m1(k.unpack_nibbles(bytes), how);
   k.store(values, out, {row, k.index(0)});
   k.store(k.pack_nibbles(k.to_e2m1(values)), again, {row, k.index(0)});
   return k.build();
@@ -101,8 +102,13 @@ Kernel e2m1_decode_kernel() {
 TEST_CASE("unpack_nibbles and from_e2m1 decode every byte as the reference "
           "does",
           "[dsl][cast]") {
-  const ops::LoadedKernel &kernel = ops::load_kernel(
-      ops::make_key("test_e2m1_decode"), [] { return e2m1_decode_kernel(); });
+  const auto how = GENERATE(dsl::E2m1Decode::select, dsl::E2m1Decode::multiply);
+  const bool by_multiply = how == dsl::E2m1Decode::multiply;
+  INFO("decoded by " << (by_multiply ? "multiply" : "select"));
+  const ops::LoadedKernel &kernel =
+      ops::load_kernel(ops::make_key(by_multiply ? "test_e2m1_decode_multiply"
+                                                 : "test_e2m1_decode_select"),
+                       [how] { return e2m1_decode_kernel(how); });
   // Every byte value, then random bytes; 21 rows: the last block has a tail.
   const int64_t rows = 21, bytes = rows * kCols / 2;
   std::vector<uint8_t> in(bytes);

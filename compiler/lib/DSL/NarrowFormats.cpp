@@ -120,17 +120,27 @@ Value KernelBuilder::pack_nibbles(Value codes, Loc loc) {
   return cast(reshape(packed, pairs, loc), DType::u8, loc);
 }
 
-Value KernelBuilder::from_e2m1(Value codes, Loc loc) {
+Value KernelBuilder::from_e2m1(Value codes, E2m1Decode how, Loc loc) {
   if (!codes.valid())
     impl_->fail(loc, "cannot convert an empty dsl::Value from e2m1");
   if (codes.dtype() != DType::u8)
     impl_->fail(loc, fmt::format("from_e2m1: the codes must be u8, got {}",
                                  name_of(codes.dtype())));
+  auto u32 = [&](int64_t v) { return constant(v, DType::u32, loc); };
+  Value c = cast(codes, DType::u32, loc);
+  if (how == E2m1Decode::multiply) {
+    // Code s eem as f32 bits eem << 22 is the value times 2^-126 (e = 0, m
+    // = 1 the subnormal 2^-127, e > 0 the normal (1 + m / 2) 2^(e - 127)),
+    // so one exact multiply by 2^126 decodes it (the kernels keep f32
+    // subnormals: no .ftz); the sign goes to bit 31.
+    Value bits = bit_or(shl(bit_and(c, u32(7), loc), u32(22), loc),
+                        shl(bit_and(c, u32(8), loc), u32(28), loc), loc);
+    return mul(bitcast(bits, DType::f32, loc),
+               constant(0x1p126, DType::f32, loc), loc);
+  }
   // Code s eem: e = 0 is the subnormal 0 or 0.5 (f32 bits 0x3F000000),
   // e > 0 is (1 + m / 2) * 2^(e - 1): exponent field e + 126, m the top
   // mantissa bit. The sign goes to bit 31.
-  auto u32 = [&](int64_t v) { return constant(v, DType::u32, loc); };
-  Value c = cast(codes, DType::u32, loc);
   Value e = bit_and(shr(c, u32(1), loc), u32(3), loc);
   Value m = bit_and(c, u32(1), loc);
   Value normal = bit_or(shl(add(e, u32(126), loc), u32(23), loc),
