@@ -527,6 +527,33 @@ struct LoadOpLowering : OpConversionPattern<LoadOp> {
   ThreadMapping mapping;
 };
 
+/// Whether a tile's start `start` in its last dimension is a multiple of
+/// `width` elements.
+Value startAligned(OpBuilder &b, Location loc, Value start, int64_t width) {
+  return arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq,
+      arith::RemUIOp::create(b, loc, start,
+                             arith::ConstantIndexOp::create(b, loc, width)),
+      arith::ConstantIndexOp::create(b, loc, 0));
+}
+
+/// The slots of `value` (laid out by the sliced `layout`) that its
+/// compactLayout keeps: each chunk's compactLanes, in order.
+Value keptSlots(OpBuilder &b, Location loc, Value value, LayoutAttr layout) {
+  auto type = cast<VectorType>(value.getType());
+  const int64_t v = layout.getVector();
+  SmallVector<int64_t> lanes = compactLanes(layout);
+  SmallVector<Value> kept;
+  for (int64_t c = 0; c < type.getNumElements() / v; ++c)
+    for (int64_t r : lanes)
+      kept.push_back(vector::ExtractOp::create(b, loc, value, c * v + r));
+  return vector::FromElementsOp::create(
+      b, loc,
+      VectorType::get({static_cast<int64_t>(kept.size())},
+                      type.getElementType()),
+      kept);
+}
+
 struct StoreOpLowering : OpConversionPattern<StoreOp> {
   StoreOpLowering(const TypeConverter &tc, MLIRContext *ctx,
                   const ThreadMapping &mapping)
@@ -544,20 +571,20 @@ struct StoreOpLowering : OpConversionPattern<StoreOp> {
     Value rows = adaptor.getRows();
     RowFn rowOf = rowsOf(rewriter, loc, rows, adaptor.getIndices(), shape);
     Value mask = adaptor.getMask();
-    // Stores `value` laid out by `layout`: a chunk at a time, or one slot
+    // Stores `value` laid out by `by`: a chunk at a time, or one slot
     // at a time (its representative's) for a sliced layout.
-    auto storeAll = [&](OpBuilder &b, Location l, bool check, LayoutAttr layout,
+    auto storeAll = [&](OpBuilder &b, Location l, bool check, LayoutAttr by,
                         Value value) {
-      const bool sliced = !layout.getSliced().empty();
-      const int64_t width = sliced ? 1 : layout.getVector();
+      const bool sliced = !by.getSliced().empty();
+      const int64_t width = sliced ? 1 : by.getVector();
       const int64_t chunks =
           cast<VectorType>(value.getType()).getNumElements() / width;
       for (int64_t c = 0; c < chunks; ++c) {
-        if (sliced && !mayRepresent(layout, c)) // c is a slot when sliced
+        if (sliced && !mayRepresent(by, c)) // c is a slot when sliced
           continue;
         ChunkAccess access = computePieceAccess(
-            b, l, mapping, layout, adaptor.getDest(), adaptor.getIndices(),
-            shape, c, check, /*forStore=*/true, rowOf);
+            b, l, mapping, by, adaptor.getDest(), adaptor.getIndices(), shape,
+            c, check, /*forStore=*/true, rowOf);
         if (mask) {
           storeMasked(b, l, adaptor.getDest(), value, mask, c * width, width,
                       access);
@@ -575,92 +602,53 @@ struct StoreOpLowering : OpConversionPattern<StoreOp> {
     // A scatter's rows are checked chunk by chunk in any case; the tile
     // check covers the other dimensions.
     const size_t firstDim = rows ? 1 : 0;
-    const bool sliced = !layout.getSliced().empty();
-    const bool promised = op.getInBounds() || firstDim == shape.size();
     const bool check = !op.getInBounds() && firstDim < shape.size();
-    if (sliced && !mask)
+    const bool sliced = !layout.getSliced().empty();
+    // The layout of a straight-line branch: the value's own for a tile of
+    // chunks (taken where the whole tile is inside); for a reduction result
+    // whose chunks hold whole groups, its representatives as chunks of
+    // compactLayout (taken where, besides, the tile's start is aligned to
+    // them, so that every chunk is aligned to its bytes). Null: none.
+    LayoutAttr fastLayout;
+    if (!mask && !sliced && vecType.getNumElements() / layout.getVector() >= 2)
+      fastLayout = layout;
+    if (!mask && sliced)
       if (LayoutAttr compact = compactLayout(layout);
           compact && compact.getVector() > 1 &&
-          shape.back() % compact.getVector() == 0) {
-        storeCompact(rewriter, loc, op, adaptor, layout, compact, promised,
-                     firstDim,
-                     [&](OpBuilder &b, Location l, bool inside,
-                         LayoutAttr chosen, Value value) {
-                       storeAll(b, l, inside ? false : check, chosen, value);
-                     });
-        rewriter.eraseOp(op);
-        return success();
-      }
-    const int64_t chunks =
-        sliced ? 0 : vecType.getNumElements() / layout.getVector();
-    if (promised || sliced || chunks < 2 || mask) {
-      storeAll(rewriter, loc, check, layout, adaptor.getValue());
-    } else {
+          shape.back() % compact.getVector() == 0)
+        fastLayout = compact;
+    Value fastValue =
+        !fastLayout || fastLayout == layout
+            ? adaptor.getValue()
+            : keptSlots(rewriter, loc, adaptor.getValue(), layout);
+    Value fast;
+    if (fastLayout && fastLayout != layout)
+      fast = startAligned(rewriter, loc, adaptor.getIndices().back(),
+                          fastLayout.getVector());
+    if (fastLayout && check) {
       Value whole = tileInside(rewriter, loc, adaptor.getDest(),
                                adaptor.getIndices(), shape, firstDim);
-      scf::IfOp::create(
-          rewriter, loc, whole,
-          [&](OpBuilder &b, Location l) {
-            storeAll(b, l, /*check=*/false, layout, adaptor.getValue());
-            scf::YieldOp::create(b, l);
-          },
-          [&](OpBuilder &b, Location l) {
-            storeAll(b, l, /*check=*/true, layout, adaptor.getValue());
-            scf::YieldOp::create(b, l);
-          });
+      fast = fast
+                 ? arith::AndIOp::create(rewriter, loc, whole, fast).getResult()
+                 : whole;
     }
+    if (!fast) {
+      storeAll(rewriter, loc, check, layout, adaptor.getValue());
+      rewriter.eraseOp(op);
+      return success();
+    }
+    scf::IfOp::create(
+        rewriter, loc, fast,
+        [&](OpBuilder &b, Location l) {
+          storeAll(b, l, /*check=*/false, fastLayout, fastValue);
+          scf::YieldOp::create(b, l);
+        },
+        [&](OpBuilder &b, Location l) {
+          storeAll(b, l, check, layout, adaptor.getValue());
+          scf::YieldOp::create(b, l);
+        });
     rewriter.eraseOp(op);
     return success();
-  }
-
-  using StoreFn =
-      function_ref<void(OpBuilder &, Location, bool, LayoutAttr, Value)>;
-
-  /// A reduction's result whose chunks hold whole groups (compactLayout):
-  /// its representatives go as chunks of the compact layout where the tile
-  /// is inside the tensor (or promised to be) and starts at a multiple of
-  /// the compact vector in its last dimension, so that every chunk is
-  /// aligned to its bytes; elsewhere slot by slot as before.
-  void storeCompact(OpBuilder &b, Location loc, StoreOp op, OpAdaptor adaptor,
-                    LayoutAttr layout, LayoutAttr compact, bool promised,
-                    size_t firstDim, StoreFn store) const {
-    auto vecType = cast<VectorType>(adaptor.getValue().getType());
-    const int64_t v = layout.getVector();
-    SmallVector<int64_t> lanes = compactLanes(layout);
-    SmallVector<Value> kept;
-    for (int64_t c = 0; c < vecType.getNumElements() / v; ++c)
-      for (int64_t r : lanes)
-        kept.push_back(
-            vector::ExtractOp::create(b, loc, adaptor.getValue(), c * v + r));
-    Value value = vector::FromElementsOp::create(
-        b, loc,
-        VectorType::get({static_cast<int64_t>(kept.size())},
-                        vecType.getElementType()),
-        kept);
-    Value start = adaptor.getIndices().back();
-    Value aligned = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::eq,
-        arith::RemUIOp::create(
-            b, loc, start,
-            arith::ConstantIndexOp::create(b, loc, compact.getVector())),
-        arith::ConstantIndexOp::create(b, loc, 0));
-    ArrayRef<int64_t> shape = op.getValue().getType().getShape();
-    Value inside = promised ? Value()
-                            : tileInside(b, loc, adaptor.getDest(),
-                                         adaptor.getIndices(), shape, firstDim);
-    Value fast =
-        inside ? arith::AndIOp::create(b, loc, inside, aligned).getResult()
-               : aligned;
-    scf::IfOp::create(
-        b, loc, fast,
-        [&](OpBuilder &ob, Location l) {
-          store(ob, l, /*inside=*/true, compact, value);
-          scf::YieldOp::create(ob, l);
-        },
-        [&](OpBuilder &ob, Location l) {
-          store(ob, l, /*inside=*/false, layout, adaptor.getValue());
-          scf::YieldOp::create(ob, l);
-        });
   }
 
   ThreadMapping mapping;
