@@ -39,11 +39,13 @@ struct PerBlockCastLosslessSpec {
   /// 8192 / block_m) columns, as the original
   int32_t block_m = 128, block_k = 128;
   int32_t threads = 256;
+  int32_t min_blocks = 0; ///< > 0: blocks an SM to fit in registers
   SfLayout sf_layout = SfLayout::row_major; ///< of out_sf
   int32_t vector_bytes = 0; ///< 16: rows of x_data and out 16-byte aligned
 };
 TILEJIT_SPEC_FIELDS(PerBlockCastLosslessSpec, x_bk, x_packed, out_bm, out_bk,
-                    block_m, block_k, threads, sf_layout, vector_bytes)
+                    block_m, block_k, threads, min_blocks, sf_layout,
+                    vector_bytes)
 
 /// The kernel in the DSL (per_block_cast_lossless.dsl.cpp).
 Kernel per_block_cast_lossless_kernel(const PerBlockCastLosslessSpec &spec);
