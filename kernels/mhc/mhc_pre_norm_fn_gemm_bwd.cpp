@@ -11,6 +11,9 @@
 
 #include "op/op.h"
 
+#include <algorithm>
+#include <bit>
+
 namespace tilejit::mhc {
 
 namespace {
@@ -23,7 +26,20 @@ MhcNormFnBwdSpec spec(const ops::Call &c) {
   s.stages = static_cast<int32_t>(c.integer("stages"));
   if (ops::rows_aligned(c.tensor("out_mul_grad"), 16))
     s.mul_grad_bytes = 16;
+  // fn_grad's token steps (64 tokens each) in parts of at least 16 steps,
+  // up to 8: 448 blocks of 64 columns at H = 7168 take 128 steps each
+  // otherwise, too few warps in flight for the loads.
+  const int64_t steps = (c.dim("T") + 63) / 64;
+  s.fn_splits = static_cast<int32_t>(std::bit_floor(
+      static_cast<uint64_t>(std::clamp<int64_t>(steps / 16, 1, 8))));
+  s.fn_grad_bytes = ops::vector_bytes(c, {"fn_grad"});
   return s;
+}
+
+/// fn_grad's partial sums, a (32, Kd) slice a part.
+ops::TensorShape scratch(const ops::Call &c, const MhcNormFnBwdSpec &s) {
+  const int64_t kd = c.dim("mhc") * c.dim("H");
+  return {DType::f32, {s.fn_splits, 32, kd}, {32 * kd, kd, 1}};
 }
 
 /// The residuals and gradients as (T, Kd) rows; sqrsum_grad as (T, Kd) of
@@ -101,7 +117,8 @@ const ops::OpDef &mhc_pre_norm_fn_gemm_bwd_op() {
       {spec,
        mhc_pre_norm_fn_x_grad_kernel,
        views,
-       {mhc_pre_norm_fn_fn_grad_kernel}});
+       {mhc_pre_norm_fn_fn_grad_kernel, mhc_pre_norm_fn_fn_grad_sum_kernel},
+       scratch});
   return op;
 }
 TILEJIT_REGISTER_OP(mhc_pre_norm_fn_gemm_bwd_op);

@@ -2,17 +2,21 @@
 // in the tile DSL, two kernels of mma.sync on tf32 (k.gemm on shared
 // tiles), f32 operands rounded to the nearest tf32, ties away
 // (dsl::Tf32::rounded, as the original's 0x1000 added to the f32 bits), x
-// exact (bf16, multiplied as it is). x_grad: a block 128 tokens x 64
-// columns, acc = x_grad (or 0) + mgr . fnr (K = the 32 mixes, 24 .. 31
-// zero), then + 2 x sqrsum_grad (a value a token), bf16. fn_grad: a block 64
+// exact (bf16, multiplied as it is). x_grad: a block x_tokens tokens x 64
+// columns, x_grad (or 0) + mgr . fnr (K = the 32 mixes, 24 .. 31 zero, the
+// product from zero) + 2 x sqrsum_grad (a value a token), bf16, its
+// streams loaded before the product. fn_grad: a block 64
 // columns, mgr^T . x summed over the tokens in steps of 64, each step's product
 // from zero (the carried sum stays out of the mma's shared-memory round trip);
 // each step's tiles transposed through registers, or (stages) copied ahead
-// as they lie and multiplied transposed.
+// as they lie and multiplied transposed; the tokens in fn_splits parts (a
+// grid row each) whose sums go to the scratch, added up in order by a third
+// kernel (fn_grad_sum).
 #include "mhc/mhc_pre_norm_fn_gemm_bwd.h"
 
 #include "tilejit/compiler/dsl.h"
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -26,7 +30,7 @@ constexpr int64_t kMixes = 32, kCols = 64;
 
 Kernel mhc_pre_norm_fn_x_grad_kernel(const MhcNormFnBwdSpec &s) {
   using dsl::Value;
-  constexpr int64_t tokens = 128;
+  const int64_t tokens = s.x_tokens;
   dsl::KernelBuilder k("mhc_pre_norm_fn_x_grad", 128);
   k.programmatic_launch();
   const auto f32 = DType::f32, bf16 = DType::bf16;
@@ -43,6 +47,21 @@ Kernel mhc_pre_norm_fn_x_grad_kernel(const MhcNormFnBwdSpec &s) {
   auto t0 = k.block_id(0) * k.index(tokens);
   auto c0 = k.block_id(1) * k.index(kCols), zero = k.index(0);
   const std::vector<int64_t> box = {tokens, kCols};
+  // The tile's streams first, in flight while the product is formed.
+  // 8 consecutive elements a thread: 16-byte accesses of the bf16 streams
+  // (the f32 product's layout would take 4).
+  std::optional<Value> xg;
+  if (x_grad)
+    xg = k.relayout(k.load(*x_grad, {t0, c0}, box), 8);
+  auto xv = k.relayout(k.load(x, {t0, c0}, box), 8);
+  // sqrsum_grad's rows have stride 0: a value a token (one a thread: with
+  // fewer tokens than threads, as many copies of it, taken back to one by
+  // a max), broadcast.
+  const int64_t copies = std::max<int64_t>(1, 128 / tokens);
+  auto sq_rows = k.relayout(k.load(sq_grad, {t0, c0}, {tokens, copies}), 1);
+  if (copies > 1)
+    sq_rows = k.reshape(k.reduce_max(sq_rows, 1), {tokens, 1});
+  auto sq = k.broadcast(sq_rows, box);
   auto sa = k.alloc_shared(f32, {tokens, kMixes});
   auto sb = k.alloc_shared(f32, {kCols, kMixes});
   // mul_grad's rows need not be aligned: one element a thread, in a layout
@@ -52,14 +71,12 @@ Kernel mhc_pre_norm_fn_x_grad_kernel(const MhcNormFnBwdSpec &s) {
   k.store(k.transpose(k.load(fn, {zero, c0}, {kMixes, kCols})), sb,
           {zero, zero});
   k.barrier();
-  Value acc = x_grad ? k.cast(k.load(*x_grad, {t0, c0}, box), f32)
-                     : k.full(box, 0, f32);
-  acc = k.gemm(sa, sb, acc, dsl::Tf32::rounded);
-  auto xv = k.cast(k.load(x, {t0, c0}, box), f32);
-  // sqrsum_grad's rows have stride 0: a value a token, broadcast.
-  auto sq =
-      k.broadcast(k.relayout(k.load(sq_grad, {t0, c0}, {tokens, 1}), 1), box);
-  acc = acc + k.constant(2, f32) * xv * sq;
+  // The product from zero (no trip of x_grad through shared memory into
+  // the mma), then x_grad + product + 2 x sqrsum_grad in f32.
+  Value acc = k.gemm(sa, sb, k.full(box, 0, f32), dsl::Tf32::rounded);
+  if (xg)
+    acc = k.cast(*xg, f32) + acc;
+  acc = acc + k.constant(2, f32) * k.cast(xv, f32) * sq;
   k.store(k.cast(acc, bf16), out, {t0, c0});
   return k.build();
 }
@@ -79,10 +96,14 @@ Kernel mhc_pre_norm_fn_fn_grad_kernel(const MhcNormFnBwdSpec &s) {
                                      : dsl::Access{}); // (T, M3)
   auto x = k.tensor("residual_rows", bf16, 2,
                     dsl::vectors_of(s.vector_bytes)); // (T, Kd)
-  auto fn_grad = k.tensor("fn_grad", f32, 2);         // (M3, Kd)
-  k.grid({k.blocks(x, 1, kCols)});
+  auto scratch = k.tensor("scratch", f32, 3);         // (splits, 32, Kd)
+  k.grid({k.blocks(x, 1, kCols), dsl::Extent(s.fn_splits)});
   auto c0 = k.block_id(0) * k.index(kCols), zero = k.index(0);
+  // Split b of the token steps: steps first .. first + count - 1.
   auto steps = (k.dim(x, 0) + k.index(tokens - 1)) / k.index(tokens);
+  auto per = (steps + k.index(s.fn_splits - 1)) / k.index(s.fn_splits);
+  auto first = k.min(k.block_id(1) * per, steps);
+  auto count = k.min(per, steps - first);
   auto none = k.full({kMixes, kCols}, 0, f32);
   Value acc;
   if (pipelined) {
@@ -92,10 +113,11 @@ Kernel mhc_pre_norm_fn_fn_grad_kernel(const MhcNormFnBwdSpec &s) {
     auto sb = k.alloc_shared(bf16, {tokens, kCols});
     const dsl::GemmOptions transposed{
         .tf32 = dsl::Tf32::rounded, .transpose_a = true, .transpose_b = true};
-    acc = k.pipelined(steps, s.stages, {none},
+    acc = k.pipelined(count, s.stages, {none},
                       [&](Value i, std::vector<Value> carried) {
-                        k.copy(mul_grad, {i * k.index(tokens), zero}, sa);
-                        k.copy(x, {i * k.index(tokens), c0}, sb);
+                        auto t0 = (first + i) * k.index(tokens);
+                        k.copy(mul_grad, {t0, zero}, sa);
+                        k.copy(x, {t0, c0}, sb);
                         return std::vector<Value>{
                             carried[0] + k.gemm(sa, sb, none, transposed)};
                       })[0];
@@ -103,8 +125,8 @@ Kernel mhc_pre_norm_fn_fn_grad_kernel(const MhcNormFnBwdSpec &s) {
     auto sa = k.alloc_shared(f32, {kMixes, tokens});
     auto sb = k.alloc_shared(bf16, {kCols, tokens});
     acc =
-        k.serial(zero, steps, {none}, [&](Value i, std::vector<Value> carried) {
-          auto t0 = i * k.index(tokens);
+        k.serial(zero, count, {none}, [&](Value i, std::vector<Value> carried) {
+          auto t0 = (first + i) * k.index(tokens);
           auto a = k.transpose(
               k.relayout(k.load(mul_grad, {t0, zero}, {tokens, kMixes}), 1));
           auto b = k.transpose(k.load(x, {t0, c0}, {tokens, kCols}));
@@ -116,7 +138,30 @@ Kernel mhc_pre_norm_fn_fn_grad_kernel(const MhcNormFnBwdSpec &s) {
                                     k.gemm(sa, sb, none, dsl::Tf32::rounded)};
         })[0];
   }
-  k.store(k.relayout(acc, 1), fn_grad, {zero, c0}); // mixes 24 .. 31 dropped
+  // The split's sums, all 32 mixes (M3 .. 31 zero), for the sum kernel.
+  k.store(k.relayout(k.reshape(acc, {1, kMixes, kCols}), 1), scratch,
+          {k.block_id(1), zero, c0});
+  return k.build();
+}
+
+Kernel mhc_pre_norm_fn_fn_grad_sum_kernel(const MhcNormFnBwdSpec &s) {
+  using dsl::Value;
+  constexpr int64_t cols = 1024;
+  dsl::KernelBuilder k("mhc_pre_norm_fn_fn_grad_sum", 128);
+  k.programmatic_launch();
+  const auto f32 = DType::f32;
+  auto scratch = k.tensor("scratch", f32, 3, dsl::vectors_of(s.fn_grad_bytes));
+  auto fn_grad = k.tensor("fn_grad", f32, 2, dsl::vectors_of(s.fn_grad_bytes));
+  k.grid({k.blocks(fn_grad, 0, 1), k.blocks(fn_grad, 1, cols)});
+  auto row = k.block_id(0), c0 = k.block_id(1) * k.index(cols);
+  // The splits' partial sums in order (every load in flight at once).
+  std::vector<Value> parts;
+  for (int32_t i = 0; i < s.fn_splits; ++i)
+    parts.push_back(k.load(scratch, {k.index(i), row, c0}, {1, 1, cols}));
+  Value sum = parts[0];
+  for (size_t i = 1; i < parts.size(); ++i)
+    sum = sum + parts[i];
+  k.store(k.reshape(sum, {1, cols}), fn_grad, {row, c0});
   return k.build();
 }
 
