@@ -192,24 +192,32 @@ mhc_pre_norm_fn_gemm_bwd_ref(const HostTensor &out_mul_grad,
   const float *sg = sqrsum_grad.data<float>();
   MhcNormFnGemmGrads g{HostTensor::zeros(DType::bf16, {n, kd}),
                        HostTensor::zeros(DType::f32, {mhc3, kd})};
-  for (int64_t j = 0; j < mhc3; ++j)
-    for (int64_t k = 0; k < kd; ++k) {
-      double acc = 0;
-      for (int64_t t = 0; t < n; ++t)
-        acc +=
-            static_cast<double>(mgr[t * mhc3 + j]) * bf16_value(xv[t * kd + k]);
-      g.fn_grad.data<float>()[j * kd + k] = static_cast<float>(acc);
-    }
+  // Row by row (the sums' orders as written: fn_grad's over t ascending,
+  // x_grad's over j ascending, then the squares' term), in float64.
+  std::vector<double> fn_acc(static_cast<size_t>(mhc3 * kd), 0.0),
+      row(static_cast<size_t>(kd)), xg_acc(static_cast<size_t>(kd));
   uint16_t *xg = g.x_grad.data<uint16_t>();
-  for (int64_t t = 0; t < n; ++t)
+  for (int64_t t = 0; t < n; ++t) {
     for (int64_t k = 0; k < kd; ++k) {
-      double acc =
+      row[k] = bf16_value(xv[t * kd + k]);
+      xg_acc[k] =
           x_grad ? bf16_value(x_grad->data<uint16_t>()[t * kd + k]) : 0.0;
-      for (int64_t j = 0; j < mhc3; ++j)
-        acc += static_cast<double>(mgr[t * mhc3 + j]) * fnr[j * kd + k];
-      acc += 2.0 * bf16_value(xv[t * kd + k]) * sg[t];
-      xg[t * kd + k] = bf16_bits(static_cast<float>(acc));
     }
+    for (int64_t j = 0; j < mhc3; ++j) {
+      const double m = mgr[t * mhc3 + j];
+      double *fa = fn_acc.data() + j * kd;
+      const float *fj = fnr.data() + j * kd;
+      for (int64_t k = 0; k < kd; ++k) {
+        fa[k] += m * row[k];
+        xg_acc[k] += m * fj[k];
+      }
+    }
+    for (int64_t k = 0; k < kd; ++k)
+      xg[t * kd + k] = bf16_bits(
+          static_cast<float>(xg_acc[k] + 2.0 * row[k] * sg[t]));
+  }
+  for (int64_t i = 0; i < mhc3 * kd; ++i)
+    g.fn_grad.data<float>()[i] = static_cast<float>(fn_acc[i]);
   return g;
 }
 
@@ -228,19 +236,26 @@ MhcNormFnPartials mhc_pre_norm_fn_partials_ref(const HostTensor &residual,
   MhcNormFnPartials r{HostTensor::zeros(DType::f32, {n_splits, d.n, rows}),
                       HostTensor::zeros(DType::f32, {n_splits, d.n})};
   const uint16_t *x = residual.data<uint16_t>();
-  const float *f = fn.data<float>();
+  // fn rounded once, and each token's part widened once (the sums' orders
+  // as written: over k ascending, in float64).
+  std::vector<double> fr(static_cast<size_t>(rows * d.kd)),
+      xs(static_cast<size_t>(part));
+  for (int64_t i = 0; i < rows * d.kd; ++i)
+    fr[i] = round_to_tf32(fn.data<float>()[i]);
   for (int64_t s = 0; s < n_splits; ++s)
     for (int64_t t = 0; t < d.n; ++t) {
       const uint16_t *xt = x + t * d.kd + s * part;
       double sq = 0;
-      for (int64_t k = 0; k < part; ++k)
-        sq += static_cast<double>(bf16_value(xt[k])) * bf16_value(xt[k]);
+      for (int64_t k = 0; k < part; ++k) {
+        xs[k] = bf16_value(xt[k]);
+        sq += xs[k] * xs[k];
+      }
       r.sq.data<float>()[s * d.n + t] = static_cast<float>(sq);
       for (int64_t j = 0; j < rows; ++j) {
-        const float *fj = f + j * d.kd + s * part;
+        const double *fj = fr.data() + j * d.kd + s * part;
         double acc = 0;
         for (int64_t k = 0; k < part; ++k)
-          acc += static_cast<double>(bf16_value(xt[k])) * round_to_tf32(fj[k]);
+          acc += xs[k] * fj[k];
         r.mul.data<float>()[(s * d.n + t) * rows + j] = static_cast<float>(acc);
       }
     }
