@@ -1,5 +1,6 @@
 // fill.cpp - The inputs a case table's fills make (fill.h).
 #include "fill.h"
+#include "random_stream.h"
 
 #include "common/convert.h"
 
@@ -81,16 +82,25 @@ void fill(ref::HostTensor &t, int64_t elements, const Fill &f,
     }
     return;
   }
+  // The big fills below in chunks of their own streams (random_stream.h),
+  // keyed by one draw of `gen`.
   if (f.kind == Fill::Kind::bytes) {
-    for (size_t i = 0; i < static_cast<size_t>(elements) * elt; ++i)
-      raw[i] = static_cast<std::byte>(gen());
+    for_each_chunk(gen(), elements * static_cast<int64_t>(elt),
+                   [&](RandomStream &s, int64_t begin, int64_t end) {
+                     for (int64_t i = begin; i < end; ++i)
+                       raw[i] = static_cast<std::byte>(s.bits() >> 56);
+                   });
     return;
   }
   if (f.kind == Fill::Kind::byte_range) {
-    std::uniform_int_distribution<int> byte(static_cast<int>(f.a),
-                                            static_cast<int>(f.b));
-    for (size_t i = 0; i < static_cast<size_t>(elements) * elt; ++i)
-      raw[i] = static_cast<std::byte>(byte(gen));
+    const auto lo = static_cast<uint64_t>(f.a),
+               span = static_cast<uint64_t>(f.b - f.a + 1);
+    for_each_chunk(gen(), elements * static_cast<int64_t>(elt),
+                   [&](RandomStream &s, int64_t begin, int64_t end) {
+                     for (int64_t i = begin; i < end; ++i)
+                       raw[i] = static_cast<std::byte>(
+                           lo + (((s.bits() >> 32) * span) >> 32));
+                   });
     return;
   }
   if (f.kind == Fill::Kind::exponents) {
@@ -108,46 +118,51 @@ void fill(ref::HostTensor &t, int64_t elements, const Fill &f,
     return;
   }
   const bool outside = f.kind == Fill::Kind::normal_outside;
-  std::normal_distribution<double> normal(outside ? 0 : f.a,
-                                          outside ? f.a : f.b);
-  std::uniform_real_distribution<double> uniform(f.a, f.b);
-  for (int64_t i = 0; i < elements; ++i) {
-    double v =
-        f.kind == Fill::Kind::normal || outside ? normal(gen) : uniform(gen);
-    while (outside && std::fabs(v) < f.b)
-      v = normal(gen);
-    std::byte *at = raw + static_cast<size_t>(i) * elt;
-    auto put = [&](auto value) { std::memcpy(at, &value, sizeof(value)); };
-    switch (t.dtype()) {
-    case DType::f32:
-      put(static_cast<float>(v));
-      break;
-    case DType::f64:
-      put(v);
-      break;
-    case DType::bf16:
-      put(ref::f32_to_bf16(static_cast<float>(v)));
-      break;
-    case DType::f16:
-      put(ref::f32_to_f16(static_cast<float>(v)));
-      break;
-    case DType::e4m3:
-      put(ref::f32_to_e4m3(static_cast<float>(v)));
-      break;
-    case DType::e5m2:
-      put(ref::f32_to_e5m2(static_cast<float>(v)));
-      break;
-    case DType::i32:
-      put(static_cast<int32_t>(std::floor(v)));
-      break;
-    case DType::i64:
-      put(static_cast<int64_t>(std::floor(v)));
-      break;
-    default:
-      put(static_cast<uint8_t>(std::floor(v)));
-      break;
-    }
-  }
+  const bool uniform = f.kind == Fill::Kind::uniform;
+  const double mean = outside ? 0 : f.a, stddev = outside ? f.a : f.b;
+  const DType dtype = t.dtype();
+  for_each_chunk(gen(), elements,
+                 [&](RandomStream &s, int64_t begin, int64_t end) {
+                   for (int64_t i = begin; i < end; ++i) {
+                     double v = uniform ? f.a + (f.b - f.a) * s.unit()
+                                        : mean + stddev * s.normal();
+                     while (outside && std::fabs(v) < f.b)
+                       v = stddev * s.normal();
+                     std::byte *at = raw + static_cast<size_t>(i) * elt;
+                     auto put = [&](auto value) {
+                       std::memcpy(at, &value, sizeof(value));
+                     };
+                     switch (dtype) {
+                     case DType::f32:
+                       put(static_cast<float>(v));
+                       break;
+                     case DType::f64:
+                       put(v);
+                       break;
+                     case DType::bf16:
+                       put(ref::f32_to_bf16(static_cast<float>(v)));
+                       break;
+                     case DType::f16:
+                       put(ref::f32_to_f16(static_cast<float>(v)));
+                       break;
+                     case DType::e4m3:
+                       put(ref::f32_to_e4m3(static_cast<float>(v)));
+                       break;
+                     case DType::e5m2:
+                       put(ref::f32_to_e5m2(static_cast<float>(v)));
+                       break;
+                     case DType::i32:
+                       put(static_cast<int32_t>(std::floor(v)));
+                       break;
+                     case DType::i64:
+                       put(static_cast<int64_t>(std::floor(v)));
+                       break;
+                     default:
+                       put(static_cast<uint8_t>(std::floor(v)));
+                       break;
+                     }
+                   }
+                 });
 }
 
 void inverse_fill(ref::HostTensor &t, const ref::HostTensor &index) {

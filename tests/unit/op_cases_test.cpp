@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <set>
 #include <thread>
@@ -270,6 +271,64 @@ TEST_CASE("every op's GPU and benchmark cases compile to PTX that ptxas "
   WARN(compiled << " distinct kernels compiled"
                 << (ptxas ? " and taken by ptxas" : ""));
   CHECK(compiled >= 30);
+}
+
+TEST_CASE("a normal fill draws N(mean, stddev), the same for one seed at "
+          "any length",
+          "[harness]") {
+  const int64_t n = 1 << 20;
+  ref::HostTensor t = ref::HostTensor::zeros(DType::f32, {n});
+  std::mt19937_64 gen(3);
+  harness::fill(t, n, harness::normal(1, 2), gen);
+  double sum = 0, squares = 0;
+  int64_t past3 = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = t.data<float>()[i];
+    sum += v;
+    squares += (v - 1) * (v - 1);
+    past3 += std::fabs(v - 1) > 6; // 3 stddevs: 0.27 %
+  }
+  CHECK(std::fabs(sum / n - 1) < 0.01);         // 5 standard errors
+  CHECK(std::fabs(squares / n / 4 - 1) < 0.01); // about 7
+  CHECK(past3 > n * 0.0022);
+  CHECK(past3 < n * 0.0032);
+  // A shorter fill from the same seed is the longer one's prefix (the
+  // values come in chunks of their own streams, whatever the threads).
+  ref::HostTensor u = ref::HostTensor::zeros(DType::f32, {n / 3});
+  std::mt19937_64 same(3);
+  harness::fill(u, n / 3, harness::normal(1, 2), same);
+  CHECK(std::memcmp(u.raw(), t.raw(), sizeof(float) * (n / 3)) == 0);
+  std::mt19937_64 other(4);
+  harness::fill(u, n / 3, harness::normal(1, 2), other);
+  CHECK(std::memcmp(u.raw(), t.raw(), sizeof(float) * (n / 3)) != 0);
+}
+
+TEST_CASE("uniform and byte-range fills stay in their ranges and cover them",
+          "[harness]") {
+  ref::HostTensor t = ref::HostTensor::zeros(DType::f32, {200000});
+  std::mt19937_64 gen(5);
+  harness::fill(t, t.numel(), harness::uniform(-3, 5), gen);
+  float least = 1e30f, most = -1e30f;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    least = std::min(least, t.data<float>()[i]);
+    most = std::max(most, t.data<float>()[i]);
+  }
+  CHECK(least >= -3.0f);
+  CHECK(least < -2.99f);
+  CHECK(most < 5.0f);
+  CHECK(most > 4.99f);
+  ref::HostTensor b = ref::HostTensor::zeros(DType::u8, {100000});
+  harness::fill(b, b.numel(), harness::bytes_in(100, 140), gen);
+  std::vector<int64_t> seen(256);
+  for (int64_t i = 0; i < b.numel(); ++i)
+    ++seen[b.data<uint8_t>()[i]];
+  for (int v = 0; v < 256; ++v) {
+    CAPTURE(v);
+    if (v >= 100 && v <= 140)
+      CHECK(seen[v] > 2000); // 2439 expected
+    else
+      CHECK(seen[v] == 0);
+  }
 }
 
 TEST_CASE("a normal_outside fill draws no value inside its bound",
