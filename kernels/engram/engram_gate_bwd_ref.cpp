@@ -1,6 +1,7 @@
 // engram_gate_bwd_ref.cpp - Engram gate backward: gradients of x, k, v and
 // per-block partial sums of the fused weight's gradient (spec §2.4).
 #include "common/convert.h"
+#include "common/parallel.h"
 #include "engram/gate_math.h"
 #include "engram/reference.h"
 #include "engram/validate.h"
@@ -88,53 +89,57 @@ EngramGateBwdResult engram_gate_bwd_ref(
   };
 
   // Persistent block b owns tokens [b*per_block, min((b+1)*per_block, T)).
+  // Blocks share nothing (their tokens and partial rows): on the machine's
+  // threads.
   const int64_t per_block = (T + num_sms - 1) / num_sms;
-  std::vector<double> grad_w(hc * D);
-  for (int64_t b = 0; b < num_sms; ++b) {
-    std::fill(grad_w.begin(), grad_w.end(), 0.0);
-    const int64_t begin = std::min(b * per_block, T);
-    const int64_t end = std::min(begin + per_block, T);
-    for (int64_t t = begin; t < end; ++t) {
-      if (image && image[t] != 0) { // grad_x = grad_out; the rest stays 0
-        std::copy_n(go + t * hc * D, hc * D, gx + t * hc * D);
-        continue;
-      }
-      for (int64_t h = 0; h < hc; ++h) {
-        const double p = dot.data<float>()[t * hc + h];
-        const double g = gate_score.data<float>()[t * hc + h];
-        const double rx = rstd_x.data<float>()[t * hc + h];
-        const double rk = rstd_k.data<float>()[t * hc + h];
-        const double c = inv_sqrt_d * rx * rk; // z = P * c
-        double dldg = 0;
-        for (int64_t d = 0; d < D; ++d)
-          dldg += go_at(t, h, d) * rows.v(t, d);
-        // dL/dP: zero where the clamp holds |z| constant. P == 0 is treated
-        // as clamped too, so clamp_value <= 0 gives 0 rather than the
-        // original's 0 * inf = NaN at z == 0.
-        double dldp = 0;
-        if (!(std::fabs(p) * c < clamp_value) && p != 0)
-          dldp = dldg * g * (1 - g) * 0.5 * std::sqrt(c / std::fabs(p));
-        const double ax = p * rx * rx / D, ak = p * rk * rk / D;
+  ref::parallel_ranges(num_sms, 1, [&](int64_t first, int64_t last) {
+    std::vector<double> grad_w(hc * D);
+    for (int64_t b = first; b < last; ++b) {
+      std::fill(grad_w.begin(), grad_w.end(), 0.0);
+      const int64_t begin = std::min(b * per_block, T);
+      const int64_t end = std::min(begin + per_block, T);
+      for (int64_t t = begin; t < end; ++t) {
+        if (image && image[t] != 0) { // grad_x = grad_out; the rest stays 0
+          std::copy_n(go + t * hc * D, hc * D, gx + t * hc * D);
+          continue;
+        }
+        for (int64_t h = 0; h < hc; ++h) {
+          const double p = dot.data<float>()[t * hc + h];
+          const double g = gate_score.data<float>()[t * hc + h];
+          const double rx = rstd_x.data<float>()[t * hc + h];
+          const double rk = rstd_k.data<float>()[t * hc + h];
+          const double c = inv_sqrt_d * rx * rk; // z = P * c
+          double dldg = 0;
+          for (int64_t d = 0; d < D; ++d)
+            dldg += go_at(t, h, d) * rows.v(t, d);
+          // dL/dP: zero where the clamp holds |z| constant. P == 0 is treated
+          // as clamped too, so clamp_value <= 0 gives 0 rather than the
+          // original's 0 * inf = NaN at z == 0.
+          double dldp = 0;
+          if (!(std::fabs(p) * c < clamp_value) && p != 0)
+            dldp = dldg * g * (1 - g) * 0.5 * std::sqrt(c / std::fabs(p));
+          const double ax = p * rx * rx / D, ak = p * rk * rk / D;
+          for (int64_t d = 0; d < D; ++d) {
+            const double xd = rows.x(t, h, d), kd = rows.k(t, h, d),
+                         wd = rows.w(h, d);
+            gx[(t * hc + h) * D + d] =
+                bf16(go_at(t, h, d) + dldp * (kd * wd - xd * ax));
+            gk[t * gk_t + h * gk_h + d] = bf16(dldp * (xd * wd - kd * ak));
+            grad_w[h * D + d] += dldp * xd * kd;
+          }
+        }
         for (int64_t d = 0; d < D; ++d) {
-          const double xd = rows.x(t, h, d), kd = rows.k(t, h, d),
-                       wd = rows.w(h, d);
-          gx[(t * hc + h) * D + d] =
-              bf16(go_at(t, h, d) + dldp * (kd * wd - xd * ax));
-          gk[t * gk_t + h * gk_h + d] = bf16(dldp * (xd * wd - kd * ak));
-          grad_w[h * D + d] += dldp * xd * kd;
+          double sum = 0; // over the heads in order, from h = 0
+          for (int64_t h = 0; h < hc; ++h)
+            sum += go_at(t, h, d) * gate_score.data<float>()[t * hc + h];
+          gv[t * D + d] = bf16(sum);
         }
       }
-      for (int64_t d = 0; d < D; ++d) {
-        double sum = 0; // over the heads in order, from h = 0
-        for (int64_t h = 0; h < hc; ++h)
-          sum += go_at(t, h, d) * gate_score.data<float>()[t * hc + h];
-        gv[t * D + d] = bf16(sum);
-      }
+      float *partial = r.grad_w_partial.data<float>() + b * hc * D;
+      for (int64_t i = 0; i < hc * D; ++i)
+        partial[i] = static_cast<float>(grad_w[i]);
     }
-    float *partial = r.grad_w_partial.data<float>() + b * hc * D;
-    for (int64_t i = 0; i < hc * D; ++i)
-      partial[i] = static_cast<float>(grad_w[i]);
-  }
+  });
   return r;
 }
 

@@ -4,6 +4,8 @@
 #include "mhc/mhc_common.h"
 #include "mhc/reference.h"
 
+#include "common/parallel.h"
+
 #include <fmt/format.h>
 
 namespace tilejit::mhc {
@@ -69,30 +71,33 @@ void mhc_multilayer_recompute_ref(
 
   int64_t n = product(lead);
   const uint16_t *r0 = initial_residual.data<uint16_t>();
-  std::vector<float> r(mhc), rn(mhc);
-  for (int64_t t = 0; t < n; ++t)
-    for (int64_t h = 0; h < hid; ++h) {
-      for (int m = 0; m < mhc; ++m)
-        r[m] = bf16_value(r0[(t * mhc + m) * hid + h]);
-      for (size_t l = 0; l < num_layers; ++l) {
-        layer_input_list[l].data<uint16_t>()[t * hid + h] =
-            bf16_bits(apply_mix_chain(pre_mix_list[l].data<float>() + t * mhc,
-                                      r.data(), mhc));
-        if (l == num_post)
-          break; // L = P + 1: the last layer has only its input
-        float y =
-            bf16_value(layer_output_list[l].data<uint16_t>()[t * hid + h]);
-        const float *post = post_mix_list[l].data<float>() + t * mhc;
-        const float *comb = comb_mix_list[l].data<float>() + t * mhc * mhc;
-        for (int o = 0; o < mhc; ++o)
-          rn[o] = post_chain(post[o], y, comb, r.data(), mhc, o);
-        for (int o = 0; o < mhc; ++o) {
-          uint16_t bits = bf16_bits(rn[o]);
-          residual_list[l].data<uint16_t>()[(t * mhc + o) * hid + h] = bits;
-          r[o] = bf16_value(bits); // re-rounded to bf16 between layers
+  // Tokens share nothing: on the machine's threads.
+  ref::parallel_ranges(n, 64, [&](int64_t first, int64_t last) {
+    std::vector<float> r(mhc), rn(mhc);
+    for (int64_t t = first; t < last; ++t)
+      for (int64_t h = 0; h < hid; ++h) {
+        for (int m = 0; m < mhc; ++m)
+          r[m] = bf16_value(r0[(t * mhc + m) * hid + h]);
+        for (size_t l = 0; l < num_layers; ++l) {
+          layer_input_list[l].data<uint16_t>()[t * hid + h] =
+              bf16_bits(apply_mix_chain(pre_mix_list[l].data<float>() + t * mhc,
+                                        r.data(), mhc));
+          if (l == num_post)
+            break; // L = P + 1: the last layer has only its input
+          float y =
+              bf16_value(layer_output_list[l].data<uint16_t>()[t * hid + h]);
+          const float *post = post_mix_list[l].data<float>() + t * mhc;
+          const float *comb = comb_mix_list[l].data<float>() + t * mhc * mhc;
+          for (int o = 0; o < mhc; ++o)
+            rn[o] = post_chain(post[o], y, comb, r.data(), mhc, o);
+          for (int o = 0; o < mhc; ++o) {
+            uint16_t bits = bf16_bits(rn[o]);
+            residual_list[l].data<uint16_t>()[(t * mhc + o) * hid + h] = bits;
+            r[o] = bf16_value(bits); // re-rounded to bf16 between layers
+          }
         }
       }
-    }
+  });
 }
 
 } // namespace tilejit::mhc
