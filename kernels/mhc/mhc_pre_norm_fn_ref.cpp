@@ -213,8 +213,8 @@ mhc_pre_norm_fn_gemm_bwd_ref(const HostTensor &out_mul_grad,
       }
     }
     for (int64_t k = 0; k < kd; ++k)
-      xg[t * kd + k] = bf16_bits(
-          static_cast<float>(xg_acc[k] + 2.0 * row[k] * sg[t]));
+      xg[t * kd + k] =
+          bf16_bits(static_cast<float>(xg_acc[k] + 2.0 * row[k] * sg[t]));
   }
   for (int64_t i = 0; i < mhc3 * kd; ++i)
     g.fn_grad.data<float>()[i] = static_cast<float>(fn_acc[i]);
