@@ -12,6 +12,44 @@
 
 namespace tilejit::harness {
 
+namespace {
+
+/// `v` as one element of `dtype` at `at` (integers rounded down).
+void put_value(std::byte *at, DType dtype, double v) {
+  auto put = [&](auto value) { std::memcpy(at, &value, sizeof(value)); };
+  switch (dtype) {
+  case DType::f32:
+    put(static_cast<float>(v));
+    break;
+  case DType::f64:
+    put(v);
+    break;
+  case DType::bf16:
+    put(ref::f32_to_bf16(static_cast<float>(v)));
+    break;
+  case DType::f16:
+    put(ref::f32_to_f16(static_cast<float>(v)));
+    break;
+  case DType::e4m3:
+    put(ref::f32_to_e4m3(static_cast<float>(v)));
+    break;
+  case DType::e5m2:
+    put(ref::f32_to_e5m2(static_cast<float>(v)));
+    break;
+  case DType::i32:
+    put(static_cast<int32_t>(std::floor(v)));
+    break;
+  case DType::i64:
+    put(static_cast<int64_t>(std::floor(v)));
+    break;
+  default:
+    put(static_cast<uint8_t>(std::floor(v)));
+    break;
+  }
+}
+
+} // namespace
+
 void fill(ref::HostTensor &t, int64_t elements, const Fill &f,
           std::mt19937_64 &gen, int64_t rows_of) {
   std::byte *raw = t.raw();
@@ -128,39 +166,7 @@ void fill(ref::HostTensor &t, int64_t elements, const Fill &f,
                                         : mean + stddev * s.normal();
                      while (outside && std::fabs(v) < f.b)
                        v = stddev * s.normal();
-                     std::byte *at = raw + static_cast<size_t>(i) * elt;
-                     auto put = [&](auto value) {
-                       std::memcpy(at, &value, sizeof(value));
-                     };
-                     switch (dtype) {
-                     case DType::f32:
-                       put(static_cast<float>(v));
-                       break;
-                     case DType::f64:
-                       put(v);
-                       break;
-                     case DType::bf16:
-                       put(ref::f32_to_bf16(static_cast<float>(v)));
-                       break;
-                     case DType::f16:
-                       put(ref::f32_to_f16(static_cast<float>(v)));
-                       break;
-                     case DType::e4m3:
-                       put(ref::f32_to_e4m3(static_cast<float>(v)));
-                       break;
-                     case DType::e5m2:
-                       put(ref::f32_to_e5m2(static_cast<float>(v)));
-                       break;
-                     case DType::i32:
-                       put(static_cast<int32_t>(std::floor(v)));
-                       break;
-                     case DType::i64:
-                       put(static_cast<int64_t>(std::floor(v)));
-                       break;
-                     default:
-                       put(static_cast<uint8_t>(std::floor(v)));
-                       break;
-                     }
+                     put_value(raw + static_cast<size_t>(i) * elt, dtype, v);
                    }
                  });
 }

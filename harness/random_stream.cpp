@@ -2,11 +2,11 @@
 // threads (random_stream.h).
 #include "random_stream.h"
 
+#include "common/parallel.h"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <thread>
-#include <vector>
 
 namespace tilejit::harness {
 
@@ -72,25 +72,13 @@ void for_each_chunk(
     uint64_t key, int64_t count,
     const std::function<void(RandomStream &, int64_t, int64_t)> &body) {
   constexpr int64_t chunk = int64_t{1} << 16;
-  const int64_t chunks = (count + chunk - 1) / chunk;
-  auto run = [&](int64_t first, int64_t step) {
-    for (int64_t c = first; c < chunks; c += step) {
-      RandomStream s(key, static_cast<uint64_t>(c));
-      body(s, c * chunk, std::min(count, (c + 1) * chunk));
-    }
-  };
-  const int64_t threads = std::min<int64_t>(
-      chunks, std::max(1u, std::thread::hardware_concurrency()));
-  if (threads <= 1) {
-    run(0, 1);
-    return;
-  }
-  std::vector<std::thread> pool;
-  for (int64_t t = 1; t < threads; ++t)
-    pool.emplace_back(run, t, threads);
-  run(0, threads);
-  for (std::thread &t : pool)
-    t.join();
+  ref::parallel_ranges((count + chunk - 1) / chunk, 1,
+                       [&](int64_t first, int64_t last) {
+                         for (int64_t c = first; c < last; ++c) {
+                           RandomStream s(key, static_cast<uint64_t>(c));
+                           body(s, c * chunk, std::min(count, (c + 1) * chunk));
+                         }
+                       });
 }
 
 } // namespace tilejit::harness
