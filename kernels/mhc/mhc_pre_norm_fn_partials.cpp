@@ -30,9 +30,11 @@ void check(const ops::Call &c) {
 /// Shared bytes of the kernel, at most: a bf16 x and an f32 fn tile a
 /// stage (one unpipelined; rows padded by 16 and 32 bytes for mma.sync),
 /// the product's 4 KB buffer and 1 KB to spare (the compiler asks for
-/// 56320 bytes at 2 stages of 128 columns).
-int64_t shared_bytes(int64_t chunk, int64_t stages) {
-  return std::max<int64_t>(stages, 1) * 32 * (6 * chunk + 48) + 5120;
+/// 56320 bytes at 2 stages of 128 columns, 32 tokens).
+int64_t shared_bytes(int64_t tokens, int64_t chunk, int64_t stages) {
+  return std::max<int64_t>(stages, 1) *
+             (tokens * (2 * chunk + 16) + 32 * (4 * chunk + 32)) +
+         5120;
 }
 
 MhcNormFnSpec spec(const ops::Call &c) {
@@ -43,7 +45,7 @@ MhcNormFnSpec spec(const ops::Call &c) {
   // tiles fit 56 KB of shared memory (four blocks an SM; 128 columns at 2
   // stages, dynamic shared memory past 48 KB).
   int64_t chunk = std::min<int64_t>(128, part & -part);
-  while (chunk > 8 && shared_bytes(chunk, s.stages) > 56 * 1024)
+  while (chunk > 8 && shared_bytes(s.tokens, chunk, s.stages) > 56 * 1024)
     chunk /= 2;
   s.chunk = static_cast<int32_t>(chunk);
   s.vector_bytes = ops::vector_bytes(c, {"residual", "fn"});

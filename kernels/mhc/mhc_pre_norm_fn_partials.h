@@ -17,15 +17,21 @@ const ops::OpDef &mhc_pre_norm_fn_partials_op();
 /// norm's product ops' shared rule.
 void check_norm_fn_dims(const ops::Call &c);
 
-/// Static parameters: 32 tokens a block of 128 threads, a split's columns
-/// in chunks of `chunk` (a power of two up to 128 dividing the split),
-/// copied `stages` - 1 chunks ahead (0: loaded through registers).
+/// Static parameters: `tokens` tokens (32 or 64) a block of 128 threads, a
+/// split's columns in chunks of `chunk` (a power of two up to 128 dividing
+/// the split), copied `stages` - 1 chunks ahead (0: loaded through
+/// registers); x's squares summed column by column across the chunks
+/// (`square_group` 1) or in groups of `square_group` columns in registers
+/// each chunk (8: a thread's vector).
 struct MhcNormFnSpec {
   int32_t chunk = 64;
   int32_t vector_bytes = 0; ///< 16: the residual's and fn's rows aligned
   int32_t stages = 2;
+  int32_t tokens = 32;
+  int32_t square_group = 1;
 };
-TILEJIT_SPEC_FIELDS(MhcNormFnSpec, chunk, vector_bytes, stages)
+TILEJIT_SPEC_FIELDS(MhcNormFnSpec, chunk, vector_bytes, stages, tokens,
+                    square_group)
 
 /// The kernel in the DSL (mhc_pre_norm_fn_partials.dsl.cpp).
 Kernel mhc_pre_norm_fn_partials_kernel(const MhcNormFnSpec &spec);
