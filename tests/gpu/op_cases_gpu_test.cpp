@@ -4,7 +4,10 @@
 // (TILEJIT_TEST_SEED=N runs the op's cases on those inputs again) and its
 // case's (`tilejit run OP ... --seed N`, for a case the CLI can state).
 // Also what a case table cannot say: gemm's two cubin makers, an op called
-// in place.
+// in place. TILEJIT_TEST_DISTINCT_KERNELS=1 runs one case a distinct set of
+// kernels, the smallest (tools/gpu/sanitize_ops.sh: racecheck and
+// synccheck of the larger cases ran past any device call).
+#include "kernel_cases.h"
 #include "run.h"
 
 #include "common/convert.h"
@@ -54,6 +57,18 @@ uint64_t op_seed() {
   return seed;
 }
 
+/// Whether TILEJIT_TEST_DISTINCT_KERNELS asks for one case a distinct set
+/// of kernels ("1"; unset, empty or "0": every case).
+bool distinct_kernels() {
+  const char *env = std::getenv("TILEJIT_TEST_DISTINCT_KERNELS");
+  const std::string_view text(env ? env : "");
+  if (text == "1")
+    return true;
+  if (!text.empty() && text != "0")
+    FAIL("TILEJIT_TEST_DISTINCT_KERNELS is '" << text << "'; requires 0 or 1");
+  return false;
+}
+
 void run_kind(int kind) {
   for (const harness::OpTest *t : harness::all_tests()) {
     const ops::OpDef &op = *ops::find_op(t->op);
@@ -66,6 +81,14 @@ void run_kind(int kind) {
       if ((c.kind & kind) &&
           (kind == harness::Case::big || !(c.kind & harness::Case::big)))
         cases.push_back(c);
+    if (distinct_kernels()) {
+      const size_t all = cases.size();
+      cases = harness::one_case_per_kernels(op, cases);
+      if (cases.size() < all)
+        WARN(op.name << ": " << cases.size() << " of " << all
+                     << " cases, one a distinct set of kernels "
+                        "(TILEJIT_TEST_DISTINCT_KERNELS)");
+    }
     harness::RunOptions options;
     options.seed = op_seed();
     harness::run_cases(

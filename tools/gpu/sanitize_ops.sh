@@ -4,7 +4,12 @@
 # of them at once (racecheck over all ops in one process takes longer than a
 # device call). Each op gets a line with its SUMMARY; a per-op process is cut
 # after $OP_S seconds and says so. TOOLS="racecheck" runs fewer tools.
-# OPS=a,b checks those ops alone. Exits 1 when any op's line does not say exit 0.
+# OPS=a,b checks those ops alone. Each op runs one case a distinct set of
+# kernels, its smallest (TILEJIT_TEST_DISTINCT_KERNELS; hazards are a block's
+# code's, fixed by its specialisation: racecheck of the largest cases of
+# engram_gate_*, mhc_pre_norm_fn_* and mhc_multilayer_recompute ran past
+# 150 s an op, sessions 62-67); DISTINCT=0 runs every case. Exits 1 when
+# any op's line does not say exit 0.
 # Known until session 50: the WGMMA gemm died with a launch failure under
 # synccheck and computed NaN under racecheck (0 hazards reported), so both
 # leave its op cases out and say so; GEMM=1 puts them back (its [gemm] and
@@ -18,7 +23,8 @@ only=${OPS:+$(echo "${OPS//,/ }" | tr ' ' '\n')}
 one() {  # tool op
   local tool=$1 op=$2 log="$out/$1-$2.log"
   local skip; skip=$(echo "$ops" | grep -vx "$op" | paste -sd,)
-  TILEJIT_TEST_SKIP_OPS=$skip timeout "${OP_S:-240}" compute-sanitizer \
+  TILEJIT_TEST_SKIP_OPS=$skip TILEJIT_TEST_DISTINCT_KERNELS=${DISTINCT:-1} \
+    timeout "${OP_S:-240}" compute-sanitizer \
     --tool "$tool" --report-api-errors no --print-limit 20 \
     bin/tilejit_gpu_tests '[ops]~[big]' >"$log" 2>&1
   local rc=$?
