@@ -2,7 +2,9 @@
 # sweep_checks.sh - On the GPU machine, every correctness check in one
 # device call, run side by side: every op's GPU cases and the other GPU
 # tests (test_ops.sh, JOBS processes), memcheck over the GPU tests but the
-# f32 sweeps, racecheck of every op's cases (sanitize_ops.sh, gemm
+# f32 sweeps (the op cases one a distinct set of kernels, the smallest:
+# TILEJIT_TEST_DISTINCT_KERNELS; the whole set never finished within a
+# call), racecheck of every op's cases (sanitize_ops.sh, the same, gemm
 # included, SJOBS at once, OP_S seconds an op), and synccheck + racecheck
 # of the gemm and pipeline tests. Each part is cut after L seconds (default
 # 560) and prints its summary line; logs in $out/t (tests) and $out/s
@@ -18,7 +20,8 @@ t0=$SECONDS
 L=${L:-560}
 mkdir -p "$out/t" "$out/s"
 line() { grep -E "$2" "$1" | tail -1; }
-( timeout "$L" compute-sanitizer --tool memcheck --report-api-errors no \
+( TILEJIT_TEST_DISTINCT_KERNELS=1 timeout "$L" compute-sanitizer \
+    --tool memcheck --report-api-errors no \
     --print-limit 20 bin/tilejit_gpu_tests '~[big]~[exhaustive]' \
     >"$out/memcheck.log" 2>&1
   echo "== memcheck (~[big]~[exhaustive]): exit $? at $((SECONDS - t0)) s;" \
