@@ -11,13 +11,14 @@ namespace tilejit::quant {
 namespace {
 
 /// The stochastic rounding of the f32 `v` (tile elements from flat index
-/// i0, a multiple of 4) to `to` (bf16 or e4m3).
+/// i0, a multiple of 4) to `to` (bf16 or e4m3; `convert`: step's form).
 dsl::Value stochastic_round(dsl::KernelBuilder &k, dsl::Value v, dsl::Value i0,
-                            int64_t tile, DType to) {
+                            int64_t tile, DType to, bool convert) {
   const std::vector<int64_t> shape = {tile / 4, 4};
   auto q = k.reshape(v, shape);
   auto r = random_bits(k, q, i0 / k.index(4), shape);
-  auto out = to == DType::bf16 ? round_bf16(k, q, r) : round_e4m3(k, q, r);
+  auto out =
+      to == DType::bf16 ? round_bf16(k, q, r) : round_e4m3(k, q, r, convert);
   return k.reshape(out, {tile});
 }
 
@@ -36,7 +37,8 @@ Kernel dtype_cast_kernel(const DtypeCastSpec &s) {
     k.store(k.cast(v, s.out_dtype), out, {i0});
     return k.build();
   }
-  k.store(stochastic_round(k, k.cast(v, DType::f32), i0, tile, s.out_dtype),
+  k.store(stochastic_round(k, k.cast(v, DType::f32), i0, tile, s.out_dtype,
+                           s.stochastic_convert != 0),
           out, {i0});
   return k.build();
 }

@@ -36,9 +36,12 @@ struct DtypeCastSpec {
   int32_t per_thread = 8;
   int32_t vector_bytes = 0; ///< 16: both tensors 16-byte aligned
   int32_t stochastic = 0;   ///< 1: stochastic rounding (§2.2)
+  /// 1: stochastic e4m3's codes below the normals from a float multiply
+  /// and conversion (stochastic_dsl.h's step, `convert`)
+  int32_t stochastic_convert = 0;
 };
 TILEJIT_SPEC_FIELDS(DtypeCastSpec, in_dtype, out_dtype, threads, per_thread,
-                    vector_bytes, stochastic)
+                    vector_bytes, stochastic, stochastic_convert)
 
 /// The kernel in the DSL (dtype_cast.dsl.cpp).
 Kernel dtype_cast_kernel(const DtypeCastSpec &spec);

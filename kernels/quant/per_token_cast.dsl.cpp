@@ -51,9 +51,11 @@ struct Stored {
     const std::vector<int64_t> shape = {rows, cols / 4, 4};
     auto q = k.reshape(v, shape);
     auto r = random_bits(k, q, c0 / k.index(4), shape);
+    const bool convert = s.stochastic_convert != 0;
     if (s.e2m1)
-      return k.pack_nibbles(k.reshape(round_e2m1(k, q, r), {rows, cols}));
-    return k.reshape(round_e4m3(k, q, r), {rows, cols});
+      return k.pack_nibbles(
+          k.reshape(round_e2m1(k, q, r, convert), {rows, cols}));
+    return k.reshape(round_e4m3(k, q, r, convert), {rows, cols});
   }
   /// A column of x as a column of the stored data.
   dsl::Value column(dsl::Value c) const { return s.e2m1 ? c / k.index(2) : c; }

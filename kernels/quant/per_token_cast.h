@@ -59,11 +59,14 @@ struct PerTokenCastSpec {
   /// 1: 2.1's stochastic_cast: the codes of each quad of columns 4q .. 4q +
   /// 3 round with the random bits of their scaled values and index q
   int32_t stochastic = 0;
+  /// 1: those codes below the normals from a float multiply and conversion
+  /// (stochastic_dsl.h's step, `convert`)
+  int32_t stochastic_convert = 0;
 };
 TILEJIT_SPEC_FIELDS(PerTokenCastSpec, in_dtype, e2m1, e5m6, group, block_m,
                     block_k, threads, round_sf, sf_layout, vector_bytes, inside,
                     parts, tail, mode, e4m3_sf, x_bm, x_group, x_packed,
-                    stochastic)
+                    stochastic, stochastic_convert)
 
 /// Quantizes x (M, K) of bf16 or f32 (unit inner stride, any row stride) to
 /// fp8 e4m3 or fp4 e2m1 in groups of `num_per_channels` channels of a row:

@@ -6,6 +6,7 @@
 
 #include "tilejit/compiler/dsl.h"
 
+#include <cmath>
 #include <vector>
 
 namespace tilejit::quant {
@@ -79,15 +80,34 @@ inline dsl::Value round_bf16(dsl::KernelBuilder &k, dsl::Value v,
 /// against 87.7, per_token_cast 101.1 against 100.3, one process): these
 /// operations are not what holds the stochastic casts at 60-68 % of copy
 /// (f32 to e4m3, with more bytes an element, reads 97 %).
+///
+/// `convert` (session 68, not yet measured or checked on a GPU): below the
+/// normals F is the magnitude times 2^(16 + m - emin), truncated by the
+/// float-to-integer conversion (below 2^emin it is under 2^(16 + m), exact
+/// in f32, and the conversion truncates: F = floor), a multiply on the FMA
+/// pipe and a conversion on the XU pipe for the five integer operations of
+/// the significand's shift: the cast bf16 -> e4m3 spends 21 of its 26 SASS
+/// instructions an element on the integer (ALU) pipe, which bounds it
+/// (session 67). The conversion's result is used only below 2^emin (the
+/// select), where it is in range. Equal to the references on every f32 x
+/// 3 r and every bf16 x every r, e4m3 and e2m1 (checked on the CPU,
+/// session 68).
 inline dsl::Value step(dsl::KernelBuilder &k, dsl::Value bits, int64_t m,
-                       int64_t emin, dsl::Value r) {
+                       int64_t emin, dsl::Value r, bool convert = false) {
   const int64_t x0 = 127 + emin;
   auto normal = (bits - u32(k, (x0 - 1) << 23)) >> u32(k, 7 - m);
-  auto x = bits >> u32(k, 23);
-  auto significand =
-      k.bit_or(k.bit_and(bits, u32(k, 0x7fffff)), u32(k, 0x800000));
-  auto shift = k.min(u32(k, x0 + 7 - m) - x, u32(k, 31));
-  auto below = significand >> shift;
+  dsl::Value below;
+  if (convert) {
+    auto scaled = k.bitcast(bits, DType::f32) *
+                  k.constant(std::ldexp(1.0, 16 + m - emin), DType::f32);
+    below = k.bitcast(k.cast(scaled, DType::i32), DType::u32);
+  } else {
+    auto x = bits >> u32(k, 23);
+    auto significand =
+        k.bit_or(k.bit_and(bits, u32(k, 0x7fffff)), u32(k, 0x800000));
+    auto shift = k.min(u32(k, x0 + 7 - m) - x, u32(k, 31));
+    below = significand >> shift;
+  }
   auto f = k.select(k.ge(bits, u32(k, x0 << 23)), normal, below);
   return (f + (u32(k, 0xffff) - r)) >> u32(k, 16);
 }
@@ -95,12 +115,12 @@ inline dsl::Value step(dsl::KernelBuilder &k, dsl::Value bits, int64_t m,
 /// e4m3 with random bits r: the magnitude at or below |v| (steps of 2^-9
 /// below 2^-6, else 2^(e - 3)) and the next one with probability of the
 /// discarded fraction, truncated to 16 bits; +-448 past it, NaN as 0x7f.
-inline dsl::Value round_e4m3(dsl::KernelBuilder &k, dsl::Value v,
-                             dsl::Value r) {
+inline dsl::Value round_e4m3(dsl::KernelBuilder &k, dsl::Value v, dsl::Value r,
+                             bool convert = false) {
   auto bits = k.bitcast(v, DType::u32);
   auto a = k.bit_and(bits, u32(k, 0x7fffffff));
   // Past 448 (and +-inf) the step gives codes above 0x7e.
-  auto code = k.min(step(k, a, 3, -6, r), u32(k, 0x7e));
+  auto code = k.min(step(k, a, 3, -6, r, convert), u32(k, 0x7e));
   auto sign = k.bit_and(bits >> u32(k, 24), u32(k, 0x80));
   code =
       k.select(k.gt(a, u32(k, 0x7f800000)), u32(k, 0x7f), k.bit_or(code, sign));
@@ -111,12 +131,12 @@ inline dsl::Value round_e4m3(dsl::KernelBuilder &k, dsl::Value v,
 /// 0, 0.5, 1, 1.5, 2, 3, 4, 6 at or below |v| and the next with probability
 /// of the discarded fraction (to 16 bits, truncated); +-6 past 6 and for
 /// NaN (stochastic_e2m1).
-inline dsl::Value round_e2m1(dsl::KernelBuilder &k, dsl::Value v,
-                             dsl::Value r) {
+inline dsl::Value round_e2m1(dsl::KernelBuilder &k, dsl::Value v, dsl::Value r,
+                             bool convert = false) {
   auto bits = k.bitcast(v, DType::u32);
   auto a = k.bit_and(bits, u32(k, 0x7fffffff));
   // Past 6, +-inf and NaN the step gives codes above 7.
-  auto code = k.min(step(k, a, 1, 0, r), u32(k, 7));
+  auto code = k.min(step(k, a, 1, 0, r, convert), u32(k, 7));
   auto sign = k.bit_and(bits >> u32(k, 28), u32(k, 0x8));
   return k.cast(k.bit_or(code, sign), DType::u8);
 }
