@@ -35,7 +35,10 @@ Kernel per_block_cast_kernel(const PerBlockCastSpec &s) {
     auto out = k.tensor("out", s.e2m1 ? DType::u8 : DType::e4m3, 2, access);
     auto scaled = k.reshape(blocks * sc.sf_inv, {bm, bk});
     if (s.e2m1)
-      k.store(k.pack_nibbles(k.to_e2m1(scaled)), out, {m0, k0 / k.index(2)});
+      k.store(k.pack_nibbles(k.to_e2m1(scaled, s.e2m1_least
+                                                   ? dsl::E2m1Encode::least
+                                                   : dsl::E2m1Encode::select)),
+              out, {m0, k0 / k.index(2)});
     else
       k.store(k.cast(scaled, DType::e4m3), out, {m0, k0});
   }

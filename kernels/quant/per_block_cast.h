@@ -69,9 +69,10 @@ struct PerBlockCastSpec {
   /// given scales (the three ops of per_block_cast.cpp)
   using Mode = CastMode;
   Mode mode = Mode::both;
+  int32_t e2m1_least = 0; ///< 1: to_e2m1's E2m1Encode::least form
 };
 TILEJIT_SPEC_FIELDS(PerBlockCastSpec, in_dtype, e2m1, bm, bk, block_k, threads,
-                    round_sf, sf_layout, vector_bytes, mode)
+                    round_sf, sf_layout, vector_bytes, mode, e2m1_least)
 
 /// The kernel in the DSL (per_block_cast.dsl.cpp).
 Kernel per_block_cast_kernel(const PerBlockCastSpec &spec);

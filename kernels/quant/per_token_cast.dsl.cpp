@@ -40,7 +40,9 @@ struct Stored {
                      : scales_of(k, absmax, l, s.round_sf);
   }
   dsl::Value data(dsl::Value v) const {
-    return s.e2m1 ? k.pack_nibbles(k.to_e2m1(v)) : k.cast(v, DType::e4m3);
+    const auto how =
+        s.e2m1_least ? dsl::E2m1Encode::least : dsl::E2m1Encode::select;
+    return s.e2m1 ? k.pack_nibbles(k.to_e2m1(v, how)) : k.cast(v, DType::e4m3);
   }
   /// The same with stochastic_cast: v (rows, cols) from column c0, its
   /// quads' random bits from their scaled values and column quad index.

@@ -62,11 +62,12 @@ struct PerTokenCastSpec {
   /// 1: those codes below the normals from a float multiply and conversion
   /// (stochastic_dsl.h's step, `convert`)
   int32_t stochastic_convert = 0;
+  int32_t e2m1_least = 0; ///< 1: to_e2m1's E2m1Encode::least form
 };
 TILEJIT_SPEC_FIELDS(PerTokenCastSpec, in_dtype, e2m1, e5m6, group, block_m,
                     block_k, threads, round_sf, sf_layout, vector_bytes, inside,
                     parts, tail, mode, e4m3_sf, x_bm, x_group, x_packed,
-                    stochastic, stochastic_convert)
+                    stochastic, stochastic_convert, e2m1_least)
 
 /// Quantizes x (M, K) of bf16 or f32 (unit inner stride, any row stride) to
 /// fp8 e4m3 or fp4 e2m1 in groups of `num_per_channels` channels of a row:

@@ -25,13 +25,13 @@ using namespace tilejit::dsl_gpu;
 namespace {
 
 /// x (rows, 64) f32 -> e2m1 codes packed two a byte, out (rows, 32) u8.
-Kernel e2m1_kernel() {
+Kernel e2m1_kernel(dsl::E2m1Encode how) {
   dsl::KernelBuilder k("e2m1", 256);
   auto x = k.tensor("x", DType::f32, 2, dsl::inner_contiguous(16));
   auto out = k.tensor("out", DType::u8, 2);
   auto row = k.block_id(0) * k.index(kRows);
   auto t = k.load(x, {row, k.index(0)}, {kRows, kCols});
-  k.store(k.pack_nibbles(k.to_e2m1(t)), out, {row, k.index(0)});
+  k.store(k.pack_nibbles(k.to_e2m1(t, how)), out, {row, k.index(0)});
   return k.build();
 }
 
@@ -40,8 +40,12 @@ Kernel e2m1_kernel() {
 TEST_CASE("to_e2m1 and pack_nibbles match the reference on every rounding "
           "boundary",
           "[dsl][cast]") {
-  const ops::LoadedKernel &kernel = ops::load_kernel(
-      ops::make_key("test_e2m1"), [] { return e2m1_kernel(); });
+  const auto how = GENERATE(dsl::E2m1Encode::select, dsl::E2m1Encode::least);
+  const bool least = how == dsl::E2m1Encode::least;
+  INFO((least ? "E2m1Encode::least" : "E2m1Encode::select"));
+  const ops::LoadedKernel &kernel =
+      ops::load_kernel(ops::make_key(least ? "test_e2m1_least" : "test_e2m1"),
+                       [how] { return e2m1_kernel(how); });
   // Every midpoint and representable value, a float either side, of both
   // signs; zeros, infinities, NaNs, subnormals, huge values; then random
   // values over [-8, 8). 37 rows: the last block has a tail.

@@ -85,6 +85,29 @@ TEST_CASE("to_e2m1 and pack_nibbles compile to byte stores of packed codes",
   CHECK(c.ptx.find("call") == std::string::npos); // no libdevice
 }
 
+TEST_CASE("to_e2m1's least form rounds three times an element where select "
+          "rounds once",
+          "[compiler]") {
+  // Each rounding an fma.rn.f32, or an add.rn.f32 where the scale is 1.
+  auto roundings = [](dsl::E2m1Encode how) {
+    dsl::KernelBuilder k("e2m1", 128);
+    auto x = k.tensor("x", DType::f32, 2, dsl::inner_contiguous(16));
+    auto out = k.tensor("out", DType::u8, 2);
+    auto t = k.load(x, {k.index(0), k.index(0)}, {4, 64});
+    k.store(k.pack_nibbles(k.to_e2m1(t, how)), out, {k.index(0), k.index(0)});
+    const std::string ptx = compile(k.build()).ptx;
+    size_t n = 0;
+    for (const char *op : {"fma.rn.f32", "add.rn.f32"})
+      for (size_t at = ptx.find(op); at != std::string::npos;
+           at = ptx.find(op, at + 1))
+        ++n;
+    return n;
+  };
+  const size_t select = roundings(dsl::E2m1Encode::select);
+  CHECK(select == 2); // 4 x 64 codes over 128 threads
+  CHECK(roundings(dsl::E2m1Encode::least) == 3 * select);
+}
+
 TEST_CASE("unpack_nibbles and from_e2m1 compile to byte loads and f32 "
           "stores, in registers",
           "[compiler]") {

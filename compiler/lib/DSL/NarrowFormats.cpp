@@ -57,7 +57,7 @@ mlir::Value halfToFloat(mlir::OpBuilder &b, mlir::Location l, mlir::Value v) {
 
 } // namespace
 
-Value KernelBuilder::to_e2m1(Value a, Loc loc) {
+Value KernelBuilder::to_e2m1(Value a, E2m1Encode how, Loc loc) {
   if (!a.valid())
     impl_->fail(loc, "cannot convert an empty dsl::Value to e2m1");
   if (a.dtype() != DType::f32)
@@ -79,6 +79,25 @@ Value KernelBuilder::to_e2m1(Value a, Loc loc) {
   // bit pattern (and on the GPU by tests/gpu/dsl_cast_gpu_test.cpp).
   auto u32 = [&](int64_t v) { return constant(v, DType::u32, loc); };
   Value bits = bitcast(a, DType::u32, loc);
+  if (how == E2m1Encode::least) {
+    // The codes 0..4 of |x| < 2 are RN(2|x|) (steps of 0.5), 4..6 of |x|
+    // in [2, 4) RN(|x|) + 2, 6..7 of |x| >= 4 RN(|x| / 2) + 4: each an
+    // fma into 2^23's last place (f32 bits 0x4B000000 + code; RNE's ties
+    // to even codes are e2m1's), and each the least of the three in its
+    // own range; min with 7 saturates (infinities and NaN too: their bits
+    // are past 0x4B000007). Checked against f32_to_e2m1 on every f32 bit
+    // pattern (a C++ mirror, session 68).
+    Value m = abs(a, loc);
+    auto rounded = [&](double scale, double magic) {
+      return bitcast(fma(m, constant(scale, DType::f32, loc),
+                         constant(magic, DType::f32, loc), loc),
+                     DType::u32, loc);
+    };
+    Value code = min(min(rounded(2.0, 8388608.0), rounded(1.0, 8388610.0), loc),
+                     min(rounded(0.5, 8388612.0), u32(0x4B000007), loc), loc);
+    Value sign = bit_and(shr(bits, u32(28), loc), u32(8), loc);
+    return cast(bit_or(code, sign, loc), DType::u8, loc); // 0x4B drops
+  }
   Value mag = bit_and(bits, u32(0x7FFFFFFF), loc);
   Value odd = bit_and(shr(mag, u32(22), loc), u32(1), loc);
   // 0xC11FFFFF = 0x1FFFFF - (252 << 22), modulo 2^32.

@@ -135,6 +135,16 @@ enum class Tf32 { truncated, rounded };
 /// of packed e2m1 71.5 us and 57.5 us.
 enum class E2m1Decode { select, multiply };
 
+/// How KernelBuilder::to_e2m1 encodes (the codes are the same, bit for
+/// bit): `select` rounds |x| >= 1 in the f32 bits and |x| < 1 by an fma
+/// into 2^23's last place, then picks one (session 66's form, mostly
+/// integer operations); `least` takes the least of three such fmas,
+/// RN(2|x|), RN(|x|) + 2 and RN(|x| / 2) + 4 (the codes of |x| below 2, 4
+/// and past), and 7, as integers: three fmas and three minimums an element
+/// where `select` spends seven integer operations and one fma, for kernels
+/// bound by the integer pipe (session 68, not yet measured on a GPU).
+enum class E2m1Encode { select, least };
+
 /// How KernelBuilder::gemm reads its operands beyond the defaults (a: M x
 /// K, b: N x K, f32 operands truncated to tf32).
 struct GemmOptions {
@@ -337,8 +347,9 @@ public:
   /// fp4 e2m1 codes of f32 values, a u8 each with the code in the low
   /// nibble: round to nearest even, saturating to +-6 (infinities too), the
   /// sign kept (-0 and tiny negatives -> 8), NaN -> 7 / 15 by its sign
-  /// (e2m1 has no NaN).
-  Value to_e2m1(Value a, Loc loc = Loc::current());
+  /// (e2m1 has no NaN). `how`: see E2m1Encode.
+  Value to_e2m1(Value a, E2m1Encode how = E2m1Encode::select,
+                Loc loc = Loc::current());
   /// Two 4-bit codes a byte along the last dimension (of even size 2n -> n,
   /// u8): element 2j in the low nibble, 2j + 1 in the high one.
   Value pack_nibbles(Value codes, Loc loc = Loc::current());
