@@ -4,8 +4,9 @@
 // tensor) and image tokens, 1 and 3 heads, D = 256, one token, no tokens,
 // TileKernels' two benchmark shapes with its times, the same at stages 0,
 // 1, 2 and 3 (the default 4 copies each pass's chunks ahead) and on (T, hc D)
-// rows (layout rows), mistakes. All within
-// TileKernels' calc_diff bound 2e-10 of the float64 reference.
+// rows (layout rows), the larger cases again at 129 tokens (for the
+// sanitizers), mistakes. All within TileKernels' calc_diff bound 2e-10 of
+// the float64 reference.
 #include "op_test.h"
 
 #include <functional>
@@ -46,6 +47,27 @@ void add_staged(OpTest &t, const std::function<void(OpTest &)> &add) {
     const size_t first = t.cases.size();
     add(t);
     set_from(t, first, "stages", stages);
+  }
+}
+
+/// Each GPU case of 500 tokens or more and D >= 1024 again at 129 tokens
+/// (labelled so): the same kernels (T is in no spec field), so that a
+/// sanitizer run, one case a distinct set of kernels, its smallest
+/// (TILEJIT_TEST_DISTINCT_KERNELS), gets through them in one device call
+/// (racecheck of the 4001-token cases ran past 150 s an op, sessions
+/// 62-67). Not at D = 256, where calc_diff's mean over fewer elements has
+/// exceeded the forward's bound (see its D = 256 case); at 129 tokens and
+/// D >= 1024 the output has over 512K elements.
+void add_small_twins(OpTest &t) {
+  const size_t n = t.cases.size();
+  for (size_t i = 0; i < n; ++i) {
+    const Case &c = t.cases[i];
+    if (!(c.kind & Case::gpu) || c.shape[0] < 500 || c.shape[2] < 1024)
+      continue;
+    Case twin = c;
+    twin.shape[0] = 129;
+    twin.label = (c.label.empty() ? "" : c.label + ", ") + "129 tokens";
+    t.cases.push_back(twin);
   }
 }
 
@@ -107,6 +129,7 @@ TILEJIT_OP_TEST(engram_gate_fwd) {
                      .shape = {500, 4, 3072},
                      .strides = {{"k", {4 * 3328, 3328, 1}}}});
   set_from(t, rows, "layout", "rows");
+  add_small_twins(t);
   t.cases.push_back({.label = "save=1",
                      .shape = {8001, 4, 7168},
                      .kind = Case::bench,
@@ -158,9 +181,10 @@ TILEJIT_OP_TEST(engram_gate_fwd) {
 // default, also at stages 0 (a chunk's loads at a time), and 4) and in global
 // memory at stages 4, 0, 1, 2 and 3 (the kv form's strided k takes the
 // registers path too: its heads are D apart); TileKernels' benchmark shape with
-// its time (also at 4 columns, and in global memory at stages 0 to 4),
-// mistakes. calc_diff < 1e-8, the spec's bound; the partial rows are summed in
-// their block's token order in both.
+// its time (also at 4 columns, and in global memory at stages 0 to 4), the
+// larger cases again at 129 tokens (for the sanitizers), mistakes. calc_diff <
+// 1e-8, the spec's bound; the partial rows are summed in their block's token
+// order in both.
 TILEJIT_OP_TEST(engram_gate_bwd) {
   OpTest t{.op = "engram_gate_bwd"};
   for (const char *name : {"grad_x", "grad_k", "grad_v", "grad_w_partial"})
@@ -206,6 +230,7 @@ TILEJIT_OP_TEST(engram_gate_bwd) {
   t.cases.push_back({.label = "k's heads 3328 apart (global)",
                      .shape = {500, 4, 3072},
                      .strides = {{"k", {4 * 3328, 3328, 1}}}});
+  add_small_twins(t);
   t.cases.push_back({.label = "",
                      .shape = {8001, 4, 7168},
                      .kind = Case::bench,

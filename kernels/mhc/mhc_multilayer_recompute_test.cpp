@@ -1,7 +1,8 @@
 // mhc_multilayer_recompute_test.cpp - the case table: TileKernels' (L, P, H)
 // at 8192 tokens of 4 streams (1 to 10 layers, the last with or without its
 // post step; H >= 4096 among the big cases), 2 and 8 streams, a 2-D-led shape,
-// H not a power of two, few and no tokens, the benchmark shapes, mistakes.
+// H not a power of two, few and no tokens, the 8192-token GPU cases again at
+// 129 tokens (for the sanitizers), the benchmark shapes, mistakes.
 // Bitwise: the layer inputs and residuals are the same fma chains as the CPU
 // reference's.
 #include "op_test.h"
@@ -43,12 +44,18 @@ TILEJIT_OP_TEST(mhc_multilayer_recompute) {
                                   {10, 9, 7168},
                                   {10, 10, 7168},
                                   {10, 9, 8192},
-                                  {10, 10, 8192}})
+                                  {10, 10, 8192}}) {
     // Ten layers of 8192 x 4 x H >= 4096 (gigabytes a case, minutes of
     // CPU reference on the GPU machine: the op's GPU cases outlasted a
     // device call twice) run with TileKernels' grids ([big]).
     t.cases.push_back(
         stack({8192, 4, h}, layers, posts, h >= 4096 ? Case::big : Case::gpu));
+    // The same kernels at 129 tokens (T is in no spec field), so that a
+    // sanitizer run, one case a distinct set of kernels, its smallest
+    // (TILEJIT_TEST_DISTINCT_KERNELS), gets through them in a device call.
+    if (h < 4096)
+      t.cases.push_back(stack({129, 4, h}, layers, posts));
+  }
   t.cases.push_back(stack({300, 2, 1024}, 4, 3));
   t.cases.push_back(stack({100, 8, 512}, 2, 2));
   t.cases.push_back(stack({2, 77, 4, 1000}, 5, 4));
