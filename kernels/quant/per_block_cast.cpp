@@ -39,6 +39,10 @@ template <Mode mode> static PerBlockCastSpec spec(const ops::Call &c) {
   s.block_k = std::max(s.bk, 8192 / s.bm);
   s.round_sf = c.flag("round_sf");
   s.sf_layout = sf_layout_of(c);
+  // to_e2m1's least form (an H100, session 68, one process: 8001 x 7168 in
+  // 32 x 32 blocks 60.0 -> 52.6 us)
+  if constexpr (mode == Mode::both)
+    s.e2m1_least = s.e2m1;
   s.vector_bytes =
       ops::rows_aligned(c.tensor("x"), 16) &&
               (mode == Mode::sf_only || ops::rows_aligned(c.tensor("out"), 16))
