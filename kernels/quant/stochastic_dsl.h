@@ -81,8 +81,9 @@ inline dsl::Value round_bf16(dsl::KernelBuilder &k, dsl::Value v,
 /// operations are not what holds the stochastic casts at 60-68 % of copy
 /// (f32 to e4m3, with more bytes an element, reads 97 %).
 ///
-/// `convert` (session 68, not yet measured or checked on a GPU): below the
-/// normals F is the magnitude times 2^(16 + m - emin), truncated by the
+/// `convert` (session 68; the casts' default, GPU cases pass on an H100,
+/// the cast bf16 -> e4m3 88.2 -> 68.8 us): below the normals F is the
+/// magnitude times 2^(16 + m - emin), truncated by the
 /// float-to-integer conversion (below 2^emin it is under 2^(16 + m), exact
 /// in f32, and the conversion truncates: F = floor), a multiply on the FMA
 /// pipe and a conversion on the XU pipe for the five integer operations of

@@ -142,7 +142,8 @@ enum class E2m1Decode { select, multiply };
 /// RN(2|x|), RN(|x|) + 2 and RN(|x| / 2) + 4 (the codes of |x| below 2, 4
 /// and past), and 7, as integers: three fmas and three minimums an element
 /// where `select` spends seven integer operations and one fma, for kernels
-/// bound by the integer pipe (session 68, not yet measured on a GPU).
+/// bound by the integer pipe (session 68, an H100: per_block_cast e2m1
+/// 32 x 32 60.0 -> 52.6 us, per_token_cast e2m1 by 32 63.6 -> 55.8 us).
 enum class E2m1Encode { select, least };
 
 /// How KernelBuilder::gemm reads its operands beyond the defaults (a: M x
