@@ -28,8 +28,77 @@ constexpr int64_t kMixes = 32, kCols = 64;
 
 } // namespace
 
+namespace {
+
+/// x_grad in x_steps steps of x_tokens tokens a block (spec x_steps > 0):
+/// fn's tile transposed into shared memory once, each step's out_mul_grad,
+/// x and x_grad tiles copied (cp.async) stages - 1 steps ahead, the
+/// streams read back from shared memory in the layout the sum takes.
+Kernel x_grad_steps_kernel(const MhcNormFnBwdSpec &s) {
+  using dsl::Value;
+  const int64_t tokens = s.x_tokens;
+  dsl::KernelBuilder k("mhc_pre_norm_fn_x_grad", 128);
+  k.programmatic_launch();
+  const auto f32 = DType::f32, bf16 = DType::bf16;
+  const dsl::Access access = dsl::vectors_of(s.vector_bytes);
+  auto mul_grad = k.tensor("out_mul_grad", f32, 2,
+                           dsl::inner_contiguous(s.mul_grad_bytes)); // (T, M3)
+  auto sq_grad = k.tensor("sqrsum_grad_rows", f32, 2); // (T, Kd), stride 0
+  auto x = k.tensor("residual_rows", bf16, 2, access); // (T, Kd)
+  auto fn = k.tensor("fn", f32, 2, access);            // (M3, Kd)
+  std::optional<dsl::Tensor> x_grad;
+  if (s.accumulate)
+    x_grad = k.tensor("x_grad_rows", bf16, 2, access);
+  auto out = k.tensor("x_grad_out_rows", bf16, 2, access);
+  const int64_t span = tokens * s.x_steps;
+  k.grid({k.blocks(x, 0, span), k.blocks(x, 1, kCols)});
+  auto first = k.block_id(0) * k.index(span);
+  auto c0 = k.block_id(1) * k.index(kCols), zero = k.index(0);
+  // Steps of this block: those of its span that start inside the tokens.
+  auto left = (k.dim(x, 0) - first + k.index(tokens - 1)) / k.index(tokens);
+  auto count = k.min(k.index(s.x_steps), left);
+  const std::vector<int64_t> box = {tokens, kCols};
+  auto sb = k.alloc_shared(f32, {kCols, kMixes});
+  k.store(k.transpose(k.load(fn, {zero, c0}, {kMixes, kCols})), sb,
+          {zero, zero});
+  k.barrier();
+  auto sa = k.alloc_shared(f32, {tokens, kMixes});
+  auto sx = k.alloc_shared(bf16, {tokens, kCols});
+  std::optional<Value> sxg;
+  if (x_grad)
+    sxg = k.alloc_shared(bf16, {tokens, kCols});
+  const int64_t copies = std::max<int64_t>(1, 128 / tokens);
+  k.pipelined(
+      count, std::max<int32_t>(2, s.stages), {},
+      [&](Value i, std::vector<Value>) {
+        auto t0 = first + i * k.index(tokens);
+        // mixes M3 .. 31 copied as zeros.
+        k.copy(mul_grad, {t0, zero}, sa);
+        k.copy(x, {t0, c0}, sx);
+        if (x_grad)
+          k.copy(*x_grad, {t0, c0}, *sxg);
+        auto sq_rows =
+            k.relayout(k.load(sq_grad, {t0, c0}, {tokens, copies}), 1);
+        if (copies > 1)
+          sq_rows = k.reshape(k.reduce_max(sq_rows, 1), {tokens, 1});
+        Value acc = k.gemm(sa, sb, k.full(box, 0, f32), dsl::Tf32::rounded);
+        if (sxg)
+          acc = k.cast(k.load(*sxg, {zero, zero}, box), f32) + acc;
+        acc = acc + k.constant(2, f32) *
+                        k.cast(k.load(sx, {zero, zero}, box), f32) *
+                        k.broadcast(sq_rows, box);
+        k.store(k.cast(acc, bf16), out, {t0, c0});
+        return std::vector<Value>{};
+      });
+  return k.build();
+}
+
+} // namespace
+
 Kernel mhc_pre_norm_fn_x_grad_kernel(const MhcNormFnBwdSpec &s) {
   using dsl::Value;
+  if (s.x_steps > 0)
+    return x_grad_steps_kernel(s);
   const int64_t tokens = s.x_tokens;
   dsl::KernelBuilder k("mhc_pre_norm_fn_x_grad", 128);
   k.programmatic_launch();

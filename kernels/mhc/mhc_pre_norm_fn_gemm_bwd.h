@@ -24,13 +24,19 @@ struct MhcNormFnBwdSpec {
   /// 16: out_mul_grad's rows are 16-byte aligned (16-byte copies), else 4.
   int32_t mul_grad_bytes = 4;
   int32_t x_tokens = 64; ///< x_grad: tokens a block (of 64 columns)
+  /// x_grad: 0, one tile of x_tokens tokens a block, its streams loaded
+  /// into registers; n > 0, n steps of x_tokens tokens a block, fn's tile
+  /// loaded once and each step's out_mul_grad, x and x_grad copied `stages`
+  /// - 1 steps ahead (k.pipelined; at least 2 stages)
+  int32_t x_steps = 0;
   /// fn_grad: the token steps in this many parts, a block each (their sums
   /// added in order by fn_grad_sum)
   int32_t fn_splits = 1;
   int32_t fn_grad_bytes = 0; ///< 16: fn_grad's rows 16-byte aligned
 };
 TILEJIT_SPEC_FIELDS(MhcNormFnBwdSpec, accumulate, vector_bytes, stages,
-                    mul_grad_bytes, x_tokens, fn_splits, fn_grad_bytes)
+                    mul_grad_bytes, x_tokens, x_steps, fn_splits,
+                    fn_grad_bytes)
 
 /// The kernels in the DSL (mhc_pre_norm_fn_gemm_bwd.dsl.cpp).
 Kernel mhc_pre_norm_fn_x_grad_kernel(const MhcNormFnBwdSpec &spec);
