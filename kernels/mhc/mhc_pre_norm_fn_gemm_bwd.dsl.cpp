@@ -26,9 +26,42 @@ namespace {
 
 constexpr int64_t kMixes = 32, kCols = 64;
 
-} // namespace
+/// The x_grad kernels' tensors, in their parameter order.
+struct XGradTensors {
+  dsl::Tensor mul_grad; ///< (T, M3)
+  dsl::Tensor sq_grad;  ///< (T, Kd), column stride 0
+  dsl::Tensor x;        ///< (T, Kd)
+  dsl::Tensor fn;       ///< (M3, Kd)
+  std::optional<dsl::Tensor> x_grad;
+  dsl::Tensor out;
+};
 
-namespace {
+XGradTensors x_grad_tensors(dsl::KernelBuilder &k, const MhcNormFnBwdSpec &s,
+                            dsl::Access mul_grad_access) {
+  const auto f32 = DType::f32, bf16 = DType::bf16;
+  const dsl::Access access = dsl::vectors_of(s.vector_bytes);
+  auto mul_grad = k.tensor("out_mul_grad", f32, 2, mul_grad_access);
+  auto sq_grad = k.tensor("sqrsum_grad_rows", f32, 2);
+  auto x = k.tensor("residual_rows", bf16, 2, access);
+  auto fn = k.tensor("fn", f32, 2, access);
+  std::optional<dsl::Tensor> x_grad;
+  if (s.accumulate)
+    x_grad = k.tensor("x_grad_rows", bf16, 2, access);
+  auto out = k.tensor("x_grad_out_rows", bf16, 2, access);
+  return {mul_grad, sq_grad, x, fn, x_grad, out};
+}
+
+/// sqrsum_grad of `tokens` tokens from t0, (tokens, 1): its rows have
+/// stride 0, a value a token (one a thread: with fewer tokens than
+/// threads, as many copies of it, taken back to one by a max).
+dsl::Value token_sq_grad(dsl::KernelBuilder &k, const dsl::Tensor &sq_grad,
+                         dsl::Value t0, dsl::Value c0, int64_t tokens) {
+  const int64_t copies = std::max<int64_t>(1, 128 / tokens);
+  auto rows = k.relayout(k.load(sq_grad, {t0, c0}, {tokens, copies}), 1);
+  if (copies > 1)
+    rows = k.reshape(k.reduce_max(rows, 1), {tokens, 1});
+  return rows;
+}
 
 /// x_grad in x_steps steps of x_tokens tokens a block (spec x_steps > 0):
 /// fn's tile transposed into shared memory once, each step's out_mul_grad,
@@ -40,16 +73,8 @@ Kernel x_grad_steps_kernel(const MhcNormFnBwdSpec &s) {
   dsl::KernelBuilder k("mhc_pre_norm_fn_x_grad", 128);
   k.programmatic_launch();
   const auto f32 = DType::f32, bf16 = DType::bf16;
-  const dsl::Access access = dsl::vectors_of(s.vector_bytes);
-  auto mul_grad = k.tensor("out_mul_grad", f32, 2,
-                           dsl::inner_contiguous(s.mul_grad_bytes)); // (T, M3)
-  auto sq_grad = k.tensor("sqrsum_grad_rows", f32, 2); // (T, Kd), stride 0
-  auto x = k.tensor("residual_rows", bf16, 2, access); // (T, Kd)
-  auto fn = k.tensor("fn", f32, 2, access);            // (M3, Kd)
-  std::optional<dsl::Tensor> x_grad;
-  if (s.accumulate)
-    x_grad = k.tensor("x_grad_rows", bf16, 2, access);
-  auto out = k.tensor("x_grad_out_rows", bf16, 2, access);
+  auto [mul_grad, sq_grad, x, fn, x_grad, out] =
+      x_grad_tensors(k, s, dsl::inner_contiguous(s.mul_grad_bytes));
   const int64_t span = tokens * s.x_steps;
   k.grid({k.blocks(x, 0, span), k.blocks(x, 1, kCols)});
   auto first = k.block_id(0) * k.index(span);
@@ -67,29 +92,25 @@ Kernel x_grad_steps_kernel(const MhcNormFnBwdSpec &s) {
   std::optional<Value> sxg;
   if (x_grad)
     sxg = k.alloc_shared(bf16, {tokens, kCols});
-  const int64_t copies = std::max<int64_t>(1, 128 / tokens);
-  k.pipelined(
-      count, std::max<int32_t>(2, s.stages), {},
-      [&](Value i, std::vector<Value>) {
-        auto t0 = first + i * k.index(tokens);
-        // mixes M3 .. 31 copied as zeros.
-        k.copy(mul_grad, {t0, zero}, sa);
-        k.copy(x, {t0, c0}, sx);
-        if (x_grad)
-          k.copy(*x_grad, {t0, c0}, *sxg);
-        auto sq_rows =
-            k.relayout(k.load(sq_grad, {t0, c0}, {tokens, copies}), 1);
-        if (copies > 1)
-          sq_rows = k.reshape(k.reduce_max(sq_rows, 1), {tokens, 1});
-        Value acc = k.gemm(sa, sb, k.full(box, 0, f32), dsl::Tf32::rounded);
-        if (sxg)
-          acc = k.cast(k.load(*sxg, {zero, zero}, box), f32) + acc;
-        acc = acc + k.constant(2, f32) *
-                        k.cast(k.load(sx, {zero, zero}, box), f32) *
-                        k.broadcast(sq_rows, box);
-        k.store(k.cast(acc, bf16), out, {t0, c0});
-        return std::vector<Value>{};
-      });
+  k.pipelined(count, std::max<int32_t>(2, s.stages), {},
+              [&](Value i, std::vector<Value>) {
+                auto t0 = first + i * k.index(tokens);
+                // mixes M3 .. 31 copied as zeros.
+                k.copy(mul_grad, {t0, zero}, sa);
+                k.copy(x, {t0, c0}, sx);
+                if (x_grad)
+                  k.copy(*x_grad, {t0, c0}, *sxg);
+                auto sq_rows = token_sq_grad(k, sq_grad, t0, c0, tokens);
+                Value acc =
+                    k.gemm(sa, sb, k.full(box, 0, f32), dsl::Tf32::rounded);
+                if (sxg)
+                  acc = k.cast(k.load(*sxg, {zero, zero}, box), f32) + acc;
+                acc = acc + k.constant(2, f32) *
+                                k.cast(k.load(sx, {zero, zero}, box), f32) *
+                                k.broadcast(sq_rows, box);
+                k.store(k.cast(acc, bf16), out, {t0, c0});
+                return std::vector<Value>{};
+              });
   return k.build();
 }
 
@@ -103,15 +124,8 @@ Kernel mhc_pre_norm_fn_x_grad_kernel(const MhcNormFnBwdSpec &s) {
   dsl::KernelBuilder k("mhc_pre_norm_fn_x_grad", 128);
   k.programmatic_launch();
   const auto f32 = DType::f32, bf16 = DType::bf16;
-  const dsl::Access access = dsl::vectors_of(s.vector_bytes);
-  auto mul_grad = k.tensor("out_mul_grad", f32, 2);    // (T, M3)
-  auto sq_grad = k.tensor("sqrsum_grad_rows", f32, 2); // (T, Kd), stride 0
-  auto x = k.tensor("residual_rows", bf16, 2, access); // (T, Kd)
-  auto fn = k.tensor("fn", f32, 2, access);            // (M3, Kd)
-  std::optional<dsl::Tensor> x_grad;
-  if (s.accumulate)
-    x_grad = k.tensor("x_grad_rows", bf16, 2, access);
-  auto out = k.tensor("x_grad_out_rows", bf16, 2, access);
+  auto [mul_grad, sq_grad, x, fn, x_grad, out] =
+      x_grad_tensors(k, s, dsl::Access{});
   k.grid({k.blocks(x, 0, tokens), k.blocks(x, 1, kCols)});
   auto t0 = k.block_id(0) * k.index(tokens);
   auto c0 = k.block_id(1) * k.index(kCols), zero = k.index(0);
@@ -123,14 +137,7 @@ Kernel mhc_pre_norm_fn_x_grad_kernel(const MhcNormFnBwdSpec &s) {
   if (x_grad)
     xg = k.relayout(k.load(*x_grad, {t0, c0}, box), 8);
   auto xv = k.relayout(k.load(x, {t0, c0}, box), 8);
-  // sqrsum_grad's rows have stride 0: a value a token (one a thread: with
-  // fewer tokens than threads, as many copies of it, taken back to one by
-  // a max), broadcast.
-  const int64_t copies = std::max<int64_t>(1, 128 / tokens);
-  auto sq_rows = k.relayout(k.load(sq_grad, {t0, c0}, {tokens, copies}), 1);
-  if (copies > 1)
-    sq_rows = k.reshape(k.reduce_max(sq_rows, 1), {tokens, 1});
-  auto sq = k.broadcast(sq_rows, box);
+  auto sq = k.broadcast(token_sq_grad(k, sq_grad, t0, c0, tokens), box);
   auto sa = k.alloc_shared(f32, {tokens, kMixes});
   auto sb = k.alloc_shared(f32, {kCols, kMixes});
   // mul_grad's rows need not be aligned: one element a thread, in a layout

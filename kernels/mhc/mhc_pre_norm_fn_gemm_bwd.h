@@ -35,8 +35,7 @@ struct MhcNormFnBwdSpec {
   int32_t fn_grad_bytes = 0; ///< 16: fn_grad's rows 16-byte aligned
 };
 TILEJIT_SPEC_FIELDS(MhcNormFnBwdSpec, accumulate, vector_bytes, stages,
-                    mul_grad_bytes, x_tokens, x_steps, fn_splits,
-                    fn_grad_bytes)
+                    mul_grad_bytes, x_tokens, x_steps, fn_splits, fn_grad_bytes)
 
 /// The kernels in the DSL (mhc_pre_norm_fn_gemm_bwd.dsl.cpp).
 Kernel mhc_pre_norm_fn_x_grad_kernel(const MhcNormFnBwdSpec &spec);
