@@ -48,15 +48,21 @@ TILEJIT_OP_TEST(mhc_pre_norm_fn_partials) {
   head.set["M3"] = "4";
   t.cases.push_back(head);
   t.cases.push_back(partials(0, 4, 1280));
+  // From 1024 tokens 64 a block: a partial last tile, chunks of 64, 32 and 8.
+  t.cases.push_back(partials(1025, 4, 1280));
+  t.cases.push_back(partials(1100, 4, 1000, 25));
+  t.cases.push_back(partials(1030, 4, 1200, 200));
   // The other depths (the cases above run the default 2 stages): loads
   // through registers (0) and cp.async with 1 and 3 stages over partial
-  // token tiles, chunks of 64 and 32, fewer chunks than stages, the head's
-  // fn, no tokens.
+  // token tiles (of 32 and 64 tokens), chunks of 64 and 32, fewer chunks
+  // than stages, the head's fn, no tokens.
   for (int stages : {0, 1, 3}) {
     const std::string n = std::to_string(stages);
-    std::vector<Case> cases = {partials(513, 4, 1280), partials(48, 4, 7168),
-                               partials(300, 4, 1000, 25),
-                               partials(100, 2, 64, 8), partials(0, 4, 1280)};
+    std::vector<Case> cases = {
+        partials(513, 4, 1280),     partials(48, 4, 7168),
+        partials(300, 4, 1000, 25), partials(100, 2, 64, 8),
+        partials(0, 4, 1280),       partials(1025, 4, 1280),
+        partials(1100, 4, 1000, 25)};
     cases.push_back(head);
     for (Case &c : cases) {
       c.label = "stages " + n;
