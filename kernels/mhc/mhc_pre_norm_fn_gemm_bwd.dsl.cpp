@@ -83,9 +83,10 @@ Kernel x_grad_steps_kernel(const MhcNormFnBwdSpec &s) {
   auto left = (k.dim(x, 0) - first + k.index(tokens - 1)) / k.index(tokens);
   auto count = k.min(k.index(s.x_steps), left);
   const std::vector<int64_t> box = {tokens, kCols};
-  auto sb = k.alloc_shared(f32, {kCols, kMixes});
-  k.store(k.transpose(k.load(fn, {zero, c0}, {kMixes, kCols})), sb,
-          {zero, zero});
+  // fn's tile as it lies (K = the mixes, the rows; M3 .. 31 read as 0),
+  // multiplied transposed.
+  auto sb = k.alloc_shared(f32, {kMixes, kCols});
+  k.store(k.load(fn, {zero, c0}, {kMixes, kCols}), sb, {zero, zero});
   k.barrier();
   auto sa = k.alloc_shared(f32, {tokens, kMixes});
   auto sx = k.alloc_shared(bf16, {tokens, kCols});
@@ -102,7 +103,8 @@ Kernel x_grad_steps_kernel(const MhcNormFnBwdSpec &s) {
                   k.copy(*x_grad, {t0, c0}, *sxg);
                 auto sq_rows = token_sq_grad(k, sq_grad, t0, c0, tokens);
                 Value acc =
-                    k.gemm(sa, sb, k.full(box, 0, f32), dsl::Tf32::rounded);
+                    k.gemm(sa, sb, k.full(box, 0, f32),
+                           {.tf32 = dsl::Tf32::rounded, .transpose_b = true});
                 if (sxg)
                   acc = k.cast(k.load(*sxg, {zero, zero}, box), f32) + acc;
                 acc = acc + k.constant(2, f32) *
