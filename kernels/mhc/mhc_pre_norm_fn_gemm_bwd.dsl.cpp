@@ -64,9 +64,10 @@ dsl::Value token_sq_grad(dsl::KernelBuilder &k, const dsl::Tensor &sq_grad,
 }
 
 /// x_grad in x_steps steps of x_tokens tokens a block (spec x_steps > 0):
-/// fn's tile transposed into shared memory once, each step's out_mul_grad,
-/// x and x_grad tiles copied (cp.async) stages - 1 steps ahead, the
-/// streams read back from shared memory in the layout the sum takes.
+/// fn's tile stored into shared memory once as it lies (multiplied
+/// transposed), each step's out_mul_grad, x and x_grad tiles copied
+/// (cp.async) stages - 1 steps ahead, the streams read back from shared
+/// memory in the layout the sum takes.
 Kernel x_grad_steps_kernel(const MhcNormFnBwdSpec &s) {
   using dsl::Value;
   const int64_t tokens = s.x_tokens;
